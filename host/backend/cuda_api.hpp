@@ -1,0 +1,27 @@
+#pragma once
+// The only door from host/ into cuda/ (DESIGN.md §1). Declared here in plain C++; implemented by
+// cuda/*.cu when the CUDA backend is built, and by host/backend/cuda_unavailable.cpp otherwise, whose
+// functions report "built without CUDA". Host code never needs an #ifdef.
+#include <stdexcept>
+#include <string>
+
+namespace dpr::cuda_api {
+
+/// Thrown by every entry point of a build without CUDA, and when no device can be used.
+struct Unavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct DeviceInfo {
+    bool compiled = false;  ///< the CUDA backend is part of this build
+    int device_count = 0;   ///< visible devices (0 if none or if the driver is missing)
+    std::string name;       ///< device 0's name
+    int sm_major = 0, sm_minor = 0;
+    double memory_gib = 0;
+    std::string message;    ///< why no device is usable, if none is
+};
+
+/// Never throws: reports what is there.
+DeviceInfo query_devices();
+
+} // namespace dpr::cuda_api

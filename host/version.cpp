@@ -1,0 +1,24 @@
+#include "host/version.hpp"
+
+#include "kernels/rng/philox.hpp"
+
+namespace dpr {
+
+const BuildInfo& build_info() {
+    static const BuildInfo info{
+        DPREGRET_VERSION,
+        DPREGRET_GIT_COMMIT,
+#ifdef DPREGRET_HAVE_CUDA
+        true,
+        DPREGRET_CUDA_ARCHS,
+#else
+        false,
+        "",
+#endif
+        std::string("g++ ") + __VERSION__,
+        rng::kRngName,
+    };
+    return info;
+}
+
+} // namespace dpr
