@@ -1,0 +1,89 @@
+#pragma once
+// How a learner or adversary declares its configuration keys, so that the host's config layer can
+// read, validate and document them generically and adding a component never touches the config code.
+//
+// A component (kernels/learners/*.hpp, kernels/adversaries/*.hpp) provides
+//   static constexpr const char* kName;                 the TOML value of `algorithm` / `kind`
+//   static constexpr KeySpec kKeys[] = {...};            its own keys (besides the common ones)
+//   static Params resolve(const KeyValues&, const Problem&);      defaults filled in, no checks
+//   static bool check(const KeyValues&, const Problem&, Diagnostic&);  consistency; false = error
+// The host fills KeyValues in the order of kKeys, having checked each key's type and range already.
+// Nothing here allocates or throws, so these headers compile unchanged under nvcc.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+
+namespace dpr {
+
+enum class KeyType : std::uint8_t {
+    Real,   ///< finite double in [min, max]; "inf" allowed only if max is +inf
+    Int,    ///< integer in [min, max]
+    Bool,
+    Choice, ///< one of `choices` ("a|b|c"); KeyValues::num holds its index
+    Path,   ///< a file path (host reads the file); KeyValues::str holds it
+    RealList, ///< a list of reals (e.g. switching rounds); host passes it via KeyValues::list
+};
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct KeySpec {
+    const char* name;
+    KeyType type;
+    const char* default_text; ///< "" = required; "auto" = computed by resolve() (doc says how)
+    double min;
+    double max;
+    const char* choices;      ///< for Choice: "padded|binary"
+    const char* doc;          ///< one line: meaning, units, formula of the default
+};
+
+inline constexpr int kMaxKeys = 24;
+
+/// Values of a component's keys, indexed like its kKeys. `given[i]` is false when the user left key
+/// i out (then resolve() uses the default).
+struct KeyValues {
+    double num[kMaxKeys] = {};
+    bool given[kMaxKeys] = {};
+    const char* str[kMaxKeys] = {};
+    const double* list[kMaxKeys] = {};
+    std::uint32_t list_size[kMaxKeys] = {};
+
+    double get(int i, double fallback) const { return given[i] ? num[i] : fallback; }
+};
+
+/// What every component may depend on: the common [run] / [adversary] / [learner] settings.
+struct Problem {
+    std::uint32_t d = 0;         ///< number of experts / dimension
+    std::uint64_t T = 0;         ///< rounds
+    std::uint32_t seed = 0;
+    double epsilon = kInf;       ///< [learner] epsilon (inf = non-private)
+    double delta = 0.0;          ///< [learner] delta
+};
+
+/// A consistency error (or warning) found by check(): which key, and why.
+struct Diagnostic {
+    const char* key = nullptr;
+    char message[256] = {};
+    bool warning_only = false;   ///< the value is accepted; the host prints and records the warning
+
+    template <class... A>
+    bool fail(const char* k, const char* fmt, A... args) {
+        key = k;
+        std::snprintf(message, sizeof message, fmt, args...);
+        return false;
+    }
+};
+
+/// Index of key `name` in a spec array (-1 if absent); constexpr so components can name their keys.
+template <std::size_t N>
+constexpr int key_index(const KeySpec (&keys)[N], const char* name) {
+    for (std::size_t i = 0; i < N; ++i) {
+        const char* a = keys[i].name;
+        const char* b = name;
+        while (*a && *a == *b) ++a, ++b;
+        if (*a == *b) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+} // namespace dpr
