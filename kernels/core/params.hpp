@@ -51,13 +51,12 @@ struct KeyValues {
     double get(int i, double fallback) const { return given[i] ? num[i] : fallback; }
 };
 
-/// What every component may depend on: the common [run] / [adversary] / [learner] settings.
+/// What every component may depend on: the settings common to all points' components
+/// ([adversary] d, [run] rounds and seed). Privacy parameters are the private learners' own keys.
 struct Problem {
     std::uint32_t d = 0;         ///< number of experts / dimension
     std::uint64_t T = 0;         ///< rounds
     std::uint32_t seed = 0;
-    double epsilon = kInf;       ///< [learner] epsilon (inf = non-private)
-    double delta = 0.0;          ///< [learner] delta
 };
 
 /// A consistency error (or warning) found by check(): which key, and why.
