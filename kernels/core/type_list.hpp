@@ -11,10 +11,16 @@ struct TypeList {
     static constexpr std::size_t size = sizeof...(Ts);
 };
 
-/// Calls f.template operator()<T>() for every T in the list, in order.
+/// An empty value standing for the type T (C++17 has no template lambdas).
+template <class T>
+struct TypeTag {
+    using type = T;
+};
+
+/// Calls f(TypeTag<T>{}) for every T in the list, in order; inside, `typename decltype(tag)::type`.
 template <class... Ts, class F>
 void for_each_type(TypeList<Ts...>, F&& f) {
-    (f.template operator()<Ts>(), ...);
+    (f(TypeTag<Ts>{}), ...);
 }
 
 } // namespace dpr
