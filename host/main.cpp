@@ -1,1 +1,26 @@
-int main() { return 0; }
+// The `dpregret` executable: one CLI11 app with one subcommand per file host/cli/cmd_<name>.cpp.
+//
+// To add a command `foo`: write host/cli/cmd_foo.cpp defining
+//     void dpr::cli::add_foo_command(CLI::App& app);
+// (it adds the subcommand, its flags and its callback; see host/cli/cmd_info.cpp for a small one) and
+// add X(foo) to DPREGRET_COMMANDS below. Parsing, error messages and exit codes live in run_app()
+// (host/cli/app.hpp). Commands appear in `dpregret --help` in this order.
+#include <CLI/CLI.hpp>
+
+#include "host/cli/app.hpp"
+
+#define DPREGRET_COMMANDS(X) X(run) X(sample) X(info)
+
+namespace dpr::cli {
+#define DPREGRET_DECLARE_COMMAND(name) void add_##name##_command(CLI::App& app);
+DPREGRET_COMMANDS(DPREGRET_DECLARE_COMMAND)
+#undef DPREGRET_DECLARE_COMMAND
+} // namespace dpr::cli
+
+int main(int argc, char** argv) {
+    return dpr::cli::run_app(argc, argv, [](CLI::App& app) {
+#define DPREGRET_ADD_COMMAND(name) dpr::cli::add_##name##_command(app);
+        DPREGRET_COMMANDS(DPREGRET_ADD_COMMAND)
+#undef DPREGRET_ADD_COMMAND
+    });
+}

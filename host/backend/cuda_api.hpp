@@ -2,8 +2,12 @@
 // The only door from host/ into cuda/ (DESIGN.md §1). Declared here in plain C++; implemented by
 // cuda/*.cu when the CUDA backend is built, and by host/backend/cuda_unavailable.cpp otherwise, whose
 // functions report "built without CUDA". Host code never needs an #ifdef.
+#include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "host/backend/instance_engine.hpp"
 
 namespace dpr::cuda_api {
 
@@ -23,5 +27,11 @@ struct DeviceInfo {
 
 /// Never throws: reports what is there.
 DeviceInfo query_devices();
+
+/// The CUDA executor for learner number `learner_index` of learners::AllLearners with resolved params
+/// (`params_bytes` bytes of its trivially copyable Params). Shared sequences only. Throws Unavailable
+/// in a build without CUDA, CudaError on device errors.
+std::unique_ptr<InstanceEngine> make_cuda_engine(std::size_t learner_index, const void* params,
+                                                 std::size_t params_bytes, const EngineShape& shape);
 
 } // namespace dpr::cuda_api

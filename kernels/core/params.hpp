@@ -35,6 +35,7 @@ struct KeySpec {
     double max;
     const char* choices;      ///< for Choice: "padded|binary"
     const char* doc;          ///< one line: meaning, units, formula of the default
+    bool min_exclusive = false; ///< the valid range is (min, max] rather than [min, max]
 };
 
 inline constexpr int kMaxKeys = 24;

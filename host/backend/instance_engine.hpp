@@ -1,0 +1,43 @@
+#pragma once
+// What a backend does for one config point: hold the state of all its instances and advance them
+// chunk by chunk through the shared loss sequence (DESIGN.md §3). Implemented by the CPU executor
+// (host/engine/cpu_engine.cpp) and the CUDA backend (cuda/engine.cu); plain C++, no CUDA types.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dpr {
+
+struct EngineShape {
+    std::uint32_t d = 0;
+    std::uint64_t T = 0;
+    std::uint32_t instances = 0;
+    std::uint32_t first_instance = 0; ///< instance ids are first_instance .. first_instance + instances - 1
+    std::uint32_t seed = 0;
+    std::uint32_t stream = 0;
+    std::vector<std::uint64_t> checkpoints; ///< sorted, last = T
+};
+
+/// Per-instance sequences: the backend generates each instance's own losses (and comparator).
+struct PerInstanceAdversary {
+    std::size_t adversary_index = 0; ///< position in adversaries::AllAdversaries
+    const void* params = nullptr;    ///< that adversary's resolved Params
+};
+
+class InstanceEngine {
+public:
+    virtual ~InstanceEngine() = default;
+    /// Rounds [t0, t1) with the shared loss rows `losses` ((t1 - t0) x d, row-major, host memory), or
+    /// nullptr when sequences are per instance.
+    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) = 0;
+    /// Cumulative expected / realized loss per instance and checkpoint (instances x checkpoints).
+    virtual void results(std::vector<double>& expected, std::vector<double>& realized) = 0;
+    /// Per-instance comparator values (instances x checkpoints); only with per-instance sequences.
+    virtual void comparators(std::vector<double>& out) = 0;
+    /// Human-readable launch policy (threads, team size, ...) for run.json.
+    virtual std::string policy() const = 0;
+};
+
+} // namespace dpr

@@ -1,0 +1,25 @@
+#pragma once
+// A resolved adversary with its type erased, for host code: generates loss rows of a sequence and
+// knows its geometry. Built from the registry (host/engine/registry.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/adversaries/common.hpp"
+#include "kernels/core/sets.hpp"
+
+namespace dpr {
+
+struct AdversaryRuntime {
+    std::string name;
+    std::size_t index = 0;         ///< position in adversaries::AllAdversaries
+    Geometry geometry = Geometry::Simplex;
+    std::vector<unsigned char> params; ///< the adversary's Params, as bytes (trivially copyable)
+    void (*fill_fn)(const void* params, const adversaries::SequenceCtx&, std::uint64_t t, double* out) = nullptr;
+
+    void fill(const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) const {
+        fill_fn(params.data(), ctx, t, out);
+    }
+};
+
+} // namespace dpr

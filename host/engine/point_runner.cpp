@@ -1,0 +1,95 @@
+#include "host/engine/point_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "host/backend/cuda_api.hpp"
+#include "host/engine/cpu_engine.hpp"
+#include "host/engine/parallel.hpp"
+#include "kernels/sim/comparator.hpp"
+
+namespace dpr {
+
+Backend choose_backend(Backend requested, bool per_instance, std::string* why_not_cuda) {
+    if (requested == Backend::Cpu) return Backend::Cpu;
+    const cuda_api::DeviceInfo info = cuda_api::query_devices();
+    std::string why;
+    if (!info.compiled) why = info.message;
+    else if (info.device_count == 0) why = info.message;
+    else if (per_instance) why = "per-instance adversary sequences run on the CPU backend only";
+    if (why_not_cuda) *why_not_cuda = why;
+    if (why.empty()) return Backend::Cuda;
+    if (requested == Backend::Cuda) throw std::invalid_argument("--backend cuda: " + why);
+    return Backend::Cpu;
+}
+
+PointOutcome run_point(const PointJob& job) {
+    const auto start = std::chrono::steady_clock::now();
+    const EngineShape& s = job.shape;
+    const std::uint32_t d = s.d;
+    const std::uint32_t nck = static_cast<std::uint32_t>(s.checkpoints.size());
+
+    std::unique_ptr<InstanceEngine> engine;
+    const bool cuda = job.backend == Backend::Cuda;
+    if (cuda) {
+        engine = cuda_api::make_cuda_engine(job.learner.index, job.learner.params.data(), job.learner.params.size(), s);
+    } else {
+        engine = make_cpu_engine(job.learner.index, job.learner.params.data(), s, job.threads,
+                                 job.per_instance ? &job.adversary : nullptr);
+    }
+
+    PointOutcome out;
+    out.checkpoints = s.checkpoints;
+    out.instances = s.instances;
+    out.backend = cuda ? "cuda" : "cpu";
+    out.policy = engine->policy();
+
+    // Shared sequence: rows of the current chunk and the running comparator, once per point.
+    std::vector<double> rows, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
+    std::uint32_t next_ck = 0;
+    const std::uint64_t chunk = std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(s.T, job.chunk_bytes / (sizeof(double) * std::max<std::uint32_t>(d, 1))));
+    const adversaries::SequenceCtx shared_ctx{s.seed, s.stream, adversaries::kSharedSequence};
+
+    std::uint64_t t0 = 1;
+    for (; t0 <= s.T; t0 += chunk) {
+        if (job.interrupted && job.interrupted()) break;
+        const std::uint64_t t1 = std::min<std::uint64_t>(s.T + 1, t0 + chunk);
+        const double* chunk_rows = nullptr;
+        if (!job.per_instance) {
+            rows.resize((t1 - t0) * d);
+            parallel_for(t1 - t0, job.threads, [&](std::uint64_t r, unsigned) {
+                job.adversary.fill(shared_ctx, t0 + r, rows.data() + r * d);
+            }, 16);
+            for (std::uint64_t t = t0; t < t1; ++t) {
+                const double* row = rows.data() + (t - t0) * d;
+                for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
+                while (next_ck < nck && s.checkpoints[next_ck] == t)
+                    shared_cmp[next_ck++] = sim::comparator(job.adversary.geometry, L.data(), d);
+            }
+            chunk_rows = rows.data();
+        }
+        engine->advance(t0, t1, chunk_rows);
+        if (job.on_progress) job.on_progress((t1 - t0) * s.instances);
+    }
+    out.completed = t0 > s.T;
+
+    std::vector<double> expected, realized;
+    engine->results(expected, realized);
+    if (job.per_instance) engine->comparators(out.comparator);
+    else out.comparator = shared_cmp;
+    out.regret.resize(expected.size());
+    out.realized_regret.resize(expected.size());
+    for (std::uint32_t k = 0; k < s.instances; ++k)
+        for (std::uint32_t c = 0; c < nck; ++c) {
+            const std::size_t idx = static_cast<std::size_t>(k) * nck + c;
+            const double cmp = job.per_instance ? out.comparator[idx] : out.comparator[c];
+            out.regret[idx] = expected[idx] - cmp;
+            out.realized_regret[idx] = realized[idx] - cmp;
+        }
+    out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+} // namespace dpr

@@ -1,0 +1,47 @@
+#pragma once
+// Runs one config point: all its instances over T rounds on the chosen backend, generating the
+// shared loss sequence chunk by chunk once for all instances (DESIGN.md §3), and returns the regret
+// of every instance at every checkpoint.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "host/backend/instance_engine.hpp"
+#include "host/engine/registry.hpp"
+
+namespace dpr {
+
+enum class Backend { Auto, Cpu, Cuda };
+
+struct PointJob {
+    LearnerRuntime learner;
+    AdversaryRuntime adversary;
+    EngineShape shape;
+    bool per_instance = false;
+    Backend backend = Backend::Cpu;
+    unsigned threads = 1;
+    std::size_t chunk_bytes = std::size_t{32} << 20; ///< budget for one shared loss chunk
+    std::function<void(std::uint64_t instance_rounds)> on_progress; ///< called after each chunk
+    std::function<bool()> interrupted;                               ///< polled between chunks
+};
+
+struct PointOutcome {
+    std::vector<std::uint64_t> checkpoints;
+    std::uint32_t instances = 0;
+    std::vector<double> regret;          ///< instances x checkpoints: cumulative <l_t,x_t> - comparator
+    std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
+    std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints
+    std::string backend;                 ///< "cpu" or "cuda"
+    std::string policy;                  ///< launch policy of the backend
+    double wall_seconds = 0.0;
+    bool completed = false;              ///< false if interrupted
+};
+
+/// Which backend `requested` resolves to for this job (throws UsageError-like std::invalid_argument
+/// when "cuda" is requested but unusable).
+Backend choose_backend(Backend requested, bool per_instance, std::string* why_not_cuda);
+
+PointOutcome run_point(const PointJob& job);
+
+} // namespace dpr

@@ -1,0 +1,31 @@
+#pragma once
+// Host view of the component registries (kernels/learners/registry.hpp,
+// kernels/adversaries/registry.hpp): find a component by name, resolve its keys into Params, and
+// erase its type for the executors. Nothing here needs editing when a component is added.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "host/engine/adversary_runtime.hpp"
+#include "kernels/core/params.hpp"
+#include "kernels/learners/common.hpp"
+
+namespace dpr {
+
+struct LearnerRuntime {
+    std::string name;
+    std::size_t index = 0; ///< position in learners::AllLearners
+    Geometry geometry = Geometry::Simplex;
+    std::vector<unsigned char> params; ///< resolved Params as bytes
+    learners::PrivacyReport privacy;
+};
+
+/// Names in registry order.
+std::vector<std::string> learner_names();
+std::vector<std::string> adversary_names();
+
+/// Throws std::invalid_argument for an unknown name (the config layer has validated names already).
+LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, const Problem& pb);
+AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv, const Problem& pb);
+
+} // namespace dpr

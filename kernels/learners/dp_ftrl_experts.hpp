@@ -1,0 +1,153 @@
+#pragma once
+// DP-FTRL for prediction with expert advice: Agarwal & Singh 2017 Algorithm 1 + Algorithm 2 with the
+// entropic regulariser (ALGORITHMS.md A1, "Experts" row):
+//   L~_{t-1} = L_{t-1} + Z_{t-1}   (tree-aggregated prefix sum; Z = node noise over S_{t-1} + padding)
+//   x_t(i)  = exp(-eta L~_{t-1}(i)) / sum_j exp(-eta L~_{t-1}(j))
+// charged the expected loss <l_t, x_t> (§0.3 item 1). Node noise Lap^d(lambda) (pure eps-DP, Lemma 3.3)
+// or N(0, sigma^2 I) ((eps, delta)-DP, Thm A.1); lambda / sigma from the calibration of
+// kernels/mechanisms/calibration.hpp with the experts loss set Y = [0,1]^d:
+//   ||Y||_1 = d, ||Y||_2 = sqrt(d), replace-one Delta_1 = d, Delta_2 = sqrt(d) (§0.4).
+// Only L~_0 .. L~_{T-1} are released (FTRL never uses L~_T), so h' = ceil(log2 T) (§1.4).
+// With noise off (epsilon = inf or noise = "none") every operation equals Hedge's with the same eta:
+// the two produce bitwise identical regret (tests/learners/test_experts.cpp).
+//
+// Per-instance state (ws): L[d] = L_{t-1} exactly, Z[d] = the tree part of the noise on prefix t-1,
+// maintained incrementally (one node added, ctz(t) nodes removed per round; equal to the regenerated
+// definition up to rounding, see docs/MECHANISMS.md). Padding draws are fresh each round.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/learners/common.hpp"
+#include "kernels/learners/softmax.hpp"
+#include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/tree_aggregation.hpp"
+
+namespace dpr::learners {
+
+struct DpFtrlExperts {
+    static constexpr const char* kName = "dp-ftrl-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "",
+         "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals hedge)", true},
+        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "privacy parameter delta in [0,1); needed by noise = gaussian"},
+        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
+         "learning rate; auto = sqrt(ln d / (2T)) (ALGORITHMS.md A1, experts row)", true},
+        {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
+         "padded = AS17 Alg. 2 (identically distributed noise, §1.5); binary = standard mechanism (§1.4)"},
+        {"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
+         "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = non-private control"},
+        {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
+         "paper: lambda = ||Y||_1 ceil(log2 T)/eps; strict: exact replace-one sensitivity and h' (§1.5)"},
+        {"node_scale", KeyType::Real, "auto", 0.0, kInf, "",
+         "override the node noise scale (Laplace b / Gaussian sigma); the reported eps is then computed from it",
+         true},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kDelta = key_index(kKeys, "delta");
+    static constexpr int kEta = key_index(kKeys, "eta");
+    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kNoise = key_index(kKeys, "noise");
+    static constexpr int kCalibration = key_index(kKeys, "calibration");
+    static constexpr int kNodeScale = key_index(kKeys, "node_scale");
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double eta;
+        double epsilon, delta;
+        mech::TreeVariant tree;
+        mech::NodeNoise noise;
+        mech::Calibration calibration;
+        double scale; ///< per-node Laplace b or Gaussian sigma (0 when noise is off)
+    };
+
+    /// Experts loss set [0,1]^d (ALGORITHMS.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
+    static mech::LossSetNorms norms(std::uint32_t d) { return mech::experts_loss_norms(d); }
+    static double default_eta(std::uint32_t d, std::uint64_t T) {
+        return std::sqrt(std::log(static_cast<double>(d)) / (2.0 * static_cast<double>(T)));
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.eta = kv.get(kEta, default_eta(pb.d, pb.T));
+        p.epsilon = kv.num[kEpsilon];
+        p.delta = kv.get(kDelta, 0.0);
+        p.tree = static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        const int noise = static_cast<int>(kv.get(kNoise, 0));
+        p.noise = noise == 0 ? mech::NodeNoise::Laplace : noise == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+        p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
+                                                                         : mech::Calibration::Strict;
+        if (std::isinf(p.epsilon) && !kv.given[kNodeScale]) p.noise = mech::NodeNoise::None;
+        if (p.noise == mech::NodeNoise::None) {
+            p.scale = 0.0;
+        } else if (kv.given[kNodeScale]) {
+            p.scale = kv.num[kNodeScale];
+        } else {
+            p.scale = mech::node_scale(p.noise, p.calibration, p.epsilon, p.delta, norms(p.d), p.T,
+                                       /*release_final=*/false);
+        }
+        return p;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
+        if (gaussian && !std::isinf(kv.num[kEpsilon]) && !(kv.get(kDelta, 0.0) > 0.0))
+            return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+        if (pb.d < 2) return diag.fail("d", "dp-ftrl-experts needs d >= 2 experts (got %u)", pb.d);
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = p.calibration == mech::Calibration::Paper ? "paper" : "strict";
+        if (p.noise == mech::NodeNoise::None) {
+            r.mechanism = "none (noise off)";
+            return r;
+        }
+        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, norms(p.d), p.T, false);
+        r.epsilon = g.epsilon;
+        r.delta = g.delta;
+        r.accountant = g.accountant;
+        r.mechanism = p.tree == mech::TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
+                                                          : "binary tree aggregation (DNPR10 / CSS11)";
+        r.noise_scale = p.scale;
+        return r;
+    }
+
+    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d; } // L, Z
+
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
+    }
+
+    template <class Team>
+    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
+        // L_0 = 0 and the tree part of Z_0 is empty (no set bits in 0); padding is drawn per round.
+        team.for_each(2 * p.d, [&](std::uint32_t i) { ws[i] = 0.0; });
+    }
+
+    template <class Team>
+    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws, std::uint64_t t,
+                                    const double* loss) {
+        double* L = ws;
+        double* Z = ws + p.d;
+        const mech::TreeNoise tn = tree_noise(p, c);
+        const bool noisy = p.noise != mech::NodeNoise::None;
+        const bool advance_tree = noisy && t < p.T; // prefix t is needed only for rounds t+1 <= T
+        OnlineSoftmax sm;
+        team.for_each(p.d, [&](std::uint32_t i) {
+            const double li = loss[i];
+            const double z = noisy ? Z[i] + mech::padding_noise(tn, t - 1, i) : 0.0; // Z_{t-1}
+            sm.push(-p.eta * (L[i] + z), li);
+            L[i] += li;
+            if (advance_tree) Z[i] = mech::tree_noise_step(tn, t, i, Z[i]);
+        });
+        const double e = sm.finish(team);
+        return RoundResult{e, e};
+    }
+};
+
+} // namespace dpr::learners

@@ -1,0 +1,11 @@
+#pragma once
+// Every learner the engine knows, one line each. Both backends instantiate from this list.
+#include "kernels/core/type_list.hpp"
+#include "kernels/learners/dp_ftrl_experts.hpp"
+#include "kernels/learners/hedge.hpp"
+
+namespace dpr::learners {
+
+using AllLearners = TypeList<Hedge, DpFtrlExperts>;
+
+} // namespace dpr::learners

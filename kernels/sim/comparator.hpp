@@ -1,0 +1,27 @@
+#pragma once
+// Closed-form comparators for linear losses (ALGORITHMS.md §0.3): the loss of the best fixed decision
+// in hindsight given the cumulative loss vector L = sum_{s<=t} l_s.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/core/sets.hpp"
+
+namespace dpr::sim {
+
+DPR_HD inline double comparator(Geometry g, const double* L, std::uint32_t d) {
+    if (g == Geometry::Simplex) { // min_i L(i)
+        double m = L[0];
+        for (std::uint32_t i = 1; i < d; ++i) m = L[i] < m ? L[i] : m;
+        return m;
+    }
+    double acc = 0.0;
+    if (g == Geometry::Ball) { // min_{||x||_2 <= 1} <L, x> = -||L||_2
+        for (std::uint32_t i = 0; i < d; ++i) acc += L[i] * L[i];
+        return -std::sqrt(acc);
+    }
+    for (std::uint32_t i = 0; i < d; ++i) acc += std::fabs(L[i]); // cube [-1,1]^d: -||L||_1
+    return -acc;
+}
+
+} // namespace dpr::sim
