@@ -1,0 +1,126 @@
+#pragma once
+// What every oblivious adversary shares (DESIGN.md §3, docs/ADVERSARIES.md): the address of its loss
+// sequence, the layout of its draws in the counter-based stream, and the few derivations that several
+// adversaries use (a hidden best expert, a row of Bernoulli losses, a normalised Gaussian vector).
+//
+// The adversary contract (one header per adversary, namespace dpr::adversaries):
+//   struct Xyz {
+//     static constexpr const char* kName;        the TOML value of [adversary] kind
+//     static constexpr Geometry kGeometry;       the loss set its losses lie in (kernels/core/sets.hpp)
+//     static constexpr bool kSharedOnly;         true: the host rejects adversary.per_instance = true
+//     static constexpr KeySpec kKeys[] = {...};  its own keys (d, per_instance and kind are common);
+//                                                a keyless adversary has std::array<KeySpec, 0>
+//     struct Params {...};                       trivially copyable, holds d and T; goes to the GPU
+//     static Params resolve(const KeyValues&, const Problem&);
+//     static bool check(const KeyValues&, const Problem&, Diagnostic&);
+//     DPR_HD static void fill(const Params&, const SequenceCtx&, std::uint64_t t, double* out);
+//   };
+// fill() writes l_t (t = 1..T) into out[0..d) and is a pure function of (params, ctx, t): any round
+// can be generated without the others, so the engine generates rounds in parallel chunks. Whatever
+// an adversary keeps "across rounds" (a best expert, an order of the experts, the Thm 5 index j) is
+// re-derived from the stream at every call, never stored.
+//
+// check() reports an error by `return diag.fail("key", "fmt", ...)` (false). A value that is accepted
+// but probably not what the user wants is a warning: diag.fail(...) is filled, diag.warning_only is
+// set, and check() returns true.
+//
+// Stream layout (part of the reproducibility contract: never renumber). Every draw uses
+// StreamId{seed, stream, instance = ctx.sequence, Purpose::Adversary, sub, round, element}:
+//   sub kSubLoss      round t (1..T)       the per-round randomness of l_t; element as the adversary
+//                                          documents (a coordinate pair, a coordinate, or 0)
+//   sub kSubHidden    round 0, or the      hidden indices fixed for the whole sequence: the best
+//                     segment index s      expert x*, the Thm 5 index j, the best of segment s
+//   sub kSubOrder     round 0              the key of the random order of the experts (Feistel)
+//   sub kSubDirection round 0, element i   coordinate i of a fixed random direction theta
+// Rounds are < 2^32 (rng::check_layout), so t fits the 32-bit round field.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/stream.hpp"
+#include "kernels/rng/uniform.hpp"
+
+namespace dpr::adversaries {
+
+/// `sequence` value of the one loss sequence shared by all instances of a config point. A
+/// per-instance sequence (adversary.per_instance = true) uses the instance index instead, so the
+/// instance index 0xFFFFFFFF is not available to per-instance sequences.
+inline constexpr std::uint32_t kSharedSequence = 0xFFFFFFFFu;
+
+/// The address of one loss sequence: key (seed, stream) and the sequence index, which goes into
+/// StreamId::instance with Purpose::Adversary (independent of every learner draw, whose purposes
+/// differ).
+struct SequenceCtx {
+    std::uint32_t seed;
+    std::uint32_t stream;
+    std::uint32_t sequence; ///< kSharedSequence, or the instance index when per_instance
+};
+
+enum AdversarySub : std::uint32_t {
+    kSubLoss = 0,
+    kSubHidden = 1,
+    kSubOrder = 2,
+    kSubDirection = 3,
+};
+
+/// The StreamId of one adversary draw.
+DPR_HD DPR_FORCEINLINE rng::StreamId adversary_stream(const SequenceCtx& ctx, std::uint32_t sub,
+                                                      std::uint64_t round, std::uint32_t element) {
+    rng::StreamId id;
+    id.seed = ctx.seed;
+    id.stream = ctx.stream;
+    id.instance = ctx.sequence;
+    id.purpose = rng::Purpose::Adversary;
+    id.sub = sub;
+    id.round = static_cast<std::uint32_t>(round);
+    id.element = element;
+    return id;
+}
+
+/// A hidden index uniform on [0, n), n >= 1: uniform_index over the stream (kSubHidden, round, 0).
+/// With round = 0 this is the best expert x* of bernoulli, realizable, halving and the Thm 5 index j.
+DPR_HD inline std::uint32_t hidden_index(const SequenceCtx& ctx, std::uint64_t round, std::uint32_t n) {
+    rng::WordStream src(adversary_stream(ctx, kSubHidden, round, 0));
+    return noise::uniform_index(src, n);
+}
+
+/// Independent Bernoulli losses of round t: out[i] = 1{U_{t,i} < mean_i} with mean_i = p_star for
+/// i = star and p_other otherwise (star >= d: no special expert). Coordinates 2k and 2k+1 take the two
+/// open 53-bit uniforms of one Philox block, stream (kSubLoss, round t, element k): one block per
+/// pair of experts, and still a pure function of (t, i).
+DPR_HD inline void bernoulli_row(const SequenceCtx& ctx, std::uint64_t t, std::uint32_t d, std::uint32_t star,
+                                 double p_star, double p_other, double* out) {
+    for (std::uint32_t k = 0; 2 * static_cast<std::uint64_t>(k) < d; ++k) {
+        rng::WordStream src(adversary_stream(ctx, kSubLoss, t, k));
+        const std::uint32_t i = 2 * k;
+        out[i] = noise::bernoulli(src, i == star ? p_star : p_other) ? 1.0 : 0.0;
+        if (i + 1 < d) out[i + 1] = noise::bernoulli(src, i + 1 == star ? p_star : p_other) ? 1.0 : 0.0;
+    }
+}
+
+/// out[i] = Z_i, i = 0..d-1, independent standard normals (Box-Muller), Z_i from the stream
+/// (sub, round, element i); returns sum Z_i^2.
+DPR_HD inline double gaussian_vector(const SequenceCtx& ctx, std::uint32_t sub, std::uint64_t round,
+                                     std::uint32_t d, double* out) {
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < d; ++i) {
+        rng::WordStream src(adversary_stream(ctx, sub, round, i));
+        out[i] = noise::gaussian(src, 1.0);
+        sq += out[i] * out[i];
+    }
+    return sq;
+}
+
+/// Scales out[0..d) to unit l2 norm given its squared norm `sq`. A zero vector (not reachable from
+/// open-interval Box-Muller draws, kept for safety) becomes e_0, so the result always has norm 1.
+DPR_HD inline void normalise(double* out, std::uint32_t d, double sq) {
+    if (!(sq > 0.0)) {
+        for (std::uint32_t i = 0; i < d; ++i) out[i] = i == 0 ? 1.0 : 0.0;
+        return;
+    }
+    const double inv = 1.0 / std::sqrt(sq);
+    for (std::uint32_t i = 0; i < d; ++i) out[i] *= inv;
+}
+
+} // namespace dpr::adversaries

@@ -1,0 +1,193 @@
+// The adversary contract (kernels/adversaries/common.hpp), checked for every entry of
+// AllAdversaries: well-formed names and keys, POD params, defaults that pass check(), fill() a pure
+// function of (params, ctx, t) that writes exactly d values inside the declared loss set, and a loss
+// sequence that depends on the context (shared vs per-instance, seed, stream) for every randomised
+// adversary.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "adversaries/adv_test_util.hpp"
+#include "kernels/adversaries/registry.hpp"
+
+using namespace dpr;
+using namespace dpr::adversaries;
+using advtest::ctx;
+
+namespace {
+
+constexpr std::uint32_t kD = 64;
+constexpr std::uint64_t kT = 64;
+const Problem kProblem{kD, kT, 1};
+
+/// Default KeyValues as the host would build them with nothing configured, plus what is required:
+/// a path key gets a T x d matrix (kept in `storage`), a required real key gets 1.0.
+template <class A>
+KeyValues default_keys(std::vector<double>& storage) {
+    KeyValues kv;
+    int i = 0;
+    for (const KeySpec& k : A::kKeys) {
+        if (k.type == KeyType::Path) {
+            storage.resize(kD * kT);
+            for (std::size_t j = 0; j < storage.size(); ++j)
+                storage[j] = static_cast<double>(j * 7 % 11) / 10.0;
+            kv.given[i] = true;
+            kv.str[i] = "matrix.csv";
+            kv.list[i] = storage.data();
+            kv.list_size[i] = static_cast<std::uint32_t>(storage.size());
+        } else if (k.default_text[0] == '\0') {
+            kv.given[i] = true;
+            kv.num[i] = 1.0;
+        }
+        ++i;
+    }
+    return kv;
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+template <class F>
+void for_all(F&& f) {
+    for_each_type(AllAdversaries{}, f);
+}
+
+} // namespace
+
+TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
+    std::set<std::string> names;
+    int simplex = 0, ball = 0, cube = 0, shared_only = 0;
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        static_assert(std::is_trivially_copyable_v<typename A::Params>, "Params goes to the GPU by value");
+        static_assert(std::is_standard_layout_v<typename A::Params>);
+        ASSERT_NE(A::kName, nullptr);
+        EXPECT_TRUE(names.insert(A::kName).second) << "duplicate kind " << A::kName;
+        simplex += A::kGeometry == Geometry::Simplex;
+        ball += A::kGeometry == Geometry::Ball;
+        cube += A::kGeometry == Geometry::Cube;
+        shared_only += A::kSharedOnly;
+        std::set<std::string> keys;
+        for (const KeySpec& k : A::kKeys) {
+            ASSERT_NE(k.name, nullptr);
+            const std::string name = k.name;
+            EXPECT_FALSE(name.empty());
+            EXPECT_TRUE(keys.insert(name).second) << A::kName << ": duplicate key " << name;
+            EXPECT_TRUE(name != "d" && name != "per_instance" && name != "kind") << "common key " << name;
+            EXPECT_TRUE(k.doc && k.doc[0]) << A::kName << "." << name << " has no doc";
+            EXPECT_LE(k.min, k.max);
+            const std::string def = k.default_text;
+            if ((k.type == KeyType::Real || k.type == KeyType::Int) && !def.empty() && def != "auto") {
+                char* end = nullptr;
+                const double v = std::strtod(def.c_str(), &end);
+                EXPECT_EQ(*end, '\0') << A::kName << "." << name << " default " << def;
+                EXPECT_TRUE(v >= k.min && v <= k.max) << A::kName << "." << name << " default out of range";
+            }
+        }
+    });
+    EXPECT_EQ(names.size(), AllAdversaries::size);
+    EXPECT_EQ(simplex, 6);
+    EXPECT_EQ(ball, 2);
+    EXPECT_EQ(cube, 1);
+    EXPECT_EQ(shared_only, 1); // file
+    EXPECT_EQ(names, (std::set<std::string>{"file", "bernoulli", "realizable", "halving", "lower-bound",
+                                            "switching", "unit-vectors", "drifting", "cube-coordinate"}));
+}
+
+TEST(AdversaryRegistry, DefaultsPassCheck) {
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        std::vector<double> storage;
+        Diagnostic diag;
+        EXPECT_TRUE(A::check(default_keys<A>(storage), kProblem, diag)) << A::kName << ": " << diag.message;
+        const typename A::Params p = A::resolve(default_keys<A>(storage), kProblem);
+        EXPECT_EQ(p.d, kD);
+        EXPECT_EQ(p.T, kT);
+    });
+}
+
+TEST(AdversaryRegistry, FillIsAPureFunctionThatWritesExactlyD) {
+    // Every round twice, in forward, reverse and strided order, gives bitwise-identical rows, and
+    // out[d] (a canary) is never written.
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        std::vector<double> storage;
+        const auto p = A::resolve(default_keys<A>(storage), kProblem);
+        for (const SequenceCtx c : {ctx(3), ctx(3, 0), ctx(3, 17, 2)}) {
+            const auto forward = advtest::matrix<A>(p, c);
+            std::vector<double> other(forward.size());
+            std::vector<double> buf(kD + 1);
+            for (std::uint64_t k = 0; k < kT; ++k) {
+                const std::uint64_t t = (k * 37) % kT + 1; // 37 is coprime to 64: a permutation of 1..T
+                buf[kD] = -12345.0;
+                A::fill(p, c, t, buf.data());
+                EXPECT_EQ(buf[kD], -12345.0) << A::kName << " writes past d";
+                std::memcpy(&other[(t - 1) * kD], buf.data(), kD * sizeof(double));
+            }
+            EXPECT_TRUE(bitwise_equal(forward, other)) << A::kName;
+            for (std::uint64_t t = kT; t >= 1; --t) A::fill(p, c, t, &other[(t - 1) * kD]);
+            EXPECT_TRUE(bitwise_equal(forward, other)) << A::kName;
+        }
+    });
+}
+
+TEST(AdversaryRegistry, LossesLieInTheDeclaredLossSet) {
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        std::vector<double> storage;
+        const auto p = A::resolve(default_keys<A>(storage), kProblem);
+        for (std::uint32_t seq : {kSharedSequence, 0u, 1u, 2u}) {
+            const auto m = advtest::matrix<A>(p, ctx(4, seq));
+            for (std::uint64_t t = 0; t < kT; ++t) {
+                double l1 = 0, l2 = 0;
+                for (std::uint32_t i = 0; i < kD; ++i) {
+                    const double x = m[t * kD + i];
+                    ASSERT_TRUE(std::isfinite(x)) << A::kName;
+                    if (A::kGeometry == Geometry::Simplex) {
+                        ASSERT_TRUE(x >= 0.0 && x <= 1.0) << A::kName << ": " << x;
+                    }
+                    l1 += std::fabs(x);
+                    l2 += x * x;
+                }
+                if (A::kGeometry == Geometry::Ball) {
+                    EXPECT_NEAR(std::sqrt(l2), 1.0, 1e-12) << A::kName;
+                }
+                if (A::kGeometry == Geometry::Cube) {
+                    EXPECT_LE(l1, 1.0 + 1e-12) << A::kName;
+                }
+            }
+        }
+    });
+}
+
+TEST(AdversaryRegistry, SequenceDependsOnContext) {
+    // Shared vs per-instance sequences, two instances, two seeds and two streams give different loss
+    // sequences; the file adversary is the same matrix for every context.
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        std::vector<double> storage;
+        const auto p = A::resolve(default_keys<A>(storage), kProblem);
+        const auto shared = advtest::matrix<A>(p, ctx(5));
+        const std::vector<std::vector<double>> others = {
+            advtest::matrix<A>(p, ctx(5, 0)), advtest::matrix<A>(p, ctx(5, 1)), advtest::matrix<A>(p, ctx(6)),
+            advtest::matrix<A>(p, ctx(5, kSharedSequence, 1))};
+        for (std::size_t k = 0; k < others.size(); ++k) {
+            if (A::kSharedOnly) {
+                EXPECT_TRUE(bitwise_equal(shared, others[k])) << A::kName;
+            } else {
+                EXPECT_FALSE(bitwise_equal(shared, others[k])) << A::kName << ": context " << k;
+            }
+        }
+        if (!A::kSharedOnly) {
+            EXPECT_FALSE(bitwise_equal(others[0], others[1])) << A::kName << ": instances 0 and 1";
+        }
+    });
+}

@@ -1,0 +1,212 @@
+// The OLO adversaries: unit-vectors and drifting (Geometry::Ball), cube-coordinate (Geometry::Cube).
+// Defining properties: unit l2 norm to 1e-12; isotropy (moments of the uniform distribution on the
+// sphere); the drifting mean direction is theta; one signed coordinate per round, uniform over the 2d
+// (coordinate, sign) pairs. Means are "equal" within 5 standard errors estimated from the sample;
+// chi-square tests pass at p > 1e-6.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "adversaries/adv_test_util.hpp"
+#include "kernels/adversaries/cube_coordinate.hpp"
+#include "kernels/adversaries/drifting.hpp"
+#include "kernels/adversaries/unit_vectors.hpp"
+
+using namespace dpr;
+using namespace dpr::adversaries;
+using advtest::chi_square_uniform_pvalue;
+using advtest::ctx;
+using advtest::kAlpha;
+using advtest::keys;
+
+namespace {
+
+double norm2(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x * x;
+    return std::sqrt(s);
+}
+
+/// Running mean and standard error of a scalar statistic.
+struct Moment {
+    double n = 0, s = 0, s2 = 0;
+    void add(double x) { n += 1, s += x, s2 += x * x; }
+    double mean() const { return s / n; }
+    double se() const { return std::sqrt((s2 / n - mean() * mean()) / n); }
+};
+
+} // namespace
+
+// ---- unit-vectors -------------------------------------------------------------------------------
+
+TEST(UnitVectorsAdversary, EveryLossHasUnitNorm) {
+    for (std::uint32_t d : {1u, 2u, 3u, 10u, 100u, 1000u}) {
+        const auto p = UnitVectors::resolve(keys<UnitVectors>(), Problem{d, 300, 1});
+        for (std::uint32_t seq : {kSharedSequence, 4u})
+            for (std::uint64_t t = 1; t <= 300; ++t)
+                ASSERT_NEAR(norm2(advtest::row<UnitVectors>(p, ctx(71, seq), t)), 1.0, 1e-12) << "d = " << d;
+    }
+}
+
+TEST(UnitVectorsAdversary_Stat, IsUniformOnTheSphere) {
+    // d = 5, 50000 rounds. On the sphere: E l_i = 0, E l_i^2 = 1/d, E l_i l_j = 0, E l_i^4 = 3/(d(d+2)).
+    // The fourth moment separates the sphere from e.g. normalised cube points (E l_i^4 differs by ~10%,
+    // ~20 SE here).
+    const std::uint32_t d = 5;
+    const std::uint64_t T = 50000;
+    const auto p = UnitVectors::resolve(keys<UnitVectors>(), Problem{d, T, 1});
+    std::vector<Moment> m1(d), m2(d), m4(d), cross(d - 1);
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        const auto l = advtest::row<UnitVectors>(p, ctx(72), t);
+        for (std::uint32_t i = 0; i < d; ++i) {
+            m1[i].add(l[i]);
+            m2[i].add(l[i] * l[i]);
+            m4[i].add(l[i] * l[i] * l[i] * l[i]);
+            if (i + 1 < d) cross[i].add(l[i] * l[i + 1]);
+        }
+    }
+    for (std::uint32_t i = 0; i < d; ++i) {
+        EXPECT_NEAR(m1[i].mean(), 0.0, 5 * m1[i].se()) << i;
+        EXPECT_NEAR(m2[i].mean(), 1.0 / d, 5 * m2[i].se()) << i;
+        EXPECT_NEAR(m4[i].mean(), 3.0 / (d * (d + 2.0)), 5 * m4[i].se()) << i;
+        if (i + 1 < d) {
+            EXPECT_NEAR(cross[i].mean(), 0.0, 5 * cross[i].se()) << i;
+        }
+    }
+}
+
+TEST(UnitVectorsAdversary_Stat, OneDimensionalSignsAreFair) {
+    const auto p = UnitVectors::resolve(keys<UnitVectors>(), Problem{1, 20000, 1});
+    std::vector<long> counts(2, 0);
+    for (std::uint64_t t = 1; t <= 20000; ++t) {
+        const double x = advtest::row<UnitVectors>(p, ctx(73), t)[0];
+        ASSERT_NEAR(std::fabs(x), 1.0, 1e-15);
+        ++counts[x > 0];
+    }
+    EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
+}
+
+// ---- drifting -----------------------------------------------------------------------------------
+
+TEST(DriftingAdversary, DefaultsUnitNormAndNoNoiseGivesTheta) {
+    EXPECT_EQ(Drifting::resolve(keys<Drifting>(), Problem{3, 10, 1}).noise_scale, 1.0);
+    for (std::uint32_t d : {1u, 2u, 7u, 200u}) {
+        const auto p = Drifting::resolve(keys<Drifting>({{"noise_scale", 3.0}}), Problem{d, 200, 1});
+        const auto still = Drifting::resolve(keys<Drifting>({{"noise_scale", 0.0}}), Problem{d, 200, 1});
+        for (std::uint32_t seq : {kSharedSequence, 9u}) {
+            std::vector<double> theta(d);
+            Drifting::direction(p, ctx(81, seq), theta.data());
+            ASSERT_NEAR(norm2(theta), 1.0, 1e-12);
+            for (std::uint64_t t = 1; t <= 200; ++t) {
+                ASSERT_NEAR(norm2(advtest::row<Drifting>(p, ctx(81, seq), t)), 1.0, 1e-12);
+                const auto l0 = advtest::row<Drifting>(still, ctx(81, seq), t);
+                for (std::uint32_t i = 0; i < d; ++i) ASSERT_NEAR(l0[i], theta[i], 1e-15);
+            }
+        }
+    }
+}
+
+TEST(DriftingAdversary_Stat, MeanDirectionIsTheta) {
+    // d = 8, noise_scale 1, 40000 rounds: the mean loss is c theta. Its component orthogonal to theta
+    // is 0 within 5 SE per coordinate, its component along theta is positive (> 20 SE), and the angle
+    // between the mean and theta is below 1 degree.
+    const std::uint32_t d = 8;
+    const std::uint64_t T = 40000;
+    const auto p = Drifting::resolve(keys<Drifting>({{"noise_scale", 1.0}}), Problem{d, T, 1});
+    const SequenceCtx c = ctx(82);
+    std::vector<double> theta(d);
+    Drifting::direction(p, c, theta.data());
+    Moment along;
+    std::vector<Moment> ortho(d);
+    std::vector<double> mean(d, 0.0);
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        const auto l = advtest::row<Drifting>(p, c, t);
+        double dot = 0;
+        for (std::uint32_t i = 0; i < d; ++i) dot += l[i] * theta[i];
+        along.add(dot);
+        for (std::uint32_t i = 0; i < d; ++i) {
+            ortho[i].add(l[i] - dot * theta[i]);
+            mean[i] += l[i] / static_cast<double>(T);
+        }
+    }
+    EXPECT_GT(along.mean(), 20 * along.se());
+    for (std::uint32_t i = 0; i < d; ++i) EXPECT_NEAR(ortho[i].mean(), 0.0, 5 * ortho[i].se()) << i;
+    double dot = 0;
+    for (std::uint32_t i = 0; i < d; ++i) dot += mean[i] * theta[i];
+    EXPECT_GT(dot / norm2(mean), std::cos(kPi / 180));
+}
+
+TEST(DriftingAdversary_Stat, ThetaIsUniformOverSequences) {
+    // 4000 per-instance thetas in d = 3: E theta = 0 and E theta_i^2 = 1/3 within 5 SE.
+    const std::uint32_t d = 3;
+    const auto p = Drifting::resolve(keys<Drifting>(), Problem{d, 1, 1});
+    std::vector<Moment> m1(d), m2(d);
+    for (std::uint32_t s = 0; s < 4000; ++s) {
+        std::vector<double> theta(d);
+        Drifting::direction(p, ctx(83, s), theta.data());
+        for (std::uint32_t i = 0; i < d; ++i) m1[i].add(theta[i]), m2[i].add(theta[i] * theta[i]);
+    }
+    for (std::uint32_t i = 0; i < d; ++i) {
+        EXPECT_NEAR(m1[i].mean(), 0.0, 5 * m1[i].se());
+        EXPECT_NEAR(m2[i].mean(), 1.0 / 3, 5 * m2[i].se());
+    }
+}
+
+// ---- cube-coordinate ----------------------------------------------------------------------------
+
+TEST(CubeCoordinateAdversary, ExactlyOneSignedUnitEntry) {
+    for (std::uint32_t d : {1u, 2u, 5u, 64u}) {
+        const auto p = CubeCoordinate::resolve(keys<CubeCoordinate>(), Problem{d, 500, 1});
+        for (std::uint64_t t = 1; t <= 500; ++t) {
+            const auto l = advtest::row<CubeCoordinate>(p, ctx(91, 2), t);
+            int nonzero = 0;
+            double l1 = 0;
+            for (double x : l) {
+                if (x != 0.0) {
+                    ++nonzero;
+                    ASSERT_EQ(std::fabs(x), 1.0);
+                }
+                l1 += std::fabs(x);
+            }
+            ASSERT_EQ(nonzero, 1);
+            ASSERT_EQ(l1, 1.0);
+        }
+    }
+}
+
+namespace {
+std::uint32_t signed_coordinate(const std::vector<double>& l) {
+    for (std::uint32_t i = 0; i < l.size(); ++i)
+        if (l[i] != 0.0) return 2 * i + (l[i] > 0);
+    return ~0u;
+}
+} // namespace
+
+TEST(CubeCoordinateAdversary_Stat, CoordinateAndSignAreUniform) {
+    // d = 10: (coordinate, sign) uniform over 20 cells (2000 each). d = 3: consecutive rounds
+    // independent, (cell_t, cell_{t+1}) uniform over 36 cells (1000 each).
+    {
+        const auto p = CubeCoordinate::resolve(keys<CubeCoordinate>(), Problem{10, 40000, 1});
+        std::vector<long> counts(20, 0);
+        for (std::uint64_t t = 1; t <= 40000; ++t) {
+            const std::uint32_t cell = signed_coordinate(advtest::row<CubeCoordinate>(p, ctx(92), t));
+            ASSERT_LT(cell, 20u);
+            ++counts[cell];
+        }
+        EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
+    }
+    {
+        const auto p = CubeCoordinate::resolve(keys<CubeCoordinate>(), Problem{3, 36001, 1});
+        std::vector<long> counts(36, 0);
+        std::uint32_t prev = signed_coordinate(advtest::row<CubeCoordinate>(p, ctx(93, 1), 1));
+        for (std::uint64_t t = 2; t <= 36001; ++t) {
+            const std::uint32_t cur = signed_coordinate(advtest::row<CubeCoordinate>(p, ctx(93, 1), t));
+            ASSERT_LT(cur, 6u);
+            ++counts[prev * 6 + cur];
+            prev = cur;
+        }
+        EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
+    }
+}
