@@ -99,6 +99,16 @@ public:
         real_.download(realized);
     }
     void comparators(std::vector<double>& out) override { out.clear(); }
+    void diagnostics(std::vector<double>& out) override {
+        // Diagnostics are a few scalars per instance kept in the workspace: read it back once.
+        constexpr std::size_t n = learners::DiagnosticCount<L>::value;
+        out.assign(static_cast<std::size_t>(s_.instances) * n, 0.0);
+        if constexpr (n > 0) {
+            std::vector<double> ws;
+            ws_.download(ws);
+            for (std::uint64_t k = 0; k < s_.instances; ++k) L::diagnostics(p_, ws.data() + k * W_, out.data() + k * n);
+        }
+    }
     std::string policy() const override { return policy_.describe(); }
 
 private:

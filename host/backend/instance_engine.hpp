@@ -36,6 +36,9 @@ public:
     virtual void results(std::vector<double>& expected, std::vector<double>& realized) = 0;
     /// Per-instance comparator values (instances x checkpoints); only with per-instance sequences.
     virtual void comparators(std::vector<double>& out) = 0;
+    /// The learner's diagnostics per instance (instances x count, see kernels/learners/common.hpp),
+    /// read after the last round; empty if it declares none.
+    virtual void diagnostics(std::vector<double>& out) = 0;
     /// Human-readable launch policy (threads, team size, ...) for run.json.
     virtual std::string policy() const = 0;
 };

@@ -53,6 +53,12 @@ public:
         realized = realized_;
     }
     void comparators(std::vector<double>& out) override { out = cmp_; }
+    void diagnostics(std::vector<double>& out) override {
+        constexpr std::size_t n = learners::DiagnosticCount<L>::value;
+        out.assign(static_cast<std::size_t>(s_.instances) * n, 0.0);
+        if constexpr (n > 0)
+            for (std::uint64_t k = 0; k < s_.instances; ++k) L::diagnostics(p_, ws_.data() + k * W_, out.data() + k * n);
+    }
     std::string policy() const override {
         return "cpu: " + std::to_string(threads_) + " threads, team of 1 per instance, " + std::to_string(W_) +
                " doubles of state per instance";

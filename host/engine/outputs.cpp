@@ -1,5 +1,6 @@
 #include "host/engine/outputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -33,6 +34,20 @@ nlohmann::json json_number(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf"; // JSON has no infinity
     if (std::isnan(v)) return nullptr;
     return v;
+}
+
+/// Mean, min and max over instances of every diagnostic of a point.
+nlohmann::json diagnostics_json(const PointRecord& r) {
+    nlohmann::json d = nlohmann::json::object();
+    const std::size_t nd = r.learner.diagnostic_names.size();
+    for (std::size_t j = 0; j < nd; ++j) {
+        std::vector<double> v(r.outcome.instances);
+        for (std::uint32_t k = 0; k < r.outcome.instances; ++k) v[k] = r.outcome.diagnostics[k * nd + j];
+        const stats::Summary s = stats::summarize(v);
+        d[r.learner.diagnostic_names[j]] = {{"mean", json_number(s.mean)}, {"min", json_number(s.min)},
+                                            {"max", json_number(s.max)}};
+    }
+    return d;
 }
 
 } // namespace
@@ -78,13 +93,28 @@ void write_summary_csv(const std::string& path, const config::Config& cfg, const
 void write_final_regret_csv(const std::string& path, const std::vector<PointRecord>& recs) {
     io::AtomicFile f(path);
     std::ostream& os = f.stream();
-    os << "point,instance,regret,realized_regret\n";
+    // Diagnostics columns: the union of the learners' names, in order of first appearance.
+    std::vector<std::string> names;
+    for (const PointRecord& r : recs)
+        for (const std::string& n : r.learner.diagnostic_names)
+            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    os << "point,instance,regret,realized_regret";
+    for (const std::string& n : names) os << "," << field(n);
+    os << "\n";
     for (const PointRecord& r : recs) {
         const PointOutcome& o = r.outcome;
         const std::size_t nck = o.checkpoints.size();
+        const std::size_t nd = r.learner.diagnostic_names.size();
         for (std::uint32_t k = 0; k < o.instances; ++k) {
             const std::size_t idx = static_cast<std::size_t>(k) * nck + (nck - 1);
-            os << r.point->index << "," << k << "," << num(o.regret[idx]) << "," << num(o.realized_regret[idx]) << "\n";
+            os << r.point->index << "," << k << "," << num(o.regret[idx]) << "," << num(o.realized_regret[idx]);
+            for (const std::string& n : names) {
+                const auto it = std::find(r.learner.diagnostic_names.begin(), r.learner.diagnostic_names.end(), n);
+                os << ",";
+                if (it != r.learner.diagnostic_names.end())
+                    os << num(o.diagnostics[k * nd + static_cast<std::size_t>(it - r.learner.diagnostic_names.begin())]);
+            }
+            os << "\n";
         }
     }
     f.commit();
@@ -142,6 +172,7 @@ void write_run_json(const std::string& path, const config::Config& cfg, const st
               {"mechanism", pr.mechanism},
               {"noise_scale", json_number(pr.noise_scale)}}},
             {"warnings", p.warnings},
+            {"diagnostics", diagnostics_json(r)},
             {"checkpoints", o.checkpoints},
             {"backend", o.backend},
             {"launch_policy", o.policy},

@@ -77,6 +77,7 @@ PointOutcome run_point(const PointJob& job) {
 
     std::vector<double> expected, realized;
     engine->results(expected, realized);
+    engine->diagnostics(out.diagnostics);
     if (job.per_instance) engine->comparators(out.comparator);
     else out.comparator = shared_cmp;
     out.regret.resize(expected.size());

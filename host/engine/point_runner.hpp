@@ -32,6 +32,7 @@ struct PointOutcome {
     std::vector<double> regret;          ///< instances x checkpoints: cumulative <l_t,x_t> - comparator
     std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
     std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints
+    std::vector<double> diagnostics;     ///< instances x learner.diagnostic_names.size()
     std::string backend;                 ///< "cpu" or "cuda"
     std::string policy;                  ///< launch policy of the backend
     double wall_seconds = 0.0;

@@ -18,6 +18,7 @@ struct LearnerRuntime {
     Geometry geometry = Geometry::Simplex;
     std::vector<unsigned char> params; ///< resolved Params as bytes
     learners::PrivacyReport privacy;
+    std::vector<std::string> diagnostic_names; ///< the learner's kDiagnostics, if any
 };
 
 /// Names in registry order.

@@ -21,7 +21,15 @@
 // expected loss <l_t, x_t> and the realised loss (equal for deterministic plays).
 // All state lives in ws (the executor owns it); randomness comes only from InstanceCtx's streams.
 // Registering a learner is one line in kernels/learners/registry.hpp.
+//
+// Optional diagnostics (ALGORITHMS.md "Record" lists): a learner may also declare
+//   static constexpr std::array<const char*, N> kDiagnostics = {"max_noise_inf", ...};
+//   DPR_HD static void diagnostics(const Params&, const double* ws, double* out);   // out[0..N)
+// keeping what it needs in its workspace; the engine reads them once per instance after round T and
+// writes them next to the final regret (final_regret.csv columns, run.json per-point means).
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
@@ -64,6 +72,16 @@ struct PrivacyReport {
     const char* calibration = "none"; ///< "paper" or "strict" (ALGORITHMS.md §1.5), "none"
     const char* mechanism = "none";   ///< what carries the noise
     double noise_scale = 0.0;         ///< per-node Laplace b or Gaussian sigma actually used
+};
+
+/// Number of diagnostics a learner declares (0 without kDiagnostics).
+template <class L, class = void>
+struct DiagnosticCount {
+    static constexpr std::size_t value = 0;
+};
+template <class L>
+struct DiagnosticCount<L, std::void_t<decltype(L::kDiagnostics)>> {
+    static constexpr std::size_t value = L::kDiagnostics.size();
 };
 
 } // namespace dpr::learners
