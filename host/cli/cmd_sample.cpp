@@ -1,0 +1,420 @@
+// `dpregret sample`: draw noise exactly as the simulations do (same samplers, same counter-based
+// streams) and write it to .npy or CSV for inspection.
+//
+//   sample laplace|gaussian|exponential|gumbel|gamma  ->  a length-N vector, draw i from the stream
+//       StreamId{seed, stream 0, instance i, Purpose::Inspect, sub 0, round 0, element 0}
+//   sample tree  ->  an N x T matrix, row i = prefix noise Z_0..Z_{T-1} of instance i, coordinate 0,
+//       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; node streams Purpose::TreeNode,
+//       padding Purpose::TreePadding, exactly as a learner instance i with that seed would draw them)
+//
+// Every value is a pure function of (seed, row, column), so the output does not depend on the number of
+// threads used here, and row i does not depend on --n.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "host/cli/args.hpp"
+#include "host/cli/errors.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/io/csv.hpp"
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+#include "kernels/mechanisms/tree_aggregation.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/stream.hpp"
+#include "kernels/rng/uniform.hpp"
+
+namespace dpr::cli {
+
+namespace {
+
+// ---- limits (kernels/rng/stream.hpp counter layout) ----------------------------------------------
+constexpr std::uint64_t kMaxRows = rng::kMaxInstance - 1; // row i is RNG instance i, a 32-bit word
+constexpr std::uint64_t kMaxT = rng::kMaxRound - 1;       // node indices and prefixes t < 2^32
+constexpr std::uint64_t kMaxSeed = 0xffffffffull;         // the seed is key word k0
+const std::string kRowsRange = "an integer in [1, 4294967295]";
+const std::string kRowsWhy =
+    "row i is drawn from RNG instance i, a 32-bit counter word (kernels/rng/stream.hpp)";
+
+// ---- help text ------------------------------------------------------------------------------------
+constexpr const char* kOutputHelp = R"TXT(
+  .npy and .csv hold the same float64 values (CSV: shortest decimals that read back exactly).
+The file is written as FILE.tmp.<pid> in the same directory and renamed when complete: after an error
+(exit code 2 for bad input) no FILE and no temporary file are left behind.
+
+Randomness: row i is a pure function of (--seed, i): it is drawn from learner instance i's counter-
+based streams (Philox4x32-10 keyed by the seed). The same seed gives the same bytes on every machine
+and thread count, and row i does not depend on --n.)TXT";
+
+constexpr const char* kVectorOutputHelp = R"TXT(Output (--out FILE, format chosen by the extension):
+  .npy  float64 array of shape (N,): numpy.load(FILE)
+  .csv  a header line naming the distribution, then one value per line)TXT";
+
+constexpr const char* kSampleFooter =
+    R"TXT(Distributions (each has its own --help: density, parameters, units, example):
+  laplace      Laplace(0, b)                     --scale b
+  gaussian     Normal N(0, sigma^2)              --scale sigma (standard deviation)
+  exponential  Exponential with mean s           --scale s
+  gumbel       Gumbel(mu, beta)                  --loc mu (default 0) --scale beta
+  gamma        Gamma(k, theta)                   --shape k --scale theta
+  tree         prefix-sum noise of tree aggregation (binary or AS17 padded tree): an N x T matrix
+
+Common flags: --n N (draws, or rows for tree; 1..4294967295), --seed S (0..4294967295, default 0),
+--out FILE (.npy or .csv).
+
+Examples:
+  dpregret sample laplace --scale 2 --n 100000 --seed 1 --out lap.npy
+  dpregret sample tree --variant padded --noise laplace --scale 1 --T 1024 --n 10000 --out z.npy)TXT";
+
+constexpr const char* kLaplaceHelp = R"TXT(Laplace(0, b): the noise of the Laplace mechanism.
+  density   p(x) = exp(-|x|/b) / (2b), x real
+  moments   mean 0, variance 2 b^2 (standard deviation sqrt(2) b), E|x| = b
+  --scale   b > 0: the scale (not the variance, not the standard deviation), in the units of the
+            quantity the noise is added to. For a query with l1-sensitivity Delta, b = Delta/epsilon
+            gives epsilon-DP.
+  sampler   inverse CDF of one 53-bit open uniform u in (0, 1): |x| <= 52 ln(2) b = 36.04 b
+            (the cut-off tail has probability 2^-52).
+
+Example: 100000 draws with b = 2 (variance 8):
+  dpregret sample laplace --scale 2 --n 100000 --seed 1 --out lap.npy
+  python3 -c "import numpy as np; x = np.load('lap.npy'); print(x.shape, x.var())")TXT";
+
+constexpr const char* kGaussianHelp = R"TXT(Gaussian N(0, sigma^2): the noise of the Gaussian mechanism.
+  density   p(x) = exp(-x^2 / (2 sigma^2)) / (sigma sqrt(2 pi)), x real
+  moments   mean 0, variance sigma^2
+  --scale   sigma > 0: the standard deviation (not the variance), in the units of the quantity the
+            noise is added to. Classical calibration for l2-sensitivity Delta and epsilon < 1:
+            sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon gives (epsilon, delta)-DP.
+  sampler   Box-Muller (cosine branch) from two 53-bit open uniforms: |x| <= 8.57 sigma.
+
+Example: 100000 draws with sigma = 0.5 (variance 0.25), as CSV:
+  dpregret sample gaussian --scale 0.5 --n 100000 --seed 1 --out gauss.csv
+  python3 -c "import numpy as np; x = np.loadtxt('gauss.csv', skiprows=1); print(x.std())")TXT";
+
+constexpr const char* kExponentialHelp = R"TXT(Exponential with mean s (rate 1/s).
+  density   p(x) = exp(-x/s) / s, x > 0
+  moments   mean s, variance s^2
+  --scale   s > 0: the mean (= 1/rate, not the rate), in the units of x.
+            The difference of two independent Exponential(b) draws is Laplace(0, b); the sum of k
+            Exponential(theta) draws is Gamma(k, theta).
+  sampler   -s ln(u), one 53-bit open uniform: x in [2^-53 s, 36.74 s].
+
+Example: 100000 draws with mean 3:
+  dpregret sample exponential --scale 3 --n 100000 --seed 1 --out expo.npy
+  python3 -c "import numpy as np; x = np.load('expo.npy'); print(x.mean(), x.min() > 0)")TXT";
+
+constexpr const char* kGumbelHelp = R"TXT(Gumbel(mu, beta): the largest-value extreme-value law.
+  CDF       F(x) = exp(-exp(-(x - mu)/beta)), x real
+  density   p(x) = exp(-(z + exp(-z))) / beta with z = (x - mu)/beta
+  moments   mode mu, mean mu + 0.5772 beta (Euler's constant), variance pi^2 beta^2 / 6
+  --loc     mu: any finite number (default 0)
+  --scale   beta > 0, in the units of x
+  sampler   mu - beta ln(-ln u), one 53-bit open uniform.
+  Gumbel-max: argmax_i (s_i + Gumbel(0, 1)) = i with probability softmax(s)_i. This is how the
+  exponential mechanism (scores s_i = epsilon u_i / (2 Delta)) samples in one pass.
+
+Example: 100000 draws of Gumbel(0, 1) (mean 0.5772):
+  dpregret sample gumbel --scale 1 --n 100000 --seed 1 --out gumbel.npy
+  python3 -c "import numpy as np; x = np.load('gumbel.npy'); print(x.mean())")TXT";
+
+constexpr const char* kGammaHelp = R"TXT(Gamma(k, theta) in the shape-scale parametrisation.
+  density   p(x) = x^(k-1) exp(-x/theta) / (Gamma(k) theta^k), x > 0
+  moments   mean k theta, variance k theta^2
+  --shape   k > 0, dimensionless (k = 1 is the exponential law with mean theta)
+  --scale   theta > 0: the scale (not the rate 1/theta), in the units of x
+  sampler   Marsaglia-Tsang (2000) rejection (a variable number of random words per draw);
+            k < 1 via Gamma(k + 1) U^(1/k).
+  theta (G1 - G2) with G1, G2 ~ Gamma(k, 1) independent is the sum of k iid Laplace(theta) draws:
+  how the padded tree draws its fresh padding noise in one shot (DESIGN.md §5).
+
+Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
+  dpregret sample gamma --shape 2.5 --scale 2 --n 100000 --seed 1 --out gamma.npy
+  python3 -c "import numpy as np; x = np.load('gamma.npy'); print(x.mean(), x.var())")TXT";
+
+constexpr const char* kTreeHelp = R"TXT(The noise that tree aggregation adds to the released prefix sums:
+Z_t = L~_t - L_t for t = 0 .. T-1 (column t), for coordinate 0 of learner instance i (row i), exactly
+as a learner run with this --seed draws it. Only the noise is drawn (no losses), and --scale is the
+noise of ONE tree node as given: no calibration from epsilon (that is `run`'s job; ALGORITHMS.md
+§1.4-§1.5 give the formulas).
+  --variant binary   standard binary mechanism (Dwork-Naor-Pitassi-Rothblum 2010, Chan-Shi-Song 2011;
+                     ALGORITHMS.md §1.4): Z_t = sum of the node noises of the popcount(t) dyadic blocks
+                     of [0, t). Z_0 = 0; Var Z_t = popcount(t) Var(node).
+  --variant padded   Agarwal-Singh 2017 Alg. 2 (ALGORITHMS.md §1.5): adds ceil(log2 T) - popcount(t)
+                     fresh draws, so every Z_t is a sum of exactly ceil(log2 T) iid node draws (Z_0 is
+                     pure padding): Var Z_t = ceil(log2 T) Var(node) for every t. The Z_t are identically
+                     distributed, not independent.
+  In both, Cov(Z_t, Z_t') = (number of nodes shared by [0,t) and [0,t')) Var(node); e.g. Z_2 and Z_3
+  share the node [0,2).
+  --noise laplace    node noise Laplace(0, b), b = --scale: Var(node) = 2 b^2
+  --noise gaussian   node noise N(0, sigma^2), sigma = --scale: Var(node) = sigma^2
+  --T                horizon T, 1..4294967295 (the tree has ceil(log2 T) levels below the root)
+
+Example: padded tree, T = 1024 (10 levels), Laplace b = 1: every column has variance 10 * 2 = 20:
+  dpregret sample tree --variant padded --noise laplace --scale 1 --T 1024 --n 10000 --out z.npy
+  python3 -c "import numpy as np; z = np.load('z.npy'); print(z.shape, z.var(axis=0)[:4])"
+)TXT";
+
+constexpr const char* kMatrixOutputHelp = R"TXT(Output (--out FILE, format chosen by the extension):
+  .npy  float64 array of shape (N, T): numpy.load(FILE)
+  .csv  a header line t0,t1,...,t{T-1}, then one line of T values per row)TXT";
+
+// ---- flags shared by every form ---------------------------------------------------------------------
+
+struct CommonFlags {
+    std::string n, seed = "0", out;
+    CLI::Option* n_opt = nullptr;
+    CLI::Option* out_opt = nullptr;
+};
+
+void add_common_flags(CLI::App* sub, CommonFlags& f, const std::string& n_help) {
+    f.n_opt = sub->add_option("--n", f.n, n_help + ", 1..4294967295 (required)")->type_name("N");
+    sub->add_option("--seed", f.seed, "RNG seed, 0..4294967295 (default 0)")->type_name("SEED");
+    f.out_opt = sub->add_option("-o,--out", f.out, "Output file, .npy (float64) or .csv (required)")
+                    ->type_name("FILE");
+}
+
+struct Common {
+    std::uint64_t n = 0;
+    std::uint32_t seed = 0;
+    std::string out;
+    OutputFormat format = OutputFormat::Npy;
+};
+
+Common parse_common(const CommonFlags& f) {
+    Common c;
+    require_given(f.n_opt, kRowsRange);
+    c.n = parse_integer("--n", f.n, 1, kMaxRows, kRowsWhy);
+    c.seed = static_cast<std::uint32_t>(parse_integer("--seed", f.seed, 0, kMaxSeed));
+    require_given(f.out_opt, "a file name ending in .npy or .csv");
+    c.out = f.out;
+    c.format = output_format("--out", f.out);
+    return c;
+}
+
+// ---- generation and output ----------------------------------------------------------------------------
+
+/// fill(row, c0, c1, dst) writes the values of columns [c0, c1) of row `row` to dst[0 .. c1 - c0); it
+/// must be a pure function of (row, column).
+using RowFill = std::function<void(std::uint32_t row, std::uint64_t c0, std::uint64_t c1, double* dst)>;
+
+/// Fills rows [first, first + count) (row-major, `cols` values each) into buf. The count * cols values
+/// are split into contiguous ranges, one per thread, so that a few long tree rows are shared out as
+/// well as many short ones. Results do not depend on the split.
+void fill_rows(std::uint64_t first, std::uint64_t count, std::uint64_t cols, const RowFill& fill,
+               double* buf) {
+    const std::uint64_t work = count * cols;
+    const auto run = [&](std::uint64_t lo, std::uint64_t hi) { // flat value indices [lo, hi)
+        while (lo < hi) {
+            const std::uint64_t r = lo / cols, c0 = lo % cols;
+            const std::uint64_t c1 = std::min(cols, c0 + (hi - lo));
+            fill(static_cast<std::uint32_t>(first + r), c0, c1, buf + lo);
+            lo += c1 - c0;
+        }
+    };
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const std::uint64_t threads = std::min<std::uint64_t>(hw, std::max<std::uint64_t>(1, work / 4096));
+    if (threads <= 1) {
+        run(0, work);
+        return;
+    }
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (std::uint64_t k = 0; k < threads; ++k)
+        pool.emplace_back(run, work * k / threads, work * (k + 1) / threads);
+    for (std::thread& t : pool) t.join();
+}
+
+/// Writes an n x cols matrix (or, when `vector` is set, a length-n vector; cols must be 1) row by row.
+void write_samples(const Common& c, std::uint64_t cols, bool vector,
+                   const std::vector<std::string>& csv_header, const RowFill& fill) {
+    // Open last: every flag has been validated, so a usage error never creates a file.
+    std::unique_ptr<io::AtomicFile> file;
+    try {
+        file = std::make_unique<io::AtomicFile>(c.out);
+    } catch (const io::IoError& e) {
+        throw UsageError("--out: " + std::string(e.what()));
+    }
+    std::ostream& os = file->stream();
+    std::unique_ptr<io::NpyWriter> npy;
+    io::CsvWriter csv(os);
+    if (c.format == OutputFormat::Npy)
+        npy = std::make_unique<io::NpyWriter>(os, vector ? io::Shape{c.n} : io::Shape{c.n, cols});
+    else
+        csv.header(csv_header);
+
+    constexpr std::uint64_t kBatchValues = 1u << 20; // 8 MiB of doubles per batch
+    const std::uint64_t batch_rows = std::max<std::uint64_t>(1, kBatchValues / cols);
+    std::vector<double> buf(static_cast<std::size_t>(std::min(batch_rows, c.n) * cols));
+    for (std::uint64_t r0 = 0; r0 < c.n; r0 += batch_rows) {
+        const std::uint64_t rows = std::min(batch_rows, c.n - r0);
+        fill_rows(r0, rows, cols, fill, buf.data());
+        if (npy) {
+            npy->write(buf.data(), static_cast<std::size_t>(rows * cols));
+        } else {
+            for (std::uint64_t r = 0; r < rows; ++r)
+                csv.row(buf.data() + r * cols, static_cast<std::size_t>(cols));
+        }
+        file->check();
+    }
+    if (npy) npy->finish();
+    file->commit();
+}
+
+rng::StreamId inspect_stream(std::uint32_t seed, std::uint32_t row) {
+    rng::StreamId id;
+    id.seed = seed;
+    id.stream = 0;
+    id.instance = row;
+    id.purpose = rng::Purpose::Inspect;
+    return id;
+}
+
+// ---- one subcommand per distribution ----------------------------------------------------------------
+
+/// Registers `sample <name>` for a distribution with a scale and optionally a shape or a location.
+/// `draw(src, scale, extra)` draws one value; extra is --shape or --loc (unused otherwise).
+enum class Extra { None, Shape, Loc };
+
+template <class Draw>
+void add_distribution(CLI::App* sample, const std::string& name, const std::string& summary, const char* help,
+                      const std::string& scale_help, const std::string& scale_name, Extra extra, Draw draw) {
+    CLI::App* sub = sample->add_subcommand(name, summary);
+    sub->footer(std::string(help) + "\n\n" + kVectorOutputHelp + kOutputHelp);
+    struct State {
+        CommonFlags common;
+        std::string scale, extra = "0";
+        CLI::Option* scale_opt = nullptr;
+        CLI::Option* extra_opt = nullptr;
+    };
+    auto st = std::make_shared<State>();
+    if (extra == Extra::Shape)
+        st->extra_opt =
+            sub->add_option("--shape", st->extra, "Shape k, a finite number > 0 (required)")->type_name("K");
+    if (extra == Extra::Loc)
+        st->extra_opt =
+            sub->add_option("--loc", st->extra, "Location mu, a finite number (default 0)")->type_name("MU");
+    st->scale_opt = sub->add_option("--scale", st->scale, scale_help + ", a finite number > 0 (required)")
+                        ->type_name(scale_name);
+    add_common_flags(sub, st->common, "Number of draws N");
+
+    sub->callback([st, name, extra, draw] {
+        double extra_value = 0.0;
+        if (extra == Extra::Shape) {
+            require_given(st->extra_opt, "a finite number > 0");
+            extra_value = parse_positive_finite("--shape", st->extra);
+        } else if (extra == Extra::Loc) {
+            extra_value = parse_finite("--loc", st->extra);
+        }
+        require_given(st->scale_opt, "a finite number > 0");
+        const double scale = parse_positive_finite("--scale", st->scale);
+        const Common c = parse_common(st->common);
+        write_samples(c, 1, true, {name}, [&](std::uint32_t row, std::uint64_t, std::uint64_t, double* dst) {
+            rng::WordStream src(inspect_stream(c.seed, row));
+            *dst = draw(src, scale, extra_value);
+        });
+    });
+}
+
+void add_tree(CLI::App* sample) {
+    CLI::App* sub = sample->add_subcommand(
+        "tree", "Prefix-sum noise Z_t = L~_t - L_t of tree aggregation (binary or padded): an N x T matrix");
+    sub->footer(std::string(kTreeHelp) + "\n" + kMatrixOutputHelp + kOutputHelp);
+    struct State {
+        CommonFlags common;
+        std::string variant = "padded", noise = "laplace", scale, T;
+        CLI::Option* scale_opt = nullptr;
+        CLI::Option* T_opt = nullptr;
+    };
+    auto st = std::make_shared<State>();
+    sub->add_option("--variant", st->variant, "Tree: padded (AS17, default) or binary")->type_name("VARIANT");
+    sub->add_option("--noise", st->noise, "Node noise law: laplace (default) or gaussian")->type_name("LAW");
+    st->scale_opt = sub->add_option("--scale", st->scale,
+                                    "Node noise: Laplace b or Gaussian sigma, a finite number > 0 (required)")
+                        ->type_name("SCALE");
+    st->T_opt =
+        sub->add_option("--T", st->T, "Horizon T (columns), 1..4294967295 (required)")->type_name("T");
+    add_common_flags(sub, st->common, "Number of rows (instances) N");
+
+    sub->callback([st] {
+        const std::size_t variant = parse_choice("--variant", st->variant, {"padded", "binary"});
+        const std::size_t noise = parse_choice("--noise", st->noise, {"laplace", "gaussian"});
+        require_given(st->scale_opt, "a finite number > 0");
+        const double scale = parse_positive_finite("--scale", st->scale);
+        require_given(st->T_opt, "an integer in [1, 4294967295]");
+        const std::uint64_t T = parse_integer("--T", st->T, 1, kMaxT,
+                                              "prefixes and node indices are 32-bit RNG counter words "
+                                              "(kernels/rng/stream.hpp)");
+        const Common c = parse_common(st->common);
+        if (rng::check_layout(c.seed, c.n, T, 1) != rng::LayoutError::Ok) // guaranteed by the ranges above
+            throw UsageError("--n/--T do not fit the RNG counter layout (kernels/rng/stream.hpp)");
+
+        mech::TreeNoise base;
+        base.variant = variant == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        base.noise = noise == 0 ? mech::NodeNoise::Laplace : mech::NodeNoise::Gaussian;
+        base.scale = scale;
+        base.T = T;
+        base.seed = c.seed;
+        base.stream = 0;
+        std::vector<std::string> header;
+        if (c.format == OutputFormat::Csv) {
+            header.reserve(static_cast<std::size_t>(T));
+            for (std::uint64_t t = 0; t < T; ++t) header.push_back("t" + std::to_string(t));
+        }
+        write_samples(c, T, false, header,
+                      [&](std::uint32_t row, std::uint64_t t0, std::uint64_t t1, double* dst) {
+                          mech::TreeNoise tn = base;
+                          tn.instance = row;
+                          for (std::uint64_t t = t0; t < t1; ++t) dst[t - t0] = mech::prefix_noise(tn, t, 0);
+                      });
+    });
+}
+
+} // namespace
+
+void add_sample_command(CLI::App& app) {
+    CLI::App* sample = app.add_subcommand(
+        "sample",
+        "Draw noise (Laplace, Gaussian, exponential, Gumbel, Gamma, tree prefix noise) to .npy or CSV.");
+    sample->footer(kSampleFooter);
+    sample->require_subcommand(0, 1);
+
+    add_distribution(sample, "laplace", "Laplace(0, b): density exp(-|x|/b)/(2b), variance 2b^2",
+                     kLaplaceHelp, "Scale b (variance 2b^2)", "B", Extra::None,
+                     [](rng::WordStream& s, double b, double) { return noise::laplace(s, b); });
+    add_distribution(sample, "gaussian", "Normal N(0, sigma^2): --scale is the standard deviation sigma",
+                     kGaussianHelp, "Standard deviation sigma", "SIGMA", Extra::None,
+                     [](rng::WordStream& s, double sigma, double) { return noise::gaussian(s, sigma); });
+    add_distribution(sample, "exponential", "Exponential: density exp(-x/s)/s, mean s", kExponentialHelp,
+                     "Mean s (= 1/rate)", "MEAN", Extra::None,
+                     [](rng::WordStream& s, double mean, double) { return noise::exponential(s, mean); });
+    add_distribution(sample, "gumbel", "Gumbel(mu, beta): CDF exp(-exp(-(x-mu)/beta))", kGumbelHelp,
+                     "Scale beta", "BETA", Extra::Loc,
+                     [](rng::WordStream& s, double beta, double mu) { return noise::gumbel(s, mu, beta); });
+    add_distribution(sample, "gamma", "Gamma(k, theta): mean k theta, variance k theta^2", kGammaHelp,
+                     "Scale theta (not the rate)", "THETA", Extra::Shape,
+                     [](rng::WordStream& s, double theta, double k) { return noise::gamma(s, k, theta); });
+    add_tree(sample);
+
+    // A name that is not one of the subcommands above is left over as an "extra" of `sample` (extras are
+    // allowed here only; the subcommands were created before, so they do not inherit it), and gets the
+    // same kind of message as a bad flag value instead of CLI11's "arguments were not expected".
+    sample->allow_extras();
+    sample->callback([sample] {
+        if (!sample->get_subcommands().empty()) return;
+        const std::vector<std::string> rest = sample->remaining();
+        const std::string forms = "laplace, gaussian, exponential, gumbel, gamma, tree";
+        if (rest.empty() || rest.front().rfind('-', 0) == 0)
+            throw UsageError("missing DISTRIBUTION" +
+                             (rest.empty() ? std::string() : " before '" + rest.front() + "'") +
+                             ": must be one of: " + forms + " (see 'dpregret sample --help')");
+        throw UsageError("DISTRIBUTION must be one of: " + forms + " (got " + rest.front() + ")");
+    });
+}
+
+} // namespace dpr::cli

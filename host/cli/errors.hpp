@@ -1,0 +1,21 @@
+#pragma once
+// Errors a user can fix by changing the command line or an input file (DESIGN.md §6): main() prints
+// "dpregret: error: <what>" on stderr and exits with code 2, as it does for CLI11's own parse errors.
+// Anything else that escapes a command (an I/O failure while writing results, a bug) exits with 1.
+//
+// The message should name the flag, key or file position and the valid range, e.g.
+//     --scale must be a finite number > 0 (got -1)
+#include <stdexcept>
+
+namespace dpr::cli {
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// Exit codes of the `dpregret` executable.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1; ///< a run failed (I/O error, internal error)
+inline constexpr int kExitUsage = 2;   ///< bad input: flags, config keys, input files
+
+} // namespace dpr::cli
