@@ -10,7 +10,7 @@
 //   Bernoulli(p)        u < p
 //   categorical(w)      inverse CDF over non-negative weights
 // Word usage per call (fixed-count samplers): Laplace, exponential, Gumbel, Bernoulli: 2 words;
-// Gaussian: 4 words. Gamma: ~4-6 words per try, variable (rejection).
+// Gaussian: 4 words. Gamma: 6 words per try (+4 per v <= 0 redraw, +2 once if k < 1), variable.
 #include <cmath>
 #include <cstdint>
 
@@ -78,7 +78,12 @@ DPR_HD double gamma(Src& src, double k, double theta) {
     for (;;) {
         double x, v;
         do {
-            x = normal_from_u(src.next_double(), src.next_double());
+            // Two statements, not normal_from_u(src.next_double(), src.next_double()): the order in
+            // which function arguments are evaluated is unspecified, so that form may consume the
+            // words in a different order under g++ and nvcc and break CPU/GPU bit-equality.
+            const double u1 = src.next_double();
+            const double u2 = src.next_double();
+            x = normal_from_u(u1, u2);
             v = 1.0 + c * x;
         } while (v <= 0.0);
         v = v * v * v;
