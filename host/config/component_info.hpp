@@ -1,0 +1,74 @@
+#pragma once
+// A learner's or adversary's configuration contract with its type erased (kernels/core/params.hpp):
+// its name, its keys, its geometry and its check(). The config layer (host/config/config.hpp) validates
+// and expands a TOML file against lists of these, so it never includes a component header, and tests can
+// drive it with small hand-written tables.
+//
+//   auto learners    = describe_all<learners::AllLearners>("learner");
+//   auto adversaries = describe_all<adversaries::AllAdversaries>("adversary");
+//
+// The position of a ComponentInfo in the list that describe_all() returns is the component's position
+// in the TypeList, which the executors dispatch on (Point::learner_index / adversary_index).
+#include <iterator>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/core/params.hpp"
+#include "kernels/core/sets.hpp"
+#include "kernels/core/type_list.hpp"
+
+namespace dpr::config {
+
+using CheckFn = bool (*)(const KeyValues&, const Problem&, Diagnostic&);
+
+struct ComponentInfo {
+    std::string name;              ///< C::kName: the value of [learner] algorithm / [adversary] kind
+    const KeySpec* keys = nullptr; ///< C::kKeys (static storage); nullptr when nkeys == 0
+    int nkeys = 0;
+    Geometry geometry = Geometry::Simplex; ///< C::kGeometry: decision set (learner) / loss set (adversary)
+    CheckFn check = nullptr;               ///< C::check; nullptr = nothing to check
+    std::string section;                   ///< "learner" or "adversary"
+    bool shared_only = false;              ///< C::kSharedOnly (adversaries): per_instance = true is refused
+
+    /// Index of key `name` in keys, -1 if this component does not declare it.
+    int key_index(const std::string& key) const {
+        for (int i = 0; i < nkeys; ++i)
+            if (key == keys[i].name) return i;
+        return -1;
+    }
+};
+
+namespace detail {
+template <class C, class = void>
+struct SharedOnly : std::false_type {};
+template <class C>
+struct SharedOnly<C, std::void_t<decltype(C::kSharedOnly)>> : std::bool_constant<C::kSharedOnly> {};
+} // namespace detail
+
+/// The ComponentInfo of component type C. C::kKeys may be a C array or a std::array (a keyless
+/// component declares std::array<KeySpec, 0>); C::kSharedOnly is optional (default false).
+template <class C>
+ComponentInfo describe(const char* section) {
+    constexpr std::size_t n = std::size(C::kKeys);
+    static_assert(n <= static_cast<std::size_t>(kMaxKeys), "a component declares at most kMaxKeys keys");
+    ComponentInfo info;
+    info.name = C::kName;
+    info.keys = n == 0 ? nullptr : std::data(C::kKeys);
+    info.nkeys = static_cast<int>(n);
+    info.geometry = C::kGeometry;
+    info.check = &C::check;
+    info.section = section;
+    info.shared_only = detail::SharedOnly<C>::value;
+    return info;
+}
+
+/// One ComponentInfo per type of the TypeList, in list order.
+template <class List>
+std::vector<ComponentInfo> describe_all(const char* section) {
+    std::vector<ComponentInfo> out;
+    for_each_type(List{}, [&](auto tag) { out.push_back(describe<typename decltype(tag)::type>(section)); });
+    return out;
+}
+
+} // namespace dpr::config

@@ -1,0 +1,135 @@
+#pragma once
+// Experiment files (docs/CONFIG.md): read a TOML file, apply `--set section.key=VALUE` overrides,
+// validate every key against the [run] schema, the common [adversary]/[learner] keys and the keys the
+// components declare (kernels/core/params.hpp), and expand sweeps into config points.
+//
+//   [run]        seed, instances, rounds (= T), checkpoints, common_random_numbers
+//   [adversary]  kind, d, per_instance, and the keys of the chosen kind(s)
+//   [learner]    algorithm, and the keys of the chosen algorithm(s)
+//
+// A list value is a sweep; the run is the Cartesian product of all sweeps, one Point per combination
+// (for a KeyType::RealList key only a list of lists is a sweep). `algorithm` and `kind` may be swept:
+// a key is then valid if some swept component declares it, is dropped from the points whose component
+// does not, and points that become identical are merged.
+//
+// Every bad input throws ConfigError, whose message names the key, the value, where it was given
+// (file:line:column, or the --set argument) and the valid range:
+//     [learner] epsilon = -1 (config.toml:7:11): must be a number in (0, inf]
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/config/component_info.hpp"
+#include "kernels/core/params.hpp"
+
+namespace dpr::config {
+
+/// Bad input in an experiment file or a --set override. what() is the complete message without a
+/// prefix; the CLI prints "error: " + what() and exits with code 2 (DESIGN.md §6).
+class ConfigError : public std::runtime_error {
+  public:
+    ConfigError(std::string key, const std::string& message)
+        : std::runtime_error(message), key_(std::move(key)) {}
+    /// The key the message is about, "section.key" ("" for errors that concern no single key).
+    const std::string& key() const { return key_; }
+
+  private:
+    std::string key_;
+};
+
+/// Settings of the whole run, which cannot be swept.
+struct RunSettings {
+    std::uint64_t instances = 1000;    ///< [run] instances: independent learner instances per point
+    std::uint32_t checkpoints = 16;    ///< [run] checkpoints: rounds at which regret is recorded
+    bool common_random_numbers = true; ///< [run] common_random_numbers (see Point::stream)
+};
+
+/// One combination of a sweep: everything the engine needs to run one config point.
+///
+/// Point is freely copyable and movable. The strings and lists that the raw pointers in
+/// learner_values / adversary_values (KeyValues::str, KeyValues::list) point into are immutable heap
+/// objects owned through shared_ptr in `storage`, shared by all copies, so the pointers stay valid as
+/// long as any copy of the Point lives. Do not write to those KeyValues' pointers.
+struct Point {
+    std::size_t index = 0;           ///< position in Config::points
+    std::uint32_t stream = 0;        ///< RNG stream key: 0 for every point with common random numbers,
+                                     ///< index + 1 without (DESIGN.md §2)
+    std::string learner;             ///< [learner] algorithm
+    std::size_t learner_index = 0;   ///< its position in ConfigInputs::learners (= TypeList position)
+    std::string adversary;           ///< [adversary] kind
+    std::size_t adversary_index = 0; ///< its position in ConfigInputs::adversaries
+    Problem problem;                 ///< d ([adversary] d or the file's), T ([run] rounds), seed ([run] seed)
+    bool per_instance = false;       ///< [adversary] per_instance
+    KeyValues learner_values;        ///< the learner's keys, indexed like its kKeys
+    KeyValues adversary_values;      ///< the adversary's keys, indexed like its kKeys
+    std::vector<std::string> warnings; ///< check() diagnostics marked warning_only, formatted like errors
+    /// (key, value as text) for every key in Config::swept_keys, in that order; the text is "" where
+    /// the key does not apply to this point (a learner key its algorithm does not declare).
+    std::vector<std::pair<std::string, std::string>> swept;
+    /// (key, value as text) for every key that applies to this point, in schema order: the given value,
+    /// or for a key left out its default text ("auto" = computed by the component's resolve()).
+    std::vector<std::pair<std::string, std::string>> settings;
+    std::vector<std::shared_ptr<const void>> storage; ///< owns what KeyValues::str / ::list point into
+};
+
+struct Config {
+    std::string source; ///< the file name as given ("<string>" style names for text)
+    RunSettings run;
+    std::vector<std::string> swept_keys; ///< "section.key" of every list-valued (swept) key, schema order
+    std::vector<Point> points;           ///< in sweep order: the last swept key varies fastest
+    std::string resolved_toml;           ///< the document after --set overrides, as TOML (for run.json)
+};
+
+/// What the config is validated against. learners/adversaries come from describe_all() over the
+/// registries, or from small tables in tests.
+struct ConfigInputs {
+    std::vector<ComponentInfo> learners;
+    std::vector<ComponentInfo> adversaries;
+    /// For an adversary kind with a KeyType::Path key: the number of experts d read from the file
+    /// (the path is resolved, see docs/CONFIG.md). Then [adversary] d may be left out; if it is given it
+    /// must agree. Empty: d is taken from [adversary] d, or 0 when left out (the caller fills it in).
+    /// May throw; the message is reported against the path key.
+    std::function<std::uint32_t(const std::string& path)> file_dimension;
+    /// Optional: the values of that file (row-major), passed to the adversary in KeyValues::list of its
+    /// Path key with list_size = size() (e.g. the `file` adversary's T x d loss matrix). Called with the
+    /// point's Problem once d is known; results are cached per (path, d, T). May throw.
+    std::function<std::shared_ptr<const std::vector<double>>(const std::string& path, const Problem&)>
+        file_values;
+};
+
+/// Reads the TOML file at `path`, applies `overrides` ("section.key=VALUE", VALUE a TOML value; a bare
+/// word is taken as a string) in order, validates and expands. Relative Path values in the file are
+/// resolved against the file's directory, those from --set against the working directory.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   const ConfigInputs& inputs);
+
+/// As load_config, for TOML text; positions in messages read "<source_name>:line:column".
+Config parse_config(std::string_view toml_text, const std::string& source_name,
+                    const std::vector<std::string>& overrides, const ConfigInputs& inputs);
+
+/// The [run] schema: seed, instances, rounds, checkpoints, common_random_numbers.
+const std::vector<KeySpec>& run_keys();
+
+/// "a number in (0, inf]", "an integer in [1, 1024]", "true or false", "one of \"a\", \"b\"", ...:
+/// what a value of this key must be (the text after "must be" in error messages).
+std::string range_text(const KeySpec& spec);
+
+/// The keys of a component as an aligned table (name, type, default, valid range, doc) for --help and
+/// docs, headed by "[section] algorithm|kind = "name"" and its geometry.
+std::string describe_keys(const ComponentInfo& component);
+/// The same table for the [run] keys, or the common keys of "adversary" / "learner" given the names.
+std::string describe_run_keys();
+
+/// Levenshtein edit distance (insertions, deletions, substitutions; case-sensitive).
+std::size_t levenshtein(std::string_view a, std::string_view b);
+/// The candidate closest to `word` (case-insensitive Levenshtein) if it is close enough to be a likely
+/// typo (distance <= max(2, |word| / 3) and < |word|), else "". Ties go to the earlier candidate.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+} // namespace dpr::config

@@ -1,0 +1,28 @@
+#pragma once
+// Graceful interruption of long runs: the first SIGINT (Ctrl-C) or SIGTERM sets a flag that loops poll
+// between chunks (interrupted()), so a run can stop cleanly -- e.g. leave no output that looks complete
+// (DESIGN.md §6). The handler also restores the default action of both signals, so a second signal
+// terminates the process at once.
+//
+//   dpr::install_interrupt_handlers();
+//   for (chunk : chunks) { if (dpr::interrupted()) break; run(chunk); }
+//
+// The flag is a lock-free std::atomic, which is what C++17 allows a signal handler to touch.
+
+namespace dpr {
+
+/// Installs the SIGINT and SIGTERM handlers (idempotent; re-arms them after a signal was handled).
+/// `message`, if not null, is written to stderr (with write(2)) when the first signal arrives; it must
+/// outlive the handlers (a string literal).
+void install_interrupt_handlers(const char* message = "\ninterrupted: stopping after the current chunk "
+                                                      "(send the signal again to stop at once)\n");
+/// True once SIGINT or SIGTERM arrived after install_interrupt_handlers().
+bool interrupted();
+/// The signal that set the flag (SIGINT or SIGTERM), 0 if none.
+int interrupt_signal();
+/// Clears the flag (tests, or a process that runs several jobs); does not touch the handlers.
+void clear_interrupted();
+/// Restores the signal dispositions that were in place before install_interrupt_handlers().
+void uninstall_interrupt_handlers();
+
+} // namespace dpr
