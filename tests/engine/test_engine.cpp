@@ -1,0 +1,154 @@
+// The simulation engine end to end (issue 3 tests): twins, a hand-computed regret, Hedge's bound,
+// invariance to threads and to the number of instances, per-instance sequences.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "host/engine/checkpoints.hpp"
+#include "learners/simulate.hpp"
+
+using dpr::test::simulate;
+
+TEST(Engine, DpFtrlWithNoiseOffEqualsHedgeExactly) {
+    // Same eta; epsilon = inf turns the tree noise off. Every instance and checkpoint must be bitwise
+    // equal (A1: noise off = non-private FTRL = Hedge, ALGORITHMS.md §3.2).
+    for (const char* adv : {"bernoulli", "halving", "switching"}) {
+        const auto h = simulate("hedge", {{"eta", 0.07}}, adv, {}, 16, 777, 20);
+        const auto p = simulate("dp-ftrl-experts", {{"eta", 0.07}, {"epsilon", dpr::kInf}}, adv, {}, 16, 777, 20);
+        ASSERT_EQ(h.regret.size(), p.regret.size());
+        for (std::size_t i = 0; i < h.regret.size(); ++i) EXPECT_EQ(h.regret[i], p.regret[i]) << adv << " " << i;
+        EXPECT_TRUE(std::isinf(p.privacy.epsilon));
+    }
+}
+
+TEST(Engine, DpFtrlWithNoiseDiffersFromHedgeAndReportsItsEpsilon) {
+    const auto h = simulate("hedge", {{"eta", 0.07}}, "bernoulli", {}, 16, 777, 20);
+    const auto p = simulate("dp-ftrl-experts", {{"eta", 0.07}, {"epsilon", 2.0}}, "bernoulli", {}, 16, 777, 20);
+    EXPECT_NE(h.final_regret[0], p.final_regret[0]);
+    EXPECT_DOUBLE_EQ(p.privacy.epsilon, 2.0); // Laplace, experts: paper == strict (Delta_1 = ||Y||_1 = d)
+    EXPECT_STREQ(p.privacy.accountant, "pure-laplace");
+    // lambda = d ceil(log2 T) / eps = 16 * 10 / 2 (A1 experts row)
+    EXPECT_DOUBLE_EQ(p.privacy.noise_scale, 16.0 * 10.0 / 2.0);
+}
+
+namespace {
+
+/// Hedge through the registry and CPU executor on a hand-made loss matrix (the `file` adversary).
+std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T, double eta) {
+    using namespace dpr;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
+    KeyValues akv;
+    for (const auto& c : ainfo)
+        if (c.name == "file") {
+            const int i = c.key_index("path");
+            akv.given[i] = true;
+            akv.str[i] = "hand-made";
+            akv.list[i] = losses.data();
+            akv.list_size[i] = static_cast<std::uint32_t>(losses.size());
+        }
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    PointJob job;
+    job.learner = resolve_learner("hedge", test::key_values(linfo, "hedge", {{"eta", eta}}), pb);
+    job.adversary = resolve_adversary("file", akv, pb);
+    job.shape.d = d;
+    job.shape.T = T;
+    job.shape.instances = 3;
+    job.shape.checkpoints = {1, 2, 3};
+    job.threads = 1;
+    const PointOutcome o = run_point(job);
+    return std::vector<double>(o.regret.begin(), o.regret.begin() + 3); // instance 0
+}
+
+} // namespace
+
+TEST(Engine, HedgeRegretOnASmallMatrixMatchesTheHandComputation) {
+    // d = 2, eta = ln 2 so that weights are powers of two. Losses (1,0), (0,1), (1,0):
+    //   t=1: x = (1/2, 1/2), charged 1/2; L_1 = (1,0), min 0       -> regret 1/2
+    //   t=2: x ∝ (1/2, 1) = (1/3, 2/3), charged 2/3; L_2 = (1,1)   -> regret 7/6 - 1 = 1/6
+    //   t=3: x = (1/2, 1/2), charged 1/2; L_3 = (2,1)              -> regret 5/3 - 1 = 2/3
+    const std::vector<double> losses = {1, 0, 0, 1, 1, 0};
+    const auto r = hedge_on_matrix(losses, 2, 3, std::log(2.0));
+    EXPECT_NEAR(r[0], 0.5, 1e-15);
+    EXPECT_NEAR(r[1], 1.0 / 6.0, 1e-15);
+    EXPECT_NEAR(r[2], 2.0 / 3.0, 1e-15);
+}
+
+TEST(Engine, HedgeRegretNeverExceedsItsBound) {
+    // For losses in [0,1] and any eta: Regret_t <= ln d / eta + eta t / 8 at every t (C8). Checked at
+    // every checkpoint, on every adversary, for three learning rates, over per-instance sequences.
+    const std::uint32_t d = 32;
+    const std::uint64_t T = 2000;
+    for (double eta : {0.02, 0.1, 0.5})
+        for (const char* adv : {"bernoulli", "realizable", "halving", "switching"}) {
+            const auto r = simulate("hedge", {{"eta", eta}}, adv, {}, d, T, 30, 2, 3, /*per_instance=*/true, 12);
+            const std::size_t nck = r.checkpoints.size();
+            double worst = -1e300;
+            for (std::uint32_t k = 0; k < r.instances; ++k)
+                for (std::size_t c = 0; c < nck; ++c) {
+                    const double bound = std::log(double(d)) / eta + eta * double(r.checkpoints[c]) / 8.0;
+                    EXPECT_LE(r.regret[k * nck + c], bound) << adv << " eta=" << eta << " t=" << r.checkpoints[c];
+                    worst = std::max(worst, r.regret[k * nck + c] / bound);
+                }
+            EXPECT_GT(worst, 0.0) << "regret should be positive somewhere on " << adv;
+        }
+    // The lower-bound adversary (Asi et al. Thm 5) needs its own epsilon key.
+    const auto lb = simulate("hedge", {{"eta", 0.3}}, "lower-bound", {{"epsilon", 0.05}}, d, T, 30, 2, 3, true, 12);
+    for (std::size_t i = 0; i < lb.regret.size(); ++i)
+        EXPECT_LE(lb.regret[i], std::log(double(d)) / 0.3 + 0.3 * double(T) / 8.0);
+}
+
+TEST(Engine, ResultsDoNotDependOnTheThreadCount) {
+    const auto a = simulate("dp-ftrl-experts", {{"epsilon", 0.5}}, "bernoulli", {}, 24, 600, 37, 1);
+    const auto b = simulate("dp-ftrl-experts", {{"epsilon", 0.5}}, "bernoulli", {}, 24, 600, 37, 2);
+    const auto c = simulate("dp-ftrl-experts", {{"epsilon", 0.5}}, "bernoulli", {}, 24, 600, 37, 5);
+    EXPECT_EQ(a.regret, b.regret);
+    EXPECT_EQ(a.regret, c.regret);
+    EXPECT_EQ(a.realized_regret, c.realized_regret);
+}
+
+TEST(Engine, AnInstanceDoesNotDependOnHowManyRunBesideIt) {
+    // Instance 5 of a 10-instance run equals instance 5 of a 1000-instance run: streams are keyed by
+    // instance id, never by thread or batch (DESIGN.md §2).
+    const auto small = simulate("dp-ftrl-experts", {{"epsilon", 1.0}}, "bernoulli", {}, 8, 256, 10);
+    const auto large = simulate("dp-ftrl-experts", {{"epsilon", 1.0}}, "bernoulli", {}, 8, 256, 1000);
+    EXPECT_EQ(small.final_regret[5], large.final_regret[5]);
+    // ... and a range starting elsewhere (a shard) reproduces the same instances.
+    const auto shard = simulate("dp-ftrl-experts", {{"epsilon", 1.0}}, "bernoulli", {}, 8, 256, 10, 2, 1, false, 8, 500);
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(shard.final_regret[k], large.final_regret[500 + k]);
+    // Different instances do differ (the noise is not shared by mistake).
+    EXPECT_NE(large.final_regret[5], large.final_regret[6]);
+}
+
+TEST(Engine, PerInstanceSequencesGiveEachInstanceItsOwnComparator) {
+    // Hedge is deterministic: with one shared sequence all instances have the same regret; with
+    // per-instance sequences they differ.
+    const auto shared = simulate("hedge", {}, "bernoulli", {}, 8, 300, 6, 2, 1, false);
+    const auto own = simulate("hedge", {}, "bernoulli", {}, 8, 300, 6, 2, 1, true);
+    for (int k = 1; k < 6; ++k) EXPECT_EQ(shared.final_regret[k], shared.final_regret[0]);
+    int distinct = 0;
+    for (int k = 1; k < 6; ++k) distinct += own.final_regret[k] != own.final_regret[0];
+    EXPECT_GE(distinct, 4);
+}
+
+TEST(Engine, CheckpointsAreLogSpacedAndEndAtT) {
+    const auto c = dpr::log_checkpoints(4096, 12);
+    ASSERT_FALSE(c.empty());
+    EXPECT_EQ(c.back(), 4096u);
+    EXPECT_EQ(c.front(), 2u); // ceil(4096^{1/12}) = 2
+    for (std::size_t i = 1; i < c.size(); ++i) EXPECT_LT(c[i - 1], c[i]);
+    EXPECT_EQ(dpr::log_checkpoints(1, 16), std::vector<std::uint64_t>{1});
+    EXPECT_EQ(dpr::log_checkpoints(5, 1), std::vector<std::uint64_t>{5});
+}
+
+TEST(Engine_Stat, DpFtrlRegretShrinksAsEpsilonGrows) {
+    // The privacy cost is additive and ~1/eps (§3.2): eps 0.1 -> 10 must cost clearly more regret,
+    // by many standard errors, on the same sequence with common random numbers.
+    const auto lo = simulate("dp-ftrl-experts", {{"epsilon", 0.1}}, "bernoulli", {{"gap", 0.2}}, 8, 2048, 200);
+    const auto hi = simulate("dp-ftrl-experts", {{"epsilon", 10.0}}, "bernoulli", {{"gap", 0.2}}, 8, 2048, 200);
+    const double se = std::hypot(lo.sem_regret(), hi.sem_regret());
+    EXPECT_GT(lo.mean_regret() - hi.mean_regret(), 6 * se);
+}
