@@ -424,6 +424,8 @@ class Loader {
                 const int i = comps[c].key_index(valid[k]);
                 list_valued = list_valued || (i >= 0 && comps[c].keys[i].type == KeyType::RealList);
             }
+            std::size_t declaring = 0;
+            for (std::size_t c : sweep) declaring += comps[c].key_index(valid[k]) >= 0 ? 1 : 0;
             Axis axis;
             axis.section = sec;
             axis.key = valid[k];
@@ -436,8 +438,8 @@ class Loader {
                     const int i = comps[c].key_index(valid[k]);
                     if (i < 0) continue;
                     const std::string suffix =
-                        sweep.size() > 1 ? std::string(" for ") + selector.name + " \"" + comps[c].name + "\""
-                                         : "";
+                        declaring > 1 ? std::string(" for ") + selector.name + " \"" + comps[c].name + "\""
+                                      : "";
                     axis.converted.back()[c] =
                         detail::convert(comps[c].keys[i], *v.node, "[" + sec + "] " + valid[k],
                                         axis.qualified(), v.where, suffix);

@@ -79,11 +79,17 @@ struct Point {
 };
 
 struct Config {
-    std::string source; ///< the file name as given ("<string>" style names for text)
+    std::string source; ///< the file name as given (parse_config: its source_name)
     RunSettings run;
-    std::vector<std::string> swept_keys; ///< "section.key" of every list-valued (swept) key, schema order
-    std::vector<Point> points;           ///< in sweep order: the last swept key varies fastest
-    std::string resolved_toml;           ///< the document after --set overrides, as TOML (for run.json)
+    /// "section.key" of every swept key, in schema order: [run], [adversary] (kind, d, per_instance, then
+    /// the swept kinds' keys in declaration order), [learner] (algorithm, then the algorithms' keys).
+    std::vector<std::string> swept_keys;
+    /// Nested loops over swept_keys (the last varies fastest), after merging points that are identical
+    /// once the keys their component does not declare are dropped.
+    std::vector<Point> points;
+    /// The document after --set overrides as TOML: sections in schema order, keys in file order (keys
+    /// added by --set after them), values in their shortest exact form. Reads back to the same points.
+    std::string resolved_toml;
 };
 
 /// What the config is validated against. learners/adversaries come from describe_all() over the
@@ -123,7 +129,7 @@ std::string range_text(const KeySpec& spec);
 /// The keys of a component as an aligned table (name, type, default, valid range, doc) for --help and
 /// docs, headed by "[section] algorithm|kind = "name"" and its geometry.
 std::string describe_keys(const ComponentInfo& component);
-/// The same table for the [run] keys, or the common keys of "adversary" / "learner" given the names.
+/// The same table for the [run] keys.
 std::string describe_run_keys();
 
 /// Levenshtein edit distance (insertions, deletions, substitutions; case-sensitive).
