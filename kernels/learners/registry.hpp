@@ -1,11 +1,15 @@
 #pragma once
 // Every learner the engine knows, one line each. Both backends instantiate from this list.
 #include "kernels/core/type_list.hpp"
+#include "kernels/learners/dp_ftpl.hpp"
 #include "kernels/learners/dp_ftrl_experts.hpp"
+#include "kernels/learners/dp_ftrl_olo.hpp"
+#include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
 
 namespace dpr::learners {
 
-using AllLearners = TypeList<Hedge, DpFtrlExperts>;
+using AllLearners = TypeList<Hedge, DpFtrlExperts,
+                             FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube>;
 
 } // namespace dpr::learners

@@ -1,0 +1,306 @@
+#pragma once
+// DP-FTPL with Gaussian tree noise: Agarwal & Singh 2017 §3.2, Thm 3.5, App. A (ALGORITHMS.md A2):
+//   x_t = argmin_{x in X} <x, L~_{t-1}>,   L~_{t-1} = L_{t-1} + Z_{t-1}   (one linear-optimisation step)
+// with the tree noise Z (node law N(0, sigma^2 I), padded tree: Z_{t-1} ~ N(0, k sigma^2 I), k = ceil(log2
+// T)) doubling as the FTPL perturbation (Gaussian smoothing, Abernethy-Lee-Sinha-Tewari 2014). One template,
+// registered once per decision set:
+//   dp-ftpl-experts  X = simplex, Y = [0,1]^d:    plays the vertex e_i, i = argmin_i L~_{t-1}(i) (lowest
+//                    index on ties); charged l_t(i) (expected = realised: the play given the noise is
+//                    deterministic). D_X = 1, L_Y = ||Y||_2 = sqrt(d).
+//   dp-ftpl-ball     X = Y = unit l2 ball:        x_t = -L~/||L~||_2 (0 if L~ = 0). D_X = 1, L_Y = 1.
+//   dp-ftpl-cube     X = [-1,1]^d, Y = unit l1:   x_t(i) = -sign(L~(i)) (0 on 0). D_X = sqrt(d), L_Y = 1.
+//
+// Node scale (Thm 3.5 as reconstructed in ALGORITHMS.md A2; [RECON — verify], constants are keys):
+//   sigma      = max{sigma_reg, sigma_priv}
+//   sigma_reg  = reg_constant L_Y sqrt(T / (sqrt(d) k)),  reg_constant = (2 pi)^(-1/4) [DERIVED: the s that
+//                minimises the bound below]; 0 when k = 0 (T = 1: no prefix carries noise)
+//   sigma_priv = priv_constant x the Gaussian tree calibration (calibration.hpp), i.e. for "paper"
+//                L_Y k ln(k/delta)/eps (Thm A.1 [SRC:003 Thm 2.3]); "strict": sqrt(h') Delta_2
+//                sqrt(2 ln(1.25/delta))/eps. 0 when privacy = false or epsilon = inf.
+// privacy = false is the non-private twin "FTPL with noise scaled only for regret" (ALGORITHMS.md C8):
+// sigma = sigma_reg. epsilon = inf gives the same twin. noise = "none" removes the perturbation too
+// (Follow The Leader, a control). privacy() reports the guarantee the sigma actually used provides
+// (tree_guarantee: zCDP / classical Gaussian at the given delta), also for the twin when delta > 0.
+//
+// Regret (padded tree, oblivious adversary; one-shot-noise argument of Thm 3.4 with R = 0) [DERIVED]:
+//   Regret_T <= 2 s D_X sqrt(d) + 2 T D_X L_Y^2 / (s sqrt(2 pi)),   s = sqrt(k) sigma,
+// minimised at sigma = sigma_reg: 4 (2 pi)^(-1/4) D_X L_Y d^(1/4) sqrt(T), the d^(1/4) sqrt(T) of §3.2.
+//
+// Per-instance state (ws): L[d] = L_{t-1}, Z[d] = the tree part of Z_{t-1} (incremental,
+// mech::tree_noise_step), ws[2d] = max_{s <= t-1} ||Z_s||_inf ("max_noise_inf", written by lane 0).
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/math.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/tree_aggregation.hpp"
+
+namespace dpr::learners {
+
+/// One linear-optimisation step argmin_{x in X} <x, u>, streamed over coordinates (each lane pushes
+/// its own), returning <l_t, x_t> without materialising x_t.
+template <Geometry G>
+struct LinearOracleStep {
+    double a = 0.0;                  ///< ball: sum l_i u_i; cube: -sum l_i sign(u_i); simplex: lane's min u_i
+    double b = 0.0;                  ///< ball: sum u_i^2
+    std::uint32_t arg = 0xFFFFFFFFu; ///< simplex: lane's argmin (lowest index on ties)
+
+    DPR_HD DPR_FORCEINLINE LinearOracleStep() {
+        if constexpr (G == Geometry::Simplex) a = kInf;
+    }
+    DPR_HD DPR_FORCEINLINE static double sign(double u) { return u > 0.0 ? 1.0 : (u < 0.0 ? -1.0 : 0.0); }
+
+    DPR_HD DPR_FORCEINLINE void push(std::uint32_t i, double u, double l) {
+        if constexpr (G == Geometry::Simplex) {
+            if (u < a) { // strict: a lane visits its indices in increasing order, so ties keep the lowest
+                a = u;
+                arg = i;
+            }
+        } else if constexpr (G == Geometry::Ball) {
+            a += l * u;
+            b += u * u;
+        } else {
+            a -= l * sign(u);
+        }
+    }
+
+    /// The index played (simplex): the lowest index attaining the team-wide minimum.
+    template <class Team>
+    DPR_HD std::uint32_t argmin(Team& team) const {
+        const double vmin = -team.max(-a);
+        const double cand = a == vmin ? -static_cast<double>(arg) : -kInf;
+        return static_cast<std::uint32_t>(-team.max(cand));
+    }
+
+    template <class Team>
+    DPR_HD double finish(Team& team, const double* loss) const {
+        if constexpr (G == Geometry::Simplex) {
+            return loss[argmin(team)];
+        } else if constexpr (G == Geometry::Ball) {
+            const double lu = team.sum(a);
+            const double uu = team.sum(b);
+            return uu > 0.0 ? -lu / std::sqrt(uu) : 0.0;
+        } else {
+            return team.sum(a);
+        }
+    }
+};
+
+template <Geometry G>
+struct DpFtpl {
+    static constexpr const char* kName = G == Geometry::Simplex ? "dp-ftpl-experts"
+                                         : G == Geometry::Ball  ? "dp-ftpl-ball"
+                                                                : "dp-ftpl-cube";
+    static constexpr Geometry kGeometry = G;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "",
+         "privacy parameter eps > 0 of the whole output sequence; inf = sigma_priv = 0 (the FTPL twin)",
+         true},
+        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "privacy parameter delta in (0,1) (Gaussian noise)"},
+        {"privacy", KeyType::Bool, "true", 0.0, 1.0, "",
+         "false = the non-private twin: sigma = sigma_reg (noise scaled only for regret, ALGORITHMS.md C8)"},
+        {"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
+         "node noise N(0, sigma^2); none = no perturbation at all (Follow The Leader, a control)"},
+        {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
+         "padded = AS17 Alg. 2 (Z_t ~ N(0, k sigma^2 I) for all t, §1.5); binary = standard (§1.4)"},
+        {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
+         "sigma_priv: paper L_Y k ln(k/delta)/eps; strict sqrt(h') Delta_2 sqrt(2 ln(1.25/delta))/eps"},
+        {"reg_constant", KeyType::Real, "auto", 0.0, kInf, "",
+         "c in sigma_reg = c L_Y sqrt(T/(sqrt(d) k)); auto = (2 pi)^(-1/4) = 0.6316 (A2 [DERIVED])"},
+        {"priv_constant", KeyType::Real, "1", 0.0, kInf, "",
+         "multiplies sigma_priv (A2 [RECON — verify]); the reported epsilon follows the sigma used", true},
+        {"node_scale", KeyType::Real, "auto", 0.0, kInf, "",
+         "override sigma (node noise standard deviation); the reported eps is then computed from it", true},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kDelta = key_index(kKeys, "delta");
+    static constexpr int kPrivacy = key_index(kKeys, "privacy");
+    static constexpr int kNoise = key_index(kKeys, "noise");
+    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kCalibration = key_index(kKeys, "calibration");
+    static constexpr int kRegConstant = key_index(kKeys, "reg_constant");
+    static constexpr int kPrivConstant = key_index(kKeys, "priv_constant");
+    static constexpr int kNodeScale = key_index(kKeys, "node_scale");
+
+    static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double epsilon, delta;
+        bool private_noise; ///< the privacy key
+        mech::TreeVariant tree;
+        mech::NodeNoise noise; ///< Gaussian or None
+        mech::Calibration calibration;
+        double sigma_reg, sigma_priv;
+        double scale; ///< sigma actually used per node (0 with noise off)
+    };
+
+    /// Loss-set norms (calibration.hpp): experts [0,1]^d, unit l2 ball, unit l1 ball.
+    static mech::LossSetNorms norms(std::uint32_t d) {
+        if constexpr (G == Geometry::Simplex)
+            return mech::experts_loss_norms(d);
+        else if constexpr (G == Geometry::Ball)
+            return mech::sphere_loss_norms(d);
+        else
+            return mech::cube_loss_norms();
+    }
+    /// D_X = max_{x in X} ||x||_2 and L_Y = max_{l in Y} ||l||_2 of the A2 bound.
+    static double diameter_x(std::uint32_t d) {
+        return G == Geometry::Cube ? std::sqrt(static_cast<double>(d)) : 1.0;
+    }
+    static double lipschitz_y(std::uint32_t d) { return norms(d).y2; }
+    static double default_reg_constant() { return std::pow(2.0 * kPi, -0.25); }
+
+    /// sigma_reg = c L_Y sqrt(T / (sqrt(d) k)) (A2), 0 for T = 1 (k = 0).
+    static double sigma_reg(double c, std::uint32_t d, std::uint64_t T) {
+        const std::uint32_t k = ceil_log2(T);
+        if (k == 0) return 0.0;
+        return c * lipschitz_y(d) *
+               std::sqrt(static_cast<double>(T) /
+                         (std::sqrt(static_cast<double>(d)) * static_cast<double>(k)));
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        p.delta = kv.get(kDelta, 0.0);
+        p.private_noise = kv.get(kPrivacy, 1.0) != 0.0;
+        p.noise =
+            static_cast<int>(kv.get(kNoise, 0)) == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+        p.tree =
+            static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
+                                                                       : mech::Calibration::Strict;
+        p.sigma_reg = sigma_reg(kv.get(kRegConstant, default_reg_constant()), p.d, p.T);
+        p.sigma_priv = 0.0;
+        if (p.private_noise && !std::isinf(p.epsilon))
+            p.sigma_priv =
+                kv.get(kPrivConstant, 1.0) *
+                mech::gaussian_node_scale(p.calibration, p.epsilon, p.delta, norms(p.d), p.T, false);
+        if (p.noise == mech::NodeNoise::None)
+            p.scale = 0.0;
+        else if (kv.given[kNodeScale])
+            p.scale = kv.num[kNodeScale];
+        else
+            p.scale = dmax(p.sigma_reg, p.sigma_priv);
+        if (!(p.scale > 0.0)) p.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
+        return p;
+    }
+
+    static bool check(const KeyValues& kv, const Problem&, Diagnostic& diag) {
+        const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 0;
+        const bool priv = kv.get(kPrivacy, 1.0) != 0.0;
+        if (gaussian && priv && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&
+            !(kv.get(kDelta, 0.0) > 0.0))
+            return diag.fail("delta",
+                             "%s (Gaussian tree noise) needs delta in (0, 1) when privacy = true (got %g)",
+                             kName, kv.get(kDelta, 0.0));
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = p.calibration == mech::Calibration::Paper ? "paper" : "strict";
+        if (p.noise == mech::NodeNoise::None) {
+            r.mechanism = "none (noise off)";
+            return r;
+        }
+        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, norms(p.d), p.T, false);
+        r.epsilon = g.epsilon;
+        r.delta = g.delta;
+        r.accountant = g.accountant;
+        const bool padded = p.tree == mech::TreeVariant::Padded;
+        const bool reg = p.sigma_reg >= p.sigma_priv;
+        r.mechanism =
+            padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
+                          : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
+                   : (reg ? "binary Gaussian tree, sigma = sigma_reg (regret-dominated)"
+                          : "binary Gaussian tree, sigma = sigma_priv (privacy-dominated)");
+        r.noise_scale = p.scale;
+        return r;
+    }
+
+    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 1; } // L, Z, max ||Z||_inf
+
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
+    }
+
+    template <class Team>
+    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
+        team.for_each(2 * p.d + 1, [&](std::uint32_t i) { ws[i] = 0.0; });
+    }
+
+    /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the same noise round(t) uses.
+    template <class Team>
+    DPR_HD static void play(const Params& p, const InstanceCtx& c, Team& team, const double* ws,
+                            std::uint64_t t, double* x) {
+        const mech::TreeNoise tn = tree_noise(p, c);
+        const bool noisy = p.noise != mech::NodeNoise::None;
+        const double* L = ws;
+        const double* Z = ws + p.d;
+        auto u = [&](std::uint32_t i) {
+            return noisy ? L[i] + (Z[i] + mech::padding_noise(tn, t - 1, i)) : L[i];
+        };
+        if constexpr (G == Geometry::Simplex) {
+            LinearOracleStep<G> step;
+            team.for_each(p.d, [&](std::uint32_t i) { step.push(i, u(i), 0.0); });
+            const std::uint32_t star = step.argmin(team);
+            team.for_each(p.d, [&](std::uint32_t i) { x[i] = i == star ? 1.0 : 0.0; });
+        } else if constexpr (G == Geometry::Ball) {
+            double sq = 0.0;
+            team.for_each(p.d, [&](std::uint32_t i) {
+                x[i] = u(i);
+                sq += x[i] * x[i];
+            });
+            const double n = std::sqrt(team.sum(sq));
+            team.for_each(p.d, [&](std::uint32_t i) { x[i] = n > 0.0 ? -x[i] / n : 0.0; });
+        } else {
+            team.for_each(p.d, [&](std::uint32_t i) { x[i] = -LinearOracleStep<G>::sign(u(i)); });
+        }
+    }
+
+    template <class Team>
+    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
+                                    std::uint64_t t, const double* loss) {
+        double* L = ws;
+        double* Z = ws + p.d;
+        const mech::TreeNoise tn = tree_noise(p, c);
+        const bool noisy = p.noise != mech::NodeNoise::None;
+        const bool advance_tree = noisy && t < p.T; // prefix t is needed only for rounds t+1 <= T
+        LinearOracleStep<G> step;
+        double zmax = 0.0;
+        team.for_each(p.d, [&](std::uint32_t i) {
+            const double li = loss[i];
+            double u = L[i];
+            if (noisy) {
+                const double z = Z[i] + mech::padding_noise(tn, t - 1, i); // Z_{t-1}
+                zmax = dmax(zmax, std::fabs(z));
+                u += z;
+                if (advance_tree) Z[i] = mech::tree_noise_step(tn, t, i, Z[i]);
+            }
+            step.push(i, u, li);
+            L[i] += li;
+        });
+        const double e = step.finish(team, loss);
+        if (noisy) {
+            const double m = team.max(zmax);
+            if (team.rank() == 0) ws[2 * p.d] = dmax(ws[2 * p.d], m);
+        }
+        return RoundResult{e, e};
+    }
+
+    /// max_{t=1..T} ||Z_{t-1}||_inf (the perturbation x_t was computed from); 0 with noise off.
+    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) { out[0] = ws[2 * p.d]; }
+};
+
+using DpFtplExperts = DpFtpl<Geometry::Simplex>;
+using DpFtplBall = DpFtpl<Geometry::Ball>;
+using DpFtplCube = DpFtpl<Geometry::Cube>;
+
+} // namespace dpr::learners
