@@ -4,12 +4,14 @@
 #include "kernels/learners/dp_ftpl.hpp"
 #include "kernels/learners/dp_ftrl_experts.hpp"
 #include "kernels/learners/dp_ftrl_olo.hpp"
+#include "kernels/learners/dp_mab.hpp"
+#include "kernels/learners/exp3.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
 
 namespace dpr::learners {
 
-using AllLearners = TypeList<Hedge, DpFtrlExperts,
+using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube>;
 
 } // namespace dpr::learners

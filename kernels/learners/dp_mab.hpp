@@ -1,0 +1,217 @@
+#pragma once
+// DP-MAB: Agarwal & Singh 2017 Algorithm 4 (private bandit reduction) around Algorithm 5 (Exp2 with
+// uniform exploration, specialised to MAB), ALGORITHMS.md A3 + A4 (Theorem 4.1):
+//   play i_t ~ p_t = (1 - gamma) q_t + gamma/N,  q_t(i) ∝ exp(-eta Lhat_{t-1}(i)) (kernels/learners/exp3.hpp)
+//   observe c_t = l_t(i_t);  feed back c~_t = c_t + Z_t(i_t),  Z_t(i_t) ~ Lap(lambda)          (Alg. 4)
+//   lhat_t = (c~_t / p_t(i_t)) e_{i_t};  Lhat_t = Lhat_{t-1} + lhat_t                          (Alg. 5)
+// charged <l_t, p_t> (pseudo-regret) and l_t(i_t) (realised regret), ALGORITHMS.md §0.3 item 3.
+//
+// Privacy (Lemma 4.2, [RECON]): the data enter only through c~_t, one Laplace mechanism per round on a
+// scalar of replace-one sensitivity B = max |<l - l', e_i>| = 1 (losses in [0,1]^N); lambda = B/eps makes
+// the whole output sequence eps-DP (post-processing), and in fact locally private (each observed loss is
+// privatised on its own; Asi-Raman-Talwar 2025 via ALGORITHMS.md A4).
+// Parameters (Theorem 4.1, [RECON — verify], each a key defaulting to the spec's value):
+//   B~ = 1 + lambda ln(N T^2)   (= 1 + ln(N T^2)/eps: the bound on |c~_t| on the good event F^c, A3)
+//   eta = sqrt(ln N / (3 N T B~^2)),   gamma = eta N B~ = sqrt(N ln N / (3T))
+//   E[Regret_T] <= 2 sqrt(3 N T ln N) B~ + 1 = O(sqrt(N T log N) log(N T) / eps).
+// gamma <= 1 needs T >= N ln N / 3; below that, check() accepts the point with a warning and the
+// automatic gamma is capped at 1 (uniform play; the bound does not apply).
+// With lambda = 0 (epsilon = inf, or noise_scale = 0) the feedback is c_t itself and every operation is
+// exp3's with the same eta and gamma: identical arms, losses and regret
+// (tests/learners/test_as17_bandits.cpp).
+//
+// Randomness: i_t as exp3 (Purpose::Sampling, round t). The noise vector Z_t is defined coordinatewise by
+// the streams (Purpose::FeedbackNoise, sub 0, round t, element i), independent of everything else; the
+// learner draws only the coordinate Z_t(i_t) it feeds back (one Laplace draw per round). Tests replay
+// other coordinates (Lemma 4.3 compares against a fixed arm x = e_j, which needs Z_t(j)).
+//
+// Diagnostics (A4 "Record" list, read after round T):
+//   max_noise_over_lambda  max_t |Z_t(i_t)| / lambda                  (0 when lambda = 0)
+//   event_F                1 if max_t |Z_t(i_t)| >= lambda ln(N T^2), else 0: the bad event F of A3 with
+//                          ||Z_t||_inf taken over the coordinates actually drawn; Pr[F] <= T/(N T^2) <= 1/T
+//   min_p_played           min_t p_t(i_t)                             (>= gamma/N)
+//   max_eta_lhat           max_t eta |lhat_t(i_t)|                    (<= eta N B~/gamma = 1 on F^c,
+//   Lemma 4.4) sum_feedback_noise     sum_t Z_t(i_t): noisy-loss minus true-loss realised cost (Lemma 4.3
+//   tests)
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/learners/common.hpp"
+#include "kernels/learners/exp3.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/uniform.hpp"
+
+namespace dpr::learners {
+
+struct DpMab {
+    static constexpr const char* kName = "dp-mab";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "",
+         "privacy parameter eps > 0 of the whole play sequence; inf = no feedback noise (equals exp3)", true},
+        {"loss_bound", KeyType::Real, "1", 0.0, 1e12, "",
+         "B of Lemma 4.2 [RECON]: replace-one sensitivity of the observed loss, max |<l - l', e_i>| = 1 for "
+         "losses in [0,1]^N; lambda = B/eps",
+         true},
+        {"noise_scale", KeyType::Real, "auto", 0.0, 1e12, "",
+         "Laplace scale lambda of the feedback noise; auto = loss_bound/epsilon (Lemma 4.2); 0 = no noise; "
+         "the reported eps is then loss_bound/lambda"},
+        {"btilde", KeyType::Real, "auto", 0.0, 1e12, "",
+         "B~, bound on |c~_t| on the good event; auto = 1 + lambda ln(N T^2) (A3; Thm 4.1 [RECON]: "
+         "1 + ln(N T^2)/eps)",
+         true},
+        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
+         "learning rate; auto = sqrt(ln N / (3 N T B~^2)) (Thm 4.1 [RECON], ALGORITHMS.md A4)"},
+        {"gamma", KeyType::Real, "auto", 0.0, 1.0, "",
+         "uniform exploration of Alg. 5; auto = eta N B~ (Thm 4.1 [RECON]), capped at 1 when T < N ln N / 3"},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kLossBound = key_index(kKeys, "loss_bound");
+    static constexpr int kNoiseScale = key_index(kKeys, "noise_scale");
+    static constexpr int kBtilde = key_index(kKeys, "btilde");
+    static constexpr int kEta = key_index(kKeys, "eta");
+    static constexpr int kGamma = key_index(kKeys, "gamma");
+
+    struct Params {
+        Exp3::Params base; ///< d, T, eta, gamma of Algorithm 5
+        double epsilon;    ///< as given (the reported guarantee is loss_bound / lambda)
+        double loss_bound; ///< B of Lemma 4.2
+        double lambda;     ///< Laplace scale of Z_t(i_t); 0 = noise off
+        double btilde;     ///< B~
+        double f_level;    ///< lambda ln(N T^2): event F when some |Z_t(i_t)| reaches it
+    };
+
+    static constexpr std::array<const char*, 5> kDiagnostics = {
+        "max_noise_over_lambda", "event_F", "min_p_played", "max_eta_lhat", "sum_feedback_noise"};
+
+    /// ln(N T^2), the log factor of the good event (A3; §1.1 with delta = 1/T^2 per round).
+    static double log_nt2(std::uint32_t d, std::uint64_t T) {
+        return std::log(static_cast<double>(d)) + 2.0 * std::log(static_cast<double>(T));
+    }
+
+    /// Everything resolved, with gamma before the cap at 1 (check() reports the cap).
+    static Params resolve_uncapped(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.base.d = pb.d;
+        p.base.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        p.loss_bound = kv.get(kLossBound, 1.0);
+        if (kv.given[kNoiseScale])
+            p.lambda = kv.num[kNoiseScale];
+        else
+            p.lambda = std::isinf(p.epsilon) ? 0.0 : p.loss_bound / p.epsilon;
+        const double n = static_cast<double>(pb.d), T = static_cast<double>(pb.T);
+        p.f_level = p.lambda * log_nt2(pb.d, pb.T);
+        p.btilde = kv.get(kBtilde, 1.0 + p.f_level);
+        p.base.eta = kv.get(kEta, std::sqrt(std::log(n) / (3.0 * n * T * p.btilde * p.btilde)));
+        p.base.gamma = kv.get(kGamma, p.base.eta * n * p.btilde);
+        return p;
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p = resolve_uncapped(kv, pb);
+        if (p.base.gamma > 1.0) p.base.gamma = 1.0; // only the automatic gamma can exceed 1
+        return p;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (pb.d < 1) return diag.fail("d", "dp-mab needs d >= 1 arms (got %u)", pb.d);
+        const Params p = resolve_uncapped(kv, pb);
+        const double n = static_cast<double>(pb.d);
+        if (p.base.gamma > 1.0) {
+            // Accepted: the run is meaningful (uniform play), only Thm 4.1's bound is void.
+            if (kv.given[kEta])
+                diag.fail(
+                    "gamma",
+                    "gamma = eta N B~ = %.4g exceeds 1 (Thm 4.1 needs eta N B~ <= 1); it is capped at 1 "
+                    "(uniform play) and the Thm 4.1 bound does not apply",
+                    p.base.gamma);
+            else
+                diag.fail(
+                    "gamma",
+                    "T = %llu < N ln N / 3 = %.4g: Thm 4.1's exploration rate gamma = sqrt(N ln N / (3T)) "
+                    "= %.4g exceeds 1; it is capped at 1 (uniform play) and the Thm 4.1 bound does not apply",
+                    static_cast<unsigned long long>(pb.T), n * std::log(n) / 3.0, p.base.gamma);
+            diag.warning_only = true;
+            return true;
+        }
+        if (p.base.eta * n * p.btilde > p.base.gamma * (1.0 + 1e-12)) {
+            diag.fail(
+                "eta",
+                "eta N B~ / gamma = %.4g > 1: Lemma 4.4's condition eta |lhat_t| <= 1 on F^c fails, so the "
+                "Thm 4.1 bound does not apply (auto: gamma = eta N B~)",
+                p.base.eta * n * p.btilde / p.base.gamma);
+            diag.warning_only = true;
+            return true;
+        }
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = "paper";
+        if (!(p.lambda > 0.0)) {
+            r.mechanism = "none (noise off)";
+            return r;
+        }
+        r.epsilon = p.loss_bound / p.lambda;
+        r.delta = 0.0;
+        r.accountant = "pure-laplace (local: Lemma 4.2)";
+        r.mechanism = "Laplace noise on each observed loss (AS17 Alg. 4)";
+        r.noise_scale = p.lambda;
+        return r;
+    }
+
+    // Workspace: exp3's state, then max_t |Z_t(i_t)| and sum_t Z_t(i_t).
+    DPR_HD static std::uint32_t noise_max_at(const Params& p) { return Exp3::workspace(p.base); }
+    DPR_HD static std::uint32_t noise_sum_at(const Params& p) { return Exp3::workspace(p.base) + 1; }
+    DPR_HD static std::uint32_t workspace(const Params& p) { return Exp3::workspace(p.base) + 2; }
+
+    template <class Team>
+    DPR_HD static void init(const Params& p, const InstanceCtx& c, Team& team, double* ws) {
+        Exp3::init(p.base, c, team, ws);
+        if (team.rank() == 0) {
+            ws[noise_max_at(p)] = 0.0;
+            ws[noise_sum_at(p)] = 0.0;
+        }
+        team.sync();
+    }
+
+    /// Z_t(i) ~ Lap(lambda): coordinate i of round t's feedback noise (one 53-bit uniform, inverse CDF).
+    DPR_HD static double feedback_noise(const Params& p, const InstanceCtx& c, std::uint64_t t,
+                                        std::uint32_t i) {
+        rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i));
+        return noise::laplace(src, p.lambda);
+    }
+
+    template <class Team>
+    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
+                                    std::uint64_t t, const double* loss) {
+        const Exp3::Play play = Exp3::play(p.base, c, team, ws, t, loss);
+        const double observed = loss[play.arm]; // c_t = <l_t, e_{i_t}>
+        double feedback = observed;
+        if (p.lambda > 0.0) {
+            const double z = feedback_noise(p, c, t, play.arm);
+            feedback = observed + z; // c~_t
+            if (team.rank() == 0) {
+                ws[noise_max_at(p)] = dmax(ws[noise_max_at(p)], std::fabs(z));
+                ws[noise_sum_at(p)] += z;
+            }
+        }
+        Exp3::update(p.base, team, ws, play, feedback);
+        return RoundResult{play.expected, observed};
+    }
+
+    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) {
+        const double zmax = ws[noise_max_at(p)];
+        const bool noisy = p.lambda > 0.0;
+        out[0] = noisy ? zmax / p.lambda : 0.0;
+        out[1] = noisy && zmax >= p.f_level ? 1.0 : 0.0;
+        out[2] = ws[Exp3::min_p_at(p.base)];
+        out[3] = ws[Exp3::max_eta_lhat_at(p.base)];
+        out[4] = ws[noise_sum_at(p)];
+    }
+};
+
+} // namespace dpr::learners
