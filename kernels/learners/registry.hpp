@@ -5,6 +5,7 @@
 #include "kernels/learners/dp_ftrl_experts.hpp"
 #include "kernels/learners/dp_ftrl_olo.hpp"
 #include "kernels/learners/dp_mab.hpp"
+#include "kernels/learners/dp_scrible.hpp"
 #include "kernels/learners/exp3.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
@@ -12,6 +13,7 @@
 namespace dpr::learners {
 
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
-                             FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube>;
+                             FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
+                             ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex>;
 
 } // namespace dpr::learners

@@ -1,0 +1,429 @@
+#pragma once
+// SCRiBLe (Abernethy, Hazan, Rakhlin 2008/2012, "Competing in the dark") for bandit linear optimisation
+// with a nu-self-concordant barrier R on K, and its private version, AS17 Algorithm 4 + SCRiBLe
+// (ALGORITHMS.md A3, A5, Thm D.1 / 4.5). One template, instantiated per barrier (kernels/learners/
+// barriers.hpp) because the decision set is a compile-time property of a learner:
+//
+//   scrible-ball  scrible-cube  scrible-simplex            (this file; non-private)
+//   dp-scrible-ball  dp-scrible-cube  dp-scrible-simplex   (kernels/learners/dp_scrible.hpp)
+//
+// Round t (1-indexed), in the barrier's parameters x in R^n (n = d; simplex n = d - 1):
+//   x_1 = argmin R (the analytic centre)
+//   (i_t, s_t) ~ Unif[n] x Unif{-1,+1}                   Purpose::Exploration, round t, element 0
+//   (lambda_i, v_i) = eigenpair i_t of Hess R(x_t)
+//   y_t = x_t + s_t lambda_i^{-1/2} v_i                   on the Dikin ellipsoid boundary, inside K
+//   charged <l_t, y~_t> (y~_t the played point in R^d)    RoundResult{expected = realized = <l_t, y~_t>}
+//   c~_t = <l_t, y~_t> + <Z_t, y~_t>, Z_t ~ Lap^d(lam)   dp only (AS17 Alg. 4); Purpose::FeedbackNoise,
+//                                                         round t, element = coordinate; lam = 0: c~ = c
+//   lhat_t = n c~_t s_t lambda_i^{1/2} v_i               E[lhat_t | past] = l~_t (in parameters)
+//   x_{t+1} = argmin eta <sum_{s<=t} lhat_s, x> + R(x)   closed form (ball, cube) / damped Newton (simplex)
+// The learner uses the scalar c~_t only (bandit feedback; kernels/learners/common.hpp contract). The
+// regret the engine records is sum_t <l_t, y~_t> against the set's comparator (pseudo-regret of the
+// played points, ALGORITHMS.md §0.3 item 3 / A5 "Record").
+//
+// Step size (A5) [RECON: eta key]: eta = sqrt(nu ln T) / (4 n B~ sqrt T), with n the number of
+// parameters, B~ = 1 for scrible (Thm D.1) and B~ = M + ||X||_1 lam ln(d T^2) for dp-scrible (Thm 4.5;
+// = M + ||X||_1 ||Y||_1 ln(d T^2)/eps under the paper calibration; M = 1 for all three sets). With
+// epsilon = inf, lam = 0 and B~ = 1 (divided by exactly 1.0), every operation equals scrible's: the same
+// exploration streams, the same doubles, bitwise identical regret (tests/learners/test_as17_blo.cpp).
+//
+// Privacy (A3, Lemma 4.2): each round's feedback is a Laplace release whose data enter through one
+// round only, so the output sequence is eps-DP with eps = Delta / lam, Delta = max_{x in K, l,l' in Y}
+// |<l - l', x>| / ||x||_inf (replace-one; ball 2 sqrt(d), cube 2, simplex d). paper: lam = ||Y||_1/eps
+// (ball sqrt(d), cube 1, simplex d), which for the symmetric ball/cube provides 2 eps (reported);
+// strict: lam = Delta/eps. The guarantee is local (noise added to each observed loss).
+//
+// Diagnostics (per instance): max_outside = max_t max(0, -slack(y_t)) (must be 0: y_t in K),
+// min_slack_y / min_slack_x = min_t of the smallest constraint slack of y_t / x_t (barriers.hpp),
+// newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
+// max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3 good event; Pr <= 1/T).
+//
+// Backends: all per-round work is done by lane 0 of the team (team.rank() == 0) and the charged loss is
+// broadcast with team.sum (other lanes contribute exactly 0.0). On the CPU (SerialTeam) that is the
+// whole team; on the GPU a thread per instance for d < 32 and, for d >= 32, one active lane of the
+// instance's warp (the other 31 idle; SCRiBLe's per-round work is O(n) per Newton / secular iteration and
+// sequential, so it is not split). State and scratch live in the workspace (global memory on the GPU);
+// nothing is allocated, nothing throws, there is no dimension cap.
+//
+// Workspace (doubles): g[n] (sum of lhat), x[n], aux[A] (barrier slack state), v[n] (eigenvector /
+// Newton direction scratch), y[d] (played point / gradient scratch), diag[6].
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/learners/barriers.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/mechanisms/calibration.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/uniform.hpp"
+
+namespace dpr::learners {
+
+namespace scrible_detail {
+
+template <std::size_t N>
+constexpr int key_pos(const std::array<KeySpec, N>& keys, const char* name) {
+    for (std::size_t i = 0; i < N; ++i) {
+        const char* a = keys[i].name;
+        const char* b = name;
+        while (*a && *a == *b) ++a, ++b;
+        if (*a == *b) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+inline constexpr KeySpec kEpsilonKey{
+    "epsilon",
+    KeyType::Real,
+    "",
+    0.0,
+    kInf,
+    "",
+    "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals scrible-<set>)",
+    true};
+inline constexpr KeySpec kCalibrationKey{
+    "calibration",
+    KeyType::Choice,
+    "paper",
+    0,
+    1,
+    "paper|strict",
+    "paper: lambda = ||Y||_1/eps (AS17 Lemma 4.2, B = ||Y||_1); strict: lambda = Delta/eps, Delta = "
+    "max |<l - l', x>|/||x||_inf (2 ||Y||_1 for ball and cube)"};
+inline constexpr KeySpec kNoiseScaleKey{
+    "noise_scale",
+    KeyType::Real,
+    "auto",
+    0.0,
+    kInf,
+    "",
+    "override lambda, the Laplace scale of each coordinate of Z_t; the reported eps is then Delta/lambda",
+    true};
+inline constexpr KeySpec kBTildeKey{"b_tilde",
+                                    KeyType::Real,
+                                    "auto",
+                                    0.0,
+                                    kInf,
+                                    "",
+                                    "B~ of AS17 Thm 4.5 [RECON]; auto = M + ||X||_1 lambda ln(d T^2) (= M + "
+                                    "||X||_1 ||Y||_1 ln(d T^2)/eps with the paper calibration), M = 1",
+                                    true};
+inline constexpr KeySpec kEtaKey{"eta",
+                                 KeyType::Real,
+                                 "auto",
+                                 0.0,
+                                 kInf,
+                                 "",
+                                 "step size; auto = sqrt(nu ln T)/(4 n sqrt T) (AHR; AS17 Thm D.1) [RECON]",
+                                 true};
+inline constexpr KeySpec kDpEtaKey{"eta",
+                                   KeyType::Real,
+                                   "auto",
+                                   0.0,
+                                   kInf,
+                                   "",
+                                   "step size; auto = sqrt(nu ln T)/(4 n B~ sqrt T) (AS17 Thm 4.5) [RECON]",
+                                   true};
+inline constexpr KeySpec kNewtonTolKey{
+    "newton_tol",
+    KeyType::Real,
+    "1e-12",
+    0.0,
+    1.0,
+    "",
+    "FTRL step (damped Newton): stop when the Newton decrement <= newton_tol",
+    true};
+inline constexpr KeySpec kNewtonItersKey{
+    "newton_iters", KeyType::Int, "100", 1, 10000, "", "FTRL step (damped Newton): iteration cap"};
+
+template <bool kPrivate, bool kNewton>
+struct Keys;
+template <>
+struct Keys<false, false> {
+    static constexpr std::array<KeySpec, 1> kKeys = {kEtaKey};
+};
+template <>
+struct Keys<false, true> {
+    static constexpr std::array<KeySpec, 3> kKeys = {kEtaKey, kNewtonTolKey, kNewtonItersKey};
+};
+template <>
+struct Keys<true, false> {
+    static constexpr std::array<KeySpec, 5> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
+                                                     kDpEtaKey};
+};
+template <>
+struct Keys<true, true> {
+    static constexpr std::array<KeySpec, 7> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
+                                                     kDpEtaKey,   kNewtonTolKey,   kNewtonItersKey};
+};
+
+template <bool kPrivate>
+struct Diagnostics;
+template <>
+struct Diagnostics<false> {
+    static constexpr std::array<const char*, 4> kNames = {"max_outside", "min_slack_y", "min_slack_x",
+                                                          "newton_iters_max"};
+};
+template <>
+struct Diagnostics<true> {
+    static constexpr std::array<const char*, 6> kNames = {"max_outside",      "min_slack_y",   "min_slack_x",
+                                                          "newton_iters_max", "max_noise_inf", "event_F"};
+};
+
+template <class B, bool kPrivate>
+constexpr const char* name() {
+    if constexpr (B::kGeometry == Geometry::Ball)
+        return kPrivate ? "dp-scrible-ball" : "scrible-ball";
+    else if constexpr (B::kGeometry == Geometry::Cube)
+        return kPrivate ? "dp-scrible-cube" : "scrible-cube";
+    else
+        return kPrivate ? "dp-scrible-simplex" : "scrible-simplex";
+}
+
+} // namespace scrible_detail
+
+template <class B, bool kPrivate>
+struct ScribleLearner {
+    using Barrier = B;
+    static constexpr const char* kName = scrible_detail::name<B, kPrivate>();
+    static constexpr Geometry kGeometry = B::kGeometry;
+    static constexpr auto kKeys = scrible_detail::Keys<kPrivate, !B::kClosedForm>::kKeys;
+    static constexpr auto kDiagnostics = scrible_detail::Diagnostics<kPrivate>::kNames;
+
+    static constexpr int kEpsilon = scrible_detail::key_pos(kKeys, "epsilon");
+    static constexpr int kCalibration = scrible_detail::key_pos(kKeys, "calibration");
+    static constexpr int kNoiseScale = scrible_detail::key_pos(kKeys, "noise_scale");
+    static constexpr int kBTilde = scrible_detail::key_pos(kKeys, "b_tilde");
+    static constexpr int kEta = scrible_detail::key_pos(kKeys, "eta");
+    static constexpr int kNewtonTol = scrible_detail::key_pos(kKeys, "newton_tol");
+    static constexpr int kNewtonIters = scrible_detail::key_pos(kKeys, "newton_iters");
+
+    static constexpr double kM = 1.0; ///< M = max |<l, x>| over Y x K (1 for ball, cube, simplex; §0.2)
+
+    struct Params {
+        std::uint32_t d; ///< ambient dimension (loss vectors, played points)
+        std::uint32_t n; ///< barrier parameters
+        std::uint64_t T;
+        double nu; ///< barrier complexity
+        double eta;
+        double lambda;      ///< Laplace scale of each coordinate of Z_t (0 = no noise)
+        double b_tilde;     ///< B~ (1 for scrible)
+        double f_threshold; ///< lambda ln(d T^2): event F threshold (A3)
+        double epsilon;     ///< requested eps (inf for scrible)
+        double delta1;      ///< replace-one Delta of Lemma 4.2 (for the reported eps)
+        barriers::NewtonSettings newton;
+        mech::Calibration calibration;
+    };
+
+    // ---- configuration --------------------------------------------------------------------------------
+
+    /// sqrt(nu ln T) / (4 n sqrt T): Thm D.1's step for feedback bounded by 1.
+    static double base_eta(double nu, std::uint32_t n, std::uint64_t T) {
+        const double Td = static_cast<double>(T);
+        return std::sqrt(nu * std::log(Td)) / (4.0 * static_cast<double>(n) * std::sqrt(Td));
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.n = B::params(pb.d);
+        p.T = pb.T;
+        p.nu = B::nu(p.n);
+        const mech::LossSetNorms y = B::loss_norms(pb.d);
+        p.delta1 = y.delta1;
+        p.epsilon = kInf;
+        p.lambda = 0.0;
+        p.calibration = mech::Calibration::Paper;
+        if constexpr (kPrivate) {
+            p.epsilon = kv.num[kEpsilon];
+            p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
+                                                                           : mech::Calibration::Strict;
+            if (kv.given[kNoiseScale])
+                p.lambda = kv.num[kNoiseScale];
+            else if (!std::isinf(p.epsilon))
+                p.lambda = (p.calibration == mech::Calibration::Paper ? y.y1 : y.delta1) / p.epsilon;
+        }
+        const double Td = static_cast<double>(pb.T);
+        p.f_threshold = p.lambda * std::log(static_cast<double>(pb.d) * Td * Td);
+        p.b_tilde = kM + B::x_norm1(pb.d) * p.f_threshold;
+        if constexpr (kPrivate) p.b_tilde = kv.get(kBTilde, p.b_tilde);
+        p.eta = kv.get(kEta, base_eta(p.nu, p.n, pb.T) / p.b_tilde);
+        if constexpr (!B::kClosedForm) {
+            p.newton.tol = kv.get(kNewtonTol, 1e-12);
+            p.newton.max_iter = static_cast<std::uint32_t>(kv.get(kNewtonIters, 100));
+        }
+        return p;
+    }
+
+    static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
+        const std::uint32_t dmin = B::kGeometry == Geometry::Simplex ? 2 : 1;
+        if (pb.d < dmin) return diag.fail("d", "%s needs d >= %u (got %u)", kName, dmin, pb.d);
+        const double Td = static_cast<double>(pb.T);
+        const double nu = B::nu(B::params(pb.d));
+        if (!(Td > 8.0 * nu * std::log(Td))) {
+            diag.fail("rounds", "T = %llu <= 8 nu ln T = %.0f (nu = %g): outside AS17 Thm D.1's condition",
+                      static_cast<unsigned long long>(pb.T), 8.0 * nu * std::log(Td), nu);
+            diag.warning_only = true;
+        }
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        if constexpr (!kPrivate) return r;
+        r.calibration = p.calibration == mech::Calibration::Paper ? "paper" : "strict";
+        if (!(p.lambda > 0.0)) {
+            r.mechanism = "none (noise off)";
+            return r;
+        }
+        r.epsilon = p.delta1 / p.lambda; // Lemma 4.2 with the exact replace-one Delta
+        r.accountant = "pure-laplace";
+        r.mechanism = "Laplace feedback noise <Z_t, y_t>, Z_t ~ Lap^d(lambda) (AS17 Alg. 4, local)";
+        r.noise_scale = p.lambda;
+        return r;
+    }
+
+    // ---- workspace layout -----------------------------------------------------------------------------
+
+    static constexpr std::uint32_t kDiagSlots = 6;
+    enum DiagSlot : std::uint32_t { kMaxOutside, kMinSlackY, kMinSlackX, kNewtonMax, kMaxNoise, kEventF };
+
+    DPR_HD static double* g_of(const Params&, double* ws) { return ws; }
+    DPR_HD static double* x_of(const Params& p, double* ws) { return ws + p.n; }
+    DPR_HD static double* aux_of(const Params& p, double* ws) { return ws + 2 * p.n; }
+    DPR_HD static double* v_of(const Params& p, double* ws) { return ws + 2 * p.n + B::aux_size(p.n); }
+    DPR_HD static double* y_of(const Params& p, double* ws) { return ws + 3 * p.n + B::aux_size(p.n); }
+    DPR_HD static double* diag_of(const Params& p, double* ws) {
+        return ws + 3 * p.n + B::aux_size(p.n) + p.d;
+    }
+    DPR_HD static const double* diag_of(const Params& p, const double* ws) {
+        return ws + 3 * p.n + B::aux_size(p.n) + p.d;
+    }
+
+    DPR_HD static std::uint32_t workspace(const Params& p) {
+        return 3 * p.n + B::aux_size(p.n) + p.d + kDiagSlots;
+    }
+
+    // ---- the pieces of a round (exposed for the tests) --------------------------------------------------
+
+    /// The exploration draw of round t: direction index k in [0, n) and sign.
+    struct Exploration {
+        std::uint32_t k;
+        double sign;
+    };
+    DPR_HD static Exploration explore(const Params& p, const InstanceCtx& c, std::uint64_t t) {
+        rng::WordStream src(c.id(rng::Purpose::Exploration, 0, static_cast<std::uint32_t>(t), 0));
+        Exploration e;
+        e.k = noise::uniform_index(src, p.n);
+        e.sign = src.next_double() < 0.5 ? -1.0 : 1.0;
+        return e;
+    }
+
+    /// What play() decided: the exploration, the eigenvalue and the slacks (v and y are in the workspace).
+    struct Play {
+        Exploration e;
+        double lambda_k; ///< eigenvalue of Hess R(x_t) along v
+        double slack_y;  ///< smallest constraint slack of y_t (negative = outside K)
+        double slack_x;
+    };
+    /// Forms y_t (ambient, into y_of(ws)) and the eigenvector v (into v_of(ws)) at the current x_t.
+    DPR_HD static Play play(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t) {
+        Play pl;
+        pl.e = explore(p, c, t);
+        double* x = x_of(p, ws);
+        double* aux = aux_of(p, ws);
+        double* v = v_of(p, ws);
+        pl.lambda_k = B::eigenpair(p.n, x, aux, pl.e.k, v);
+        pl.slack_x = B::slack(p.n, x, aux);
+        pl.slack_y = B::play(p.n, x, aux, v, pl.e.sign / std::sqrt(pl.lambda_k), y_of(p, ws));
+        return pl;
+    }
+
+    /// <Z_t, y> with Z_t ~ Lap^d(lambda) (AS17 Alg. 4); also the largest |Z_t(i)|.
+    DPR_HD static double feedback_noise(const Params& p, const InstanceCtx& c, std::uint64_t t,
+                                        const double* y, double& zmax) {
+        double acc = 0.0;
+        zmax = 0.0;
+        for (std::uint32_t i = 0; i < p.d; ++i) {
+            rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i));
+            const double z = noise::laplace(src, p.lambda);
+            acc += z * y[i];
+            const double az = std::fabs(z);
+            zmax = az > zmax ? az : zmax;
+        }
+        return acc;
+    }
+
+    /// g += lhat_t = n c~ s lambda_k^{1/2} v (the SCRiBLe estimator).
+    DPR_HD static void accumulate_estimate(const Params& p, double* ws, double ctilde, const Play& pl) {
+        const double coef = static_cast<double>(p.n) * ctilde * pl.e.sign * std::sqrt(pl.lambda_k);
+        double* g = g_of(p, ws);
+        const double* v = v_of(p, ws);
+        for (std::uint32_t i = 0; i < p.n; ++i) g[i] += coef * v[i];
+    }
+
+    /// x <- argmin eta <g, x> + R(x); returns the Newton steps taken (0 for closed forms).
+    DPR_HD static std::uint32_t ftrl_step(const Params& p, double* ws) {
+        return B::ftrl(p.n, p.eta, g_of(p, ws), x_of(p, ws), aux_of(p, ws), p.newton, y_of(p, ws),
+                       v_of(p, ws));
+    }
+
+    // ---- the learner contract -----------------------------------------------------------------------------
+
+    template <class Team>
+    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
+        if (team.rank() != 0) return;
+        const std::uint32_t W = workspace(p);
+        for (std::uint32_t i = 0; i < W; ++i) ws[i] = 0.0;
+        B::center(p.n, x_of(p, ws), aux_of(p, ws));
+        double* dg = diag_of(p, ws);
+        dg[kMinSlackY] = kInf;
+        dg[kMinSlackX] = kInf;
+    }
+
+    template <class Team>
+    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
+                                    std::uint64_t t, const double* loss) {
+        double charged = 0.0;
+        if (team.rank() == 0) charged = round_lane0(p, c, ws, t, loss);
+        charged = team.sum(charged); // broadcast: the other lanes add exactly 0.0
+        return RoundResult{charged, charged};
+    }
+
+    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t,
+                                     const double* loss) {
+        const Play pl = play(p, c, ws, t);
+        const double* y = y_of(p, ws);
+        double loss_y = 0.0;
+        for (std::uint32_t i = 0; i < p.d; ++i) loss_y += loss[i] * y[i];
+        double ctilde = loss_y; // the bandit feedback: the only use of l_t
+        double* dg = diag_of(p, ws);
+        if (kPrivate && p.lambda > 0.0) {
+            double zmax;
+            ctilde += feedback_noise(p, c, t, y, zmax);
+            if (zmax > dg[kMaxNoise]) dg[kMaxNoise] = zmax;
+            if (zmax >= p.f_threshold) dg[kEventF] = 1.0;
+        }
+        accumulate_estimate(p, ws, ctilde, pl);
+        const double outside = pl.slack_y < 0.0 ? -pl.slack_y : 0.0;
+        if (outside > dg[kMaxOutside]) dg[kMaxOutside] = outside;
+        if (pl.slack_y < dg[kMinSlackY]) dg[kMinSlackY] = pl.slack_y;
+        if (pl.slack_x < dg[kMinSlackX]) dg[kMinSlackX] = pl.slack_x;
+        if (t < p.T) { // x_{T+1} is never played
+            const double it = static_cast<double>(ftrl_step(p, ws));
+            if (it > dg[kNewtonMax]) dg[kNewtonMax] = it;
+        }
+        return loss_y;
+    }
+
+    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) {
+        const double* dg = diag_of(p, ws);
+        for (std::size_t i = 0; i < kDiagnostics.size(); ++i) out[i] = dg[i];
+    }
+};
+
+using ScribleBall = ScribleLearner<barriers::Ball, false>;
+using ScribleCube = ScribleLearner<barriers::Cube, false>;
+using ScribleSimplex = ScribleLearner<barriers::Simplex, false>;
+
+} // namespace dpr::learners
