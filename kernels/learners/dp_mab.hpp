@@ -181,8 +181,8 @@ struct DpMab {
     /// Z_t(i) ~ Lap(lambda): coordinate i of round t's feedback noise (one 53-bit uniform, inverse CDF).
     DPR_HD static double feedback_noise(const Params& p, const InstanceCtx& c, std::uint64_t t,
                                         std::uint32_t i) {
-        rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i));
-        return noise::laplace(src, p.lambda);
+        return noise::laplace_from_u(
+            first_uniform(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i)), p.lambda);
     }
 
     template <class Team>

@@ -33,6 +33,19 @@
 
 namespace dpr::learners {
 
+/// The first open 53-bit uniform of stream `id` (words 0 and 1 of block 0): the value WordStream's first
+/// next_double() returns, read straight from one Philox block (the bandit learners' hot path).
+DPR_HD DPR_FORCEINLINE double first_uniform(const rng::StreamId& id) {
+    const rng::U32x4 b = rng::draw_block(id, 0);
+    return rng::u01_open_53(b.v[0], b.v[1]);
+}
+
+/// A word source that hands out one given uniform (for noise::categorical).
+struct GivenUniform {
+    double u;
+    DPR_HD double next_double() const { return u; }
+};
+
 struct Exp3 {
     static constexpr const char* kName = "exp3";
     static constexpr Geometry kGeometry = Geometry::Simplex;
@@ -122,12 +135,12 @@ struct Exp3 {
         const double LS = team.sum(ls);
         team.sync(); // W[] written by its owner lanes is read by every lane below
         const double n = static_cast<double>(p.d);
-        const Mixture mix{W, (1.0 - p.gamma) / S, p.gamma / n};
-        rng::WordStream src(c.id(rng::Purpose::Sampling, 0, static_cast<std::uint32_t>(t), 0));
+        const Mixture mix{W, (1.0 - p.gamma) / S, p.gamma / n}; // p_t(i) = a W(i) + b
+        GivenUniform src{first_uniform(c.id(rng::Purpose::Sampling, 0, static_cast<std::uint32_t>(t), 0))};
         // sum_i p_t(i) = 1 in exact arithmetic; the scan stops at the last positive weight if rounding
         // leaves the uniform above the final partial sum.
         const std::uint32_t arm = noise::categorical(src, mix, p.d, 1.0);
-        return Play{arm, mix[arm], (1.0 - p.gamma) * WL / S + p.gamma * LS / n};
+        return Play{arm, mix[arm], mix.a * WL + mix.b * LS}; // <l_t, p_t>
     }
 
     /// Feeds back the scalar observed for the played arm: lhat_t = (feedback / p_t(i_t)) e_{i_t}.
