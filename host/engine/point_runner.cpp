@@ -48,8 +48,13 @@ PointOutcome run_point(const PointJob& job) {
     // Shared sequence: rows of the current chunk and the running comparator, once per point.
     std::vector<double> rows, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
     std::uint32_t next_ck = 0;
+    // Rows per chunk: within the memory budget for the shared rows, and within a work budget so that
+    // progress and interrupts (checked between chunks) stay responsive. The GPU gets more work per
+    // chunk to amortise the launch and the copy of the rows.
+    const std::uint64_t work = job.chunk_work ? job.chunk_work : (cuda ? (std::uint64_t{1} << 34) : (std::uint64_t{1} << 23));
+    const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t{s.instances} * std::max<std::uint32_t>(d, 1));
     const std::uint64_t chunk = std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>(s.T, job.chunk_bytes / (sizeof(double) * std::max<std::uint32_t>(d, 1))));
+        1, std::min({s.T, job.chunk_bytes / (sizeof(double) * std::max<std::uint32_t>(d, 1)), work / per_row}));
     const adversaries::SequenceCtx shared_ctx{s.seed, s.stream, adversaries::kSharedSequence};
 
     std::uint64_t t0 = 1;

@@ -21,7 +21,10 @@ struct PointJob {
     bool per_instance = false;
     Backend backend = Backend::Cpu;
     unsigned threads = 1;
-    std::size_t chunk_bytes = std::size_t{32} << 20; ///< budget for one shared loss chunk
+    std::size_t chunk_bytes = std::size_t{32} << 20; ///< memory budget for one shared loss chunk
+    /// Work budget of one chunk in expert-rounds (instances x rounds x d): bounds the time between
+    /// progress updates and interrupt checks (~0.1-1 s on a CPU); 0 = backend default.
+    std::uint64_t chunk_work = 0;
     std::function<void(std::uint64_t instance_rounds)> on_progress; ///< called after each chunk
     std::function<bool()> interrupted;                               ///< polled between chunks
 };
