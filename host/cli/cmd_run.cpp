@@ -79,7 +79,7 @@ void check_point(const config::Point& p, const config::Config& cfg, const Learne
     }
 }
 
-int run_command(const RunOptions& o) {
+void run_command(const RunOptions& o) {
     const auto t_start = std::chrono::steady_clock::now();
     const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
     config::Config cfg;
@@ -174,7 +174,7 @@ int run_command(const RunOptions& o) {
         // Nothing that looks complete: no summary, no run.json; remove the directory if we made it empty.
         fs::remove(dir, ec);
         std::cerr << "dpregret: interrupted; no results were written\n";
-        return 130;
+        throw Interrupted();
     }
 
     RunMeta meta;
@@ -195,7 +195,6 @@ int run_command(const RunOptions& o) {
                   << device << " in " << sim << " s; results in " << dir
                   << "/ (summary.csv, final_regret.csv, run.json)\n";
     }
-    return 0;
 }
 
 } // namespace
@@ -225,10 +224,7 @@ void add_run_command(CLI::App& app) {
         "Interrupting (Ctrl-C) leaves no results behind.\n\n"
         "Example:\n  dpregret run experiments/quickstart.toml --out runs/quickstart --set "
         "run.instances=200\n");
-    cmd->callback([opts] {
-        const int rc = run_command(*opts);
-        if (rc != 0) throw CLI::RuntimeError(rc);
-    });
+    cmd->callback([opts] { run_command(*opts); });
 }
 
 } // namespace dpr::cli

@@ -13,9 +13,15 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// A command stopped by SIGINT/SIGTERM after cleaning up; it has already said so on stderr.
+struct Interrupted : std::runtime_error {
+    Interrupted() : std::runtime_error("interrupted") {}
+};
+
 /// Exit codes of the `dpregret` executable.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1; ///< a run failed (I/O error, internal error)
 inline constexpr int kExitUsage = 2;   ///< bad input: flags, config keys, input files
+inline constexpr int kExitInterrupted = 130; ///< stopped by a signal (128 + SIGINT, the shell convention)
 
 } // namespace dpr::cli
