@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_cli.hpp"
 #include "host/io/csv.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
@@ -25,57 +26,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class TempDir {
-  public:
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "dpregret_cli_XXXXXX").string();
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-    /// Names in the directory, sorted (the files run() uses for stdout/stderr live elsewhere).
-    std::vector<std::string> list() const {
-        std::vector<std::string> names;
-        for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
+using dpr::test::slurp;
+using dpr::test::TempDir;
+using Result = dpr::test::CliResult;
 
-  private:
-    fs::path path_;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int rc = -1;
-    std::string out, err;
-};
-
-/// Runs `dpregret <args>` with `dir` as the working directory. stdout/stderr are captured in a separate
-/// directory so that `dir` holds only what the command itself wrote.
-Result run(const TempDir& dir, const std::string& args) {
-    static TempDir capture;
-    const std::string out = capture.file("stdout"), err = capture.file("stderr");
-    const std::string cmd = "cd '" + dir.path().string() + "' && '" DPREGRET_BINARY "' " + args + " >'" +
-                            out + "' 2>'" + err + "'";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
+/// Runs `dpregret <args>` with `dir` as the working directory (tests/cli/run_cli.hpp).
+Result run(const TempDir& dir, const std::string& args) { return dpr::test::run_cli(dir, args); }
 
 dpr::io::NpyArray load(const TempDir& dir, const std::string& name) {
     return dpr::io::read_npy(dir.file(name));
