@@ -14,7 +14,8 @@
 //   y_t = x_t + s_t lambda_i^{-1/2} v_i                   on the Dikin ellipsoid boundary, inside K
 //   charged <l_t, y~_t> (y~_t the played point in R^d)    RoundResult{expected = realized = <l_t, y~_t>}
 //   c~_t = <l_t, y~_t> + <Z_t, y~_t>, Z_t ~ Lap^d(lam)   dp only (AS17 Alg. 4); Purpose::FeedbackNoise,
-//                                                         round t, element = coordinate; lam = 0: c~ = c
+//                                                         round t, element k = coordinates 2k, 2k+1;
+//                                                         lam = 0: c~ = c
 //   lhat_t = n c~_t s_t lambda_i^{1/2} v_i               E[lhat_t | past] = l~_t (in parameters)
 //   x_{t+1} = argmin eta <sum_{s<=t} lhat_s, x> + R(x)   closed form (ball, cube) / damped Newton (simplex)
 // The learner uses the scalar c~_t only (bandit feedback; kernels/learners/common.hpp contract). The
@@ -339,17 +340,26 @@ struct ScribleLearner {
         return pl;
     }
 
-    /// <Z_t, y> with Z_t ~ Lap^d(lambda) (AS17 Alg. 4); also the largest |Z_t(i)|.
+    /// <Z_t, y> with Z_t ~ Lap^d(lambda) (AS17 Alg. 4); also the largest |Z_t(i)|. Coordinates 2k and 2k+1
+    /// take the two 53-bit uniforms of one Philox block: stream (FeedbackNoise, sub 0, round t, element k).
+    DPR_HD static double noise_coordinate(const Params& p, const InstanceCtx& c, std::uint64_t t,
+                                          std::uint32_t i) {
+        rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i / 2));
+        const double z0 = noise::laplace(src, p.lambda);
+        return i % 2 == 0 ? z0 : noise::laplace(src, p.lambda);
+    }
     DPR_HD static double feedback_noise(const Params& p, const InstanceCtx& c, std::uint64_t t,
                                         const double* y, double& zmax) {
         double acc = 0.0;
         zmax = 0.0;
-        for (std::uint32_t i = 0; i < p.d; ++i) {
-            rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i));
-            const double z = noise::laplace(src, p.lambda);
-            acc += z * y[i];
-            const double az = std::fabs(z);
-            zmax = az > zmax ? az : zmax;
+        for (std::uint32_t k = 0; 2 * k < p.d; ++k) {
+            rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), k));
+            for (std::uint32_t i = 2 * k; i < 2 * k + 2 && i < p.d; ++i) {
+                const double z = noise::laplace(src, p.lambda);
+                acc += z * y[i];
+                const double az = std::fabs(z);
+                zmax = az > zmax ? az : zmax;
+            }
         }
         return acc;
     }

@@ -31,6 +31,7 @@
 #include "kernels/sim/comparator.hpp"
 #include "kernels/sim/instance_loop.hpp"
 #include "learners/simulate.hpp"
+#include "noise/stat_tests.hpp"
 
 namespace dpr {
 namespace {
@@ -474,13 +475,14 @@ Trace run_trace(const typename L::Params& p, const typename A::Params& ap, std::
         if (p.lambda > 0.0) {
             const std::uint64_t tz = mode == NoiseMode::Fresh ? t : 1;
             double zmax, zy = 0.0;
-            ctilde += L::feedback_noise(p, c, tz, y, zmax);
+            const double fz = L::feedback_noise(p, c, tz, y, zmax);
+            ctilde += fz;
             for (std::uint32_t i = 0; i < p.d; ++i) { // the same draws, regenerated independently
-                rng::WordStream src(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(tz), i));
-                const double z = noise::laplace(src, p.lambda);
+                const double z = L::noise_coordinate(p, c, tz, i);
                 tr.zsum[i] += z;
                 zy += z * y[i];
             }
+            EXPECT_EQ(zy, fz); // the same draws, in the same order
             tr.noise_on_play += zy;
         }
         L::accumulate_estimate(p, ws.data(), ctilde, pl);
@@ -822,6 +824,30 @@ TEST(As17Blo_Stat, RegretSlopeHalf) {
     expect_slope_in_band(measure_slope<DpScribleBall, adversaries::Drifting>({{"epsilon", 10.0}}, "drifting",
                                                                              {}, 2, 1 << 12, 1 << 16, 200),
                          "dp-scrible-ball drifting d=2 eps=10");
+}
+
+TEST(As17Blo_Stat, FeedbackNoiseIsLaplace) {
+    // Z_t(i) ~ Lap(lambda) with lambda = ||Y||_1/eps (Lemma 4.2): KS against the exact CDF over rounds,
+    // coordinates (both members of each Philox pair) and instances, at alpha = 1e-6; the same test must
+    // reject the scale off by 5%. Coordinates 2k and 2k+1 share a block: their correlation must vanish.
+    const auto p = params_of<DpScribleBall>(5, 1024, 0.5); // lambda = sqrt(5)/0.5
+    ASSERT_NEAR(p.lambda, std::sqrt(5.0) / 0.5, 1e-12);
+    std::vector<double> z, even, odd;
+    for (std::uint32_t k = 0; k < 40; ++k)
+        for (std::uint64_t t = 1; t <= 1024; ++t) {
+            const InstanceCtx c{9, 0, k};
+            for (std::uint32_t i = 0; i < 5; ++i) z.push_back(DpScribleBall::noise_coordinate(p, c, t, i));
+            even.push_back(z[z.size() - 5]);
+            odd.push_back(z[z.size() - 4]);
+        }
+    auto cdf = [](double b) {
+        return [b](double x) { return x < 0 ? 0.5 * std::exp(x / b) : 1.0 - 0.5 * std::exp(-x / b); };
+    };
+    std::sort(z.begin(), z.end());
+    EXPECT_GT(test::ks_one_sample_sorted(z, cdf(p.lambda)).p, 1e-6);
+    EXPECT_LT(test::ks_one_sample_sorted(z, cdf(1.05 * p.lambda)).p, 1e-6);
+    EXPECT_LT(std::fabs(test::pearson(even, odd)) * std::sqrt(static_cast<double>(even.size())),
+              z_two_sided(1e-6));
 }
 
 TEST(As17Blo_Stat, EventFAtMostOneOverT) {
