@@ -21,8 +21,12 @@
 // Purpose::Exploration stream is used. CPU and GPU give the same arm unless the uniform falls within
 // rounding of a CDF step (the weights' exp() may differ in the last ulp between glibc and CUDA).
 //
-// Per-instance state (ws, doubles): Lhat[N] | W[N] (this round's exp weights, read by the scan) |
-// min_t p_t(i_t) | max_t eta |lhat_t(i_t)| (the Lemma 4.4 condition, diagnostics).
+// Per-instance state (ws, doubles): Lhat[N] | W[N] | min_t p_t(i_t) | max_t eta |lhat_t(i_t)| (the Lemma 4.4
+// condition, diagnostics) | ref. The weights W(i) = exp(-eta Lhat(i) - ref) are kept between rounds: only
+// W(i_t) changes in round t, so a round costs one exp instead of N (the pass over the arms is then
+// multiply-adds). ref is a past maximum of -eta Lhat, rebased to the current maximum whenever that moves
+// more than kRebase away (max-subtracted log-sum-exp, ALGORITHMS.md §5: noisy Lhat can have any sign).
+// Each W(i) is recomputed from Lhat(i) and ref, never updated multiplicatively, so no rounding accumulates.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -83,19 +87,29 @@ struct Exp3 {
     DPR_HD static std::uint32_t weights_at(const Params& p) { return p.d; }
     DPR_HD static std::uint32_t min_p_at(const Params& p) { return 2 * p.d; }
     DPR_HD static std::uint32_t max_eta_lhat_at(const Params& p) { return 2 * p.d + 1; }
-    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 2; }
+    DPR_HD static std::uint32_t ref_at(const Params& p) { return 2 * p.d + 2; }
+    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 3; }
+
+    /// The weights are rebased when the largest log-weight leaves [ref - kRebase, ref + kRebase]: then
+    /// sum W <= N e^256 and the largest weight is >= e^-256, far from overflow and underflow.
+    static constexpr double kRebase = 256.0;
 
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        team.for_each(2 * p.d, [&](std::uint32_t i) { ws[i] = 0.0; });
+        // Lhat_0 = 0, ref = 0, W = exp(0) = 1.
+        team.for_each(p.d, [&](std::uint32_t i) {
+            ws[i] = 0.0;
+            ws[weights_at(p) + i] = 1.0;
+        });
         if (team.rank() == 0) {
             ws[min_p_at(p)] = kInf;
             ws[max_eta_lhat_at(p)] = 0.0;
+            ws[ref_at(p)] = 0.0;
         }
         team.sync();
     }
 
-    /// p_t(i) = a W(i) + b with W(i) = exp(-eta Lhat_{t-1}(i) - max), a = (1 - gamma)/sum W, b = gamma/N.
+    /// p_t(i) = a W(i) + b with W(i) = exp(-eta Lhat_{t-1}(i) - ref), a = (1 - gamma)/sum W, b = gamma/N.
     struct Mixture {
         const double* w;
         double a, b;
@@ -116,22 +130,34 @@ struct Exp3 {
                             const double* loss) {
         const double* Lhat = ws;
         double* W = ws + weights_at(p);
-        double m = -kInf;
+        const double ref = ws[ref_at(p)];
+        // One pass over the stored weights (no exp): only W(i_{t-1}) changed since the last round.
+        double m = -kInf, s = 0.0, wl = 0.0, ls = 0.0;
         team.for_each(p.d, [&](std::uint32_t i) {
             const double v = -p.eta * Lhat[i];
             m = v > m ? v : m;
-        });
-        const double M = team.max(m);
-        double s = 0.0, wl = 0.0, ls = 0.0;
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double w = std::exp(-p.eta * Lhat[i] - M);
-            W[i] = w;
-            s += w;
-            wl += w * loss[i];
+            s += W[i];
+            wl += W[i] * loss[i];
             ls += loss[i];
         });
-        const double S = team.sum(s);
-        const double WL = team.sum(wl);
+        const double M = team.max(m); // the same on every lane, so every lane takes the same branch
+        double S, WL;
+        if (M - ref > kRebase || M - ref < -kRebase) {
+            // Rebase (max-subtracted log-sum-exp, §5): W(i) = exp(-eta Lhat(i) - M), ref = M.
+            s = 0.0, wl = 0.0;
+            team.for_each(p.d, [&](std::uint32_t i) {
+                const double w = std::exp(-p.eta * Lhat[i] - M);
+                W[i] = w;
+                s += w;
+                wl += w * loss[i];
+            });
+            S = team.sum(s);
+            WL = team.sum(wl);
+            if (team.rank() == 0) ws[ref_at(p)] = M; // every lane read ref before team.max above
+        } else {
+            S = team.sum(s);
+            WL = team.sum(wl);
+        }
         const double LS = team.sum(ls);
         team.sync(); // W[] written by its owner lanes is read by every lane below
         const double n = static_cast<double>(p.d);
@@ -147,12 +173,16 @@ struct Exp3 {
     template <class Team>
     DPR_HD static void update(const Params& p, Team& team, double* ws, const Play& play, double feedback) {
         const double lhat = feedback / play.p_arm;
+        team.sync(); // every lane has finished scanning W[] (play) before W[i_t] changes
         if (team.rank() == 0) {
             ws[play.arm] += lhat;
+            // May exceed e^kRebase (even be inf) only if the next play rebases, which recomputes every W
+            // before any is used.
+            ws[weights_at(p) + play.arm] = std::exp(-p.eta * ws[play.arm] - ws[ref_at(p)]);
             ws[min_p_at(p)] = dmin(ws[min_p_at(p)], play.p_arm);
             ws[max_eta_lhat_at(p)] = dmax(ws[max_eta_lhat_at(p)], p.eta * std::fabs(lhat));
         }
-        team.sync(); // Lhat[i_t] is read by its owner lane next round; W[] is rewritten next round
+        team.sync(); // Lhat[i_t] and W[i_t] are read by their owner lane next round
     }
 
     template <class Team>

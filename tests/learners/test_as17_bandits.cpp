@@ -413,6 +413,45 @@ TEST(As17Bandits, StateReadsOnlyThePlayedLoss) {
     check_reads_only_played<DpMab>(mab_params({{"epsilon", 1.0}}, 6, 400));
 }
 
+// The stored weights W(i) = exp(-eta Lhat(i) - ref), refreshed one arm per round and rebased when the maximum
+// log-weight moves more than Exp3::kRebase from ref, give the same p_t and charge as a softmax recomputed
+// from Lhat every round (long double, max-subtracted). A large eta and heavy, signed feedback make the
+// log-weights move by hundreds per round, so the rebase path runs many times (counted).
+TEST(As17Bandits, StoredWeightsMatchDirectSoftmax) {
+    const std::uint32_t d = 5;
+    const Exp3::Params p{d, 3000, 3.0, 0.05};
+    std::vector<double> ws(Exp3::workspace(p));
+    SerialTeam team;
+    const InstanceCtx c{4, 0, 1};
+    Exp3::init(p, c, team, ws.data());
+    std::mt19937_64 g(8);
+    std::exponential_distribution<double> expo(1.0 / 40.0);
+    std::uint32_t rebases = 0;
+    double worst = 0;
+    for (std::uint64_t t = 1; t <= p.T; ++t) {
+        const std::vector<double> l = distinct_losses(d, t);
+        long double m = -1e300L, S = 0, e = 0;
+        for (std::uint32_t i = 0; i < d; ++i) m = std::max(m, static_cast<long double>(-p.eta * ws[i]));
+        for (std::uint32_t i = 0; i < d; ++i) S += std::exp(static_cast<long double>(-p.eta * ws[i]) - m);
+        std::vector<double> pt(d);
+        for (std::uint32_t i = 0; i < d; ++i) {
+            pt[i] = static_cast<double>(
+                (1 - p.gamma) * std::exp(static_cast<long double>(-p.eta * ws[i]) - m) / S + p.gamma / d);
+            e += pt[i] * l[i];
+        }
+        const double ref = ws[Exp3::ref_at(p)];
+        const Exp3::Play pl = Exp3::play(p, c, team, ws.data(), t, l.data());
+        rebases += ws[Exp3::ref_at(p)] != ref;
+        worst = std::max({worst, std::fabs(pl.p_arm - pt[pl.arm]) / pt[pl.arm],
+                          std::fabs(pl.expected - static_cast<double>(e))});
+        // signed feedback far outside [0, 1], as the Laplace noise of dp-mab produces at small eps
+        const double feedback = l[pl.arm] + (g() % 2 ? 1.0 : -1.0) * expo(g);
+        Exp3::update(p, team, ws.data(), pl, feedback);
+    }
+    EXPECT_GE(rebases, 20u);
+    EXPECT_LT(worst, 1e-12);
+}
+
 // The GPU runs a learner with a warp as the team; here a team of 4 CPU threads with the same semantics
 // (strided for_each, fixed-order reductions, sync as a barrier) must pick the serial run's arms and give
 // its losses within rounding (the reductions sum in another order).
@@ -484,6 +523,9 @@ TEST(As17Bandits_Stat, SamplingFollowsPt) {
     Exp3::init(p, InstanceCtx{9, 0, 0}, team, ws.data());
     const double Lhat[5] = {0.0, 1.0, 2.0, 4.0, -1.0};
     std::copy(Lhat, Lhat + 5, ws.begin());
+    for (int i = 0; i < 5; ++i)
+        ws[Exp3::weights_at(p) + i] = std::exp(-p.eta * Lhat[i]); // the state's invariant,
+    ws[Exp3::ref_at(p)] = 0.0;                                    // W = exp(-eta Lhat - ref)
     const std::vector<double> l = {0.1, 0.9, 0.4, 0.0, 1.0};
     long double m = -1e300L, S = 0;
     for (double x : Lhat) m = std::max(m, static_cast<long double>(-p.eta * x));
