@@ -35,7 +35,9 @@ struct RunOptions {
     std::string backend = "auto";
     std::string threads;
     bool quiet = false;
+    bool list_keys = false;
 };
+
 
 std::string utc_now(const char* fmt) {
     const std::time_t now = std::time(nullptr);
@@ -55,6 +57,14 @@ config::ConfigInputs config_inputs() {
         return load_loss_file(path, pb.T, pb.d, 0.0, 1.0);
     };
     return in;
+}
+
+/// Every key a run accepts: [run], then each adversary kind and each learner with defaults and ranges.
+void print_keys() {
+    const config::ConfigInputs in = config_inputs();
+    std::cout << config::describe_run_keys() << "\n";
+    for (const auto& c : in.adversaries) std::cout << config::describe_keys(c) << "\n";
+    for (const auto& c : in.learners) std::cout << config::describe_keys(c) << "\n";
 }
 
 /// Consistency that spans components: decision set vs loss set, RNG layout limits.
@@ -206,7 +216,9 @@ void add_run_command(CLI::App& app) {
         "Run an experiment file: config points x instances x T rounds of an online learner against an\n"
         "oblivious adversary, recording regret at log-spaced checkpoints (always including T).\n"
         "Every key of the file may be a list; the run is then the Cartesian product (a sweep).");
-    cmd->add_option("config", opts->config, "experiment file (TOML); see docs/CONFIG.md")->required();
+    cmd->add_option("config", opts->config, "experiment file (TOML); see docs/CONFIG.md");
+    cmd->add_flag("--list-keys", opts->list_keys,
+                  "print every key of [run], each adversary kind and each learner (default, range, meaning) and exit");
     cmd->add_option("--out", opts->out, "output directory (default runs/<UTC timestamp>/)");
     cmd->add_option("--set", opts->sets,
                     "override a key: --set learner.epsilon=[0.1,1] (VALUE is TOML; repeatable)");
@@ -224,7 +236,11 @@ void add_run_command(CLI::App& app) {
         "Interrupting (Ctrl-C) leaves no results behind.\n\n"
         "Example:\n  dpregret run experiments/quickstart.toml --out runs/quickstart --set "
         "run.instances=200\n");
-    cmd->callback([opts] { run_command(*opts); });
+    cmd->callback([opts] {
+        if (opts->list_keys) return print_keys();
+        if (opts->config.empty()) throw UsageError("run needs an experiment file: dpregret run CONFIG.toml (see --help)");
+        run_command(*opts);
+    });
 }
 
 } // namespace dpr::cli

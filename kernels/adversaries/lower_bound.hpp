@@ -26,7 +26,8 @@ struct LowerBound {
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, nullptr,
          "privacy level the Thm 5 bound is built for (> 0); the last k = ceil(ln(d) / (2 epsilon)) rounds "
-         "carry l^j"},
+         "carry l^j",
+         /*min_exclusive=*/true},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
 
