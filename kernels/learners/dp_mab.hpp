@@ -30,9 +30,8 @@
 //   event_F                1 if max_t |Z_t(i_t)| >= lambda ln(N T^2), else 0: the bad event F of A3 with
 //                          ||Z_t||_inf taken over the coordinates actually drawn; Pr[F] <= T/(N T^2) <= 1/T
 //   min_p_played           min_t p_t(i_t)                             (>= gamma/N)
-//   max_eta_lhat           max_t eta |lhat_t(i_t)|                    (<= eta N B~/gamma = 1 on F^c,
-//   Lemma 4.4) sum_feedback_noise     sum_t Z_t(i_t): noisy-loss minus true-loss realised cost (Lemma 4.3
-//   tests)
+//   max_eta_lhat           max_t eta |lhat_t(i_t)|    (<= eta N B~ / gamma = 1 on F^c: Lemma 4.4)
+//   sum_feedback_noise     sum_t Z_t(i_t)             (noisy minus true realised cost: Lemma 4.3 tests)
 #include <array>
 #include <cmath>
 #include <cstdint>
