@@ -13,9 +13,9 @@
 
 using namespace dpr;
 
-__global__ void kat_kernel(rng::U32x4* out) {
+__global__ void kat_kernel(const test::PhiloxKat* kat, int n, rng::U32x4* out) {
     const int i = threadIdx.x;
-    if (i < 3) out[i] = rng::philox4x32_10(test::kPhiloxKat[i].ctr, test::kPhiloxKat[i].key);
+    if (i < n) out[i] = rng::philox4x32_10(kat[i].ctr, kat[i].key);
 }
 
 __global__ void laplace_kernel(double* out, std::uint32_t n, std::uint32_t seed, double b) {
@@ -42,8 +42,11 @@ __global__ void gamma_kernel(double* out, std::uint32_t n, std::uint32_t seed, d
 
 TEST(GpuRng, PhiloxKnownAnswerVectorsOnDevice) {
     DPR_REQUIRE_GPU();
+    // The vectors travel to the device as data: a host constexpr array is not addressable there.
+    cuda::DeviceBuffer<test::PhiloxKat> d_kat;
+    d_kat.upload(test::kPhiloxKat, 3);
     cuda::DeviceBuffer<rng::U32x4> d_out(3);
-    kat_kernel<<<1, 32>>>(d_out.data());
+    kat_kernel<<<1, 32>>>(d_kat.data(), 3, d_out.data());
     DPR_CUDA_CHECK_LAUNCH();
     std::vector<rng::U32x4> out;
     d_out.download(out);
