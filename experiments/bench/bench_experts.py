@@ -97,7 +97,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="dpregret --threads (0 = all cores)")
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    ap.add_argument("--budget", type=float, default=2e9, help="expert-rounds per dpregret run")
+    ap.add_argument("--budget", type=float, default=1e9, help="expert-rounds per dpregret run of hedge "
+                    "(dp-ftrl-experts gets a tenth: its noise costs ~10-30x the learner)")
     ap.add_argument("--numpy-budget", type=float, default=1.5e8, help="expert-rounds per NumPy run")
     ap.add_argument("--out", default="experiments/bench/results/experts.csv")
     args = ap.parse_args()
@@ -110,7 +111,10 @@ def main():
         for algorithm in ["hedge", "dp-ftrl-experts"]:
             for d in ds:
                 for T in Ts:
-                    inst = max(1, min(100000, int(args.budget / (d * T))))
+                    budget = args.budget if algorithm == "hedge" else args.budget / 10
+                    # at least 4 instances so that every CPU thread has work (instances are the unit of
+                    # parallelism of the CPU executor)
+                    inst = max(4, min(100000, int(budget / (d * T))))
                     rj = run_dpregret(args.binary, algorithm, d, T, inst, args.threads, args.backend, work)
                     ours = rj["throughput"]["expert_rounds_per_second"]
                     # NumPy: same algorithm and defaults, instances x rounds within its budget
