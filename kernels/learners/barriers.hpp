@@ -122,6 +122,12 @@ struct Ball {
         aux[1] = r;
         return 0;
     }
+    /// The FTRL step after g changed along eigenvector k only (the learner's update): here a full step.
+    DPR_HD static std::uint32_t ftrl_along(std::uint32_t n, double eta, const double* g, double* x,
+                                           double* aux, std::uint32_t, const NewtonSettings& ns, double* s1,
+                                           double* s2) {
+        return ftrl(n, eta, g, x, aux, ns, s1, s2);
+    }
     DPR_HD static double value(std::uint32_t, const double*, const double* aux) { return -std::log(aux[0]); }
     DPR_HD static double slack(std::uint32_t, const double*, const double* aux) {
         return aux[0] / (1.0 + aux[1]); // 1 - r = s / (1 + r)
@@ -245,6 +251,13 @@ struct Cube {
         for (std::uint32_t i = 0; i < n; ++i) ftrl_coordinate(eta, g[i], x[i], aux[i]);
         return 0;
     }
+    /// After g changed along e_k only, only coordinate k moves: O(1), bitwise equal to the full step
+    /// (every other coordinate would be recomputed from the same g_j).
+    DPR_HD static std::uint32_t ftrl_along(std::uint32_t, double eta, const double* g, double* x, double* aux,
+                                           std::uint32_t k, const NewtonSettings&, double*, double*) {
+        ftrl_coordinate(eta, g[k], x[k], aux[k]);
+        return 0;
+    }
     DPR_HD static double value(std::uint32_t n, const double*, const double* aux) {
         double r = 0.0;
         for (std::uint32_t i = 0; i < n; ++i) r -= std::log(aux[i] * (2.0 - aux[i])); // (1-|x|)(1+|x|)
@@ -341,6 +354,11 @@ struct Simplex {
     DPR_HD static std::uint32_t ftrl(std::uint32_t n, double eta, const double* g, double* x, double* aux,
                                      const NewtonSettings& ns, double* grad, double* dir) {
         return newton_ftrl<Simplex>(n, eta, g, x, aux, ns, grad, dir);
+    }
+    DPR_HD static std::uint32_t ftrl_along(std::uint32_t n, double eta, const double* g, double* x,
+                                           double* aux, std::uint32_t, const NewtonSettings& ns, double* grad,
+                                           double* dir) {
+        return ftrl(n, eta, g, x, aux, ns, grad, dir);
     }
     DPR_HD static double value(std::uint32_t n, const double* x, const double* aux) {
         double r = -std::log(aux[0]);

@@ -37,7 +37,7 @@
 // Diagnostics (per instance): max_outside = max_t max(0, -slack(y_t)) (must be 0: y_t in K),
 // min_slack_y / min_slack_x = min_t of the smallest constraint slack of y_t / x_t (barriers.hpp),
 // newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
-// max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3 good event; Pr <= 1/T).
+// max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T).
 //
 // Backends: all per-round work is done by lane 0 of the team (team.rank() == 0) and the charged loss is
 // broadcast with team.sum (other lanes contribute exactly 0.0). On the CPU (SerialTeam) that is the
@@ -372,10 +372,11 @@ struct ScribleLearner {
         for (std::uint32_t i = 0; i < p.n; ++i) g[i] += coef * v[i];
     }
 
-    /// x <- argmin eta <g, x> + R(x); returns the Newton steps taken (0 for closed forms).
-    DPR_HD static std::uint32_t ftrl_step(const Params& p, double* ws) {
-        return B::ftrl(p.n, p.eta, g_of(p, ws), x_of(p, ws), aux_of(p, ws), p.newton, y_of(p, ws),
-                       v_of(p, ws));
+    /// x <- argmin eta <g, x> + R(x) after g moved along eigenvector pl.e.k (the cube then updates one
+    /// coordinate, bitwise equal to the full step); returns the Newton steps taken (0 for closed forms).
+    DPR_HD static std::uint32_t ftrl_step(const Params& p, double* ws, const Play& pl) {
+        return B::ftrl_along(p.n, p.eta, g_of(p, ws), x_of(p, ws), aux_of(p, ws), pl.e.k, p.newton,
+                             y_of(p, ws), v_of(p, ws));
     }
 
     // ---- the learner contract -----------------------------------------------------------------------------
@@ -420,7 +421,7 @@ struct ScribleLearner {
         if (pl.slack_y < dg[kMinSlackY]) dg[kMinSlackY] = pl.slack_y;
         if (pl.slack_x < dg[kMinSlackX]) dg[kMinSlackX] = pl.slack_x;
         if (t < p.T) { // x_{T+1} is never played
-            const double it = static_cast<double>(ftrl_step(p, ws));
+            const double it = static_cast<double>(ftrl_step(p, ws, pl));
             if (it > dg[kNewtonMax]) dg[kNewtonMax] = it;
         }
         return loss_y;
