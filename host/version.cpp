@@ -1,5 +1,7 @@
 #include "host/version.hpp"
 
+#include "dpregret_git_commit.hpp" // generated at build time (cmake/GitCommit.cmake)
+
 #include "kernels/rng/philox.hpp"
 
 namespace dpr {
