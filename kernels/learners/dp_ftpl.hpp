@@ -34,6 +34,7 @@
 
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
+#include "kernels/learners/tree_privacy.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
@@ -204,25 +205,14 @@ struct DpFtpl {
     }
 
     static PrivacyReport privacy(const Params& p) {
-        PrivacyReport r;
-        r.calibration = p.calibration == mech::Calibration::Paper ? "paper" : "strict";
-        if (p.noise == mech::NodeNoise::None) {
-            r.mechanism = "none (noise off)";
-            return r;
-        }
-        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, norms(p.d), p.T, false);
-        r.epsilon = g.epsilon;
-        r.delta = g.delta;
-        r.accountant = g.accountant;
         const bool padded = p.tree == mech::TreeVariant::Padded;
         const bool reg = p.sigma_reg >= p.sigma_priv;
-        r.mechanism =
+        const char* mechanism =
             padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
                           : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
                    : (reg ? "binary Gaussian tree, sigma = sigma_reg (regret-dominated)"
                           : "binary Gaussian tree, sigma = sigma_priv (privacy-dominated)");
-        r.noise_scale = p.scale;
-        return r;
+        return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T, mechanism);
     }
 
     DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 1; } // L, Z, max ||Z||_inf

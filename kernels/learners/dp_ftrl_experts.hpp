@@ -19,6 +19,7 @@
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/softmax.hpp"
+#include "kernels/learners/tree_privacy.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
@@ -101,20 +102,7 @@ struct DpFtrlExperts {
     }
 
     static PrivacyReport privacy(const Params& p) {
-        PrivacyReport r;
-        r.calibration = p.calibration == mech::Calibration::Paper ? "paper" : "strict";
-        if (p.noise == mech::NodeNoise::None) {
-            r.mechanism = "none (noise off)";
-            return r;
-        }
-        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, norms(p.d), p.T, false);
-        r.epsilon = g.epsilon;
-        r.delta = g.delta;
-        r.accountant = g.accountant;
-        r.mechanism = p.tree == mech::TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
-                                                          : "binary tree aggregation (DNPR10 / CSS11)";
-        r.noise_scale = p.scale;
-        return r;
+        return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T);
     }
 
     DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d; } // L, Z
