@@ -89,7 +89,17 @@ void check_point(const config::Point& p, const config::Config& cfg, const Learne
     }
 }
 
+/// Handlers for SIGINT/SIGTERM for the whole command (installed before anything slow, so that an early
+/// Ctrl-C also takes the clean path), removed on every exit path.
+struct InterruptScope {
+    InterruptScope() { install_interrupt_handlers(); }
+    ~InterruptScope() { uninstall_interrupt_handlers(); }
+    InterruptScope(const InterruptScope&) = delete;
+    InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
 void run_command(const RunOptions& o) {
+    const InterruptScope interrupt_scope;
     const auto t_start = std::chrono::steady_clock::now();
     const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
     config::Config cfg;
@@ -158,7 +168,6 @@ void run_command(const RunOptions& o) {
     popt.label = "run";
     if (o.quiet) popt.out = &sink;
     ProgressReporter bar(total_work, "instance-rounds", popt);
-    install_interrupt_handlers();
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
         PointJob job;
@@ -179,7 +188,6 @@ void run_command(const RunOptions& o) {
         if (!recs[i].outcome.completed) break;
     }
     bar.finish();
-    uninstall_interrupt_handlers();
     if (interrupted()) {
         // Nothing that looks complete: no summary, no run.json; remove the directory if we made it empty.
         fs::remove(dir, ec);
