@@ -34,7 +34,7 @@
 
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
-#include "kernels/learners/tree_privacy.hpp"
+#include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 

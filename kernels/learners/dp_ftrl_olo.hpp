@@ -32,7 +32,7 @@
 #include <cstdint>
 
 #include "kernels/learners/common.hpp"
-#include "kernels/learners/tree_privacy.hpp"
+#include "kernels/learners/tree_learner.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
@@ -103,23 +103,11 @@ struct DpFtrlOlo {
         p.eta = kv.get(kEta, default_eta(pb.d, pb.T));
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
-        p.tree =
-            static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
-        const int noise = static_cast<int>(kv.get(kNoise, 0));
-        p.noise = noise == 0   ? mech::NodeNoise::Laplace
-                  : noise == 1 ? mech::NodeNoise::Gaussian
-                               : mech::NodeNoise::None;
-        p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
-                                                                       : mech::Calibration::Strict;
-        if (std::isinf(p.epsilon) && !kv.given[kNodeScale]) p.noise = mech::NodeNoise::None;
-        if (p.noise == mech::NodeNoise::None) {
-            p.scale = 0.0;
-        } else if (kv.given[kNodeScale]) {
-            p.scale = kv.num[kNodeScale];
-        } else {
-            p.scale = mech::node_scale(p.noise, p.calibration, p.epsilon, p.delta, norms(p.d), p.T,
-                                       /*release_final=*/false);
-        }
+        const TreeSettings ts = resolve_tree_settings<DpFtrlOlo>(kv, p.epsilon, p.delta, norms(p.d), p.T);
+        p.tree = ts.tree;
+        p.noise = ts.noise;
+        p.calibration = ts.calibration;
+        p.scale = ts.scale;
         return p;
     }
 
