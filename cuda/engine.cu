@@ -29,7 +29,7 @@ struct LaunchPolicy {
 
 template <class L, bool kWarp>
 __global__ void advance_kernel(typename L::Params p, std::uint32_t seed, std::uint32_t stream, std::uint32_t first,
-                               std::uint32_t instances, double* ws, std::uint32_t W, sim::InstanceTotals* acc,
+                               std::uint32_t instances, double* ws, std::uint64_t W, sim::InstanceTotals* acc,
                                std::uint64_t t0, std::uint64_t t1, const double* rows, std::uint32_t d,
                                const std::uint64_t* ck, std::uint32_t nck, double* out_exp, double* out_real) {
     const std::uint64_t gid = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -50,7 +50,7 @@ __global__ void advance_kernel(typename L::Params p, std::uint32_t seed, std::ui
 
 template <class L, bool kWarp>
 __global__ void init_kernel(typename L::Params p, std::uint32_t seed, std::uint32_t stream, std::uint32_t first,
-                            std::uint32_t instances, double* ws, std::uint32_t W) {
+                            std::uint32_t instances, double* ws, std::uint64_t W) {
     const std::uint64_t gid = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const std::uint64_t k = kWarp ? gid / 32 : gid;
     if (k >= instances) return;
@@ -119,7 +119,8 @@ private:
 
     typename L::Params p_;
     EngineShape s_;
-    std::uint32_t nck_, W_;
+    std::uint32_t nck_;
+    std::uint64_t W_;
     LaunchPolicy policy_{};
     cuda::DeviceBuffer<double> ws_, exp_, real_, rows_;
     cuda::DeviceBuffer<sim::InstanceTotals> acc_;

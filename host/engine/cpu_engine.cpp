@@ -90,7 +90,7 @@ private:
     unsigned threads_;
     const AdversaryRuntime* adv_;
     std::uint32_t nck_;
-    std::uint32_t W_;
+    std::uint64_t W_;
     std::vector<double> ws_;
     std::vector<sim::InstanceTotals> acc_;
     std::vector<double> expected_, realized_;

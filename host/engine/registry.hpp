@@ -3,6 +3,7 @@
 // kernels/adversaries/registry.hpp): find a component by name, resolve its keys into Params, and
 // erase its type for the executors. Nothing here needs editing when a component is added.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct LearnerRuntime {
     std::vector<unsigned char> params; ///< resolved Params as bytes
     learners::PrivacyReport privacy;
     std::vector<std::string> diagnostic_names; ///< the learner's kDiagnostics, if any
+    std::uint64_t state_bytes = 0; ///< per-instance learner state (its workspace), 64-bit: d may be ~2^32
 };
 
 /// Names in registry order.

@@ -91,7 +91,7 @@ struct Ball {
     static constexpr bool kClosedForm = true;
     DPR_HD static std::uint32_t params(std::uint32_t d) { return d; }
     DPR_HD static double nu(std::uint32_t) { return 1.0; }
-    DPR_HD static std::uint32_t aux_size(std::uint32_t) { return 2; } // s = 1 - ||x||^2, r = ||x||
+    DPR_HD static std::uint64_t aux_size(std::uint32_t) { return 2; } // s = 1 - ||x||^2, r = ||x||
     /// Y = unit l2 ball: ||Y||_1 = sqrt(d); replace-one Delta = 2 sqrt(d) (calibration.hpp).
     static mech::LossSetNorms loss_norms(std::uint32_t d) { return mech::sphere_loss_norms(d); }
     static double x_norm1(std::uint32_t d) { return std::sqrt(static_cast<double>(d)); } // ||X||_1
@@ -227,7 +227,7 @@ struct Cube {
     static constexpr bool kClosedForm = true;
     DPR_HD static std::uint32_t params(std::uint32_t d) { return d; }
     DPR_HD static double nu(std::uint32_t n) { return 2.0 * static_cast<double>(n); }
-    DPR_HD static std::uint32_t aux_size(std::uint32_t n) { return n; } // 1 - |x_i|
+    DPR_HD static std::uint64_t aux_size(std::uint32_t n) { return n; } // 1 - |x_i|
     /// Y = unit l1 ball: ||Y||_1 = 1; replace-one Delta = 2 (calibration.hpp).
     static mech::LossSetNorms loss_norms(std::uint32_t) { return mech::cube_loss_norms(); }
     static double x_norm1(std::uint32_t d) { return static_cast<double>(d); } // ||X||_1
@@ -340,7 +340,7 @@ struct Simplex {
     static constexpr bool kClosedForm = false;
     DPR_HD static std::uint32_t params(std::uint32_t d) { return d - 1; }
     DPR_HD static double nu(std::uint32_t n) { return static_cast<double>(n) + 1.0; }
-    DPR_HD static std::uint32_t aux_size(std::uint32_t) { return 1; } // x_N = 1 - sum y
+    DPR_HD static std::uint64_t aux_size(std::uint32_t) { return 1; } // x_N = 1 - sum y
     /// Y = [0,1]^d: ||Y||_1 = d; Delta = d (X in the non-negative orthant; ALGORITHMS.md A3).
     static mech::LossSetNorms loss_norms(std::uint32_t d) { return mech::experts_loss_norms(d); }
     static double x_norm1(std::uint32_t) { return 1.0; }

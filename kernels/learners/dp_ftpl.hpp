@@ -215,7 +215,7 @@ struct DpFtpl {
         return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T, mechanism);
     }
 
-    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 1; } // L, Z, max ||Z||_inf
+    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d} + 1; } // L, Z, max ||Z||_inf
 
     DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
         return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
@@ -223,7 +223,9 @@ struct DpFtpl {
 
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        team.for_each(2 * p.d + 1, [&](std::uint32_t i) { ws[i] = 0.0; });
+        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; ws[p.d + i] = 0.0; });
+        if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = 0.0;
+        team.sync();
     }
 
     /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the same noise round(t) uses.
@@ -280,13 +282,13 @@ struct DpFtpl {
         const double e = step.finish(team, loss);
         if (noisy) {
             const double m = team.max(zmax);
-            if (team.rank() == 0) ws[2 * p.d] = dmax(ws[2 * p.d], m);
+            if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = dmax(ws[2 * std::uint64_t{p.d}], m);
         }
         return RoundResult{e, e};
     }
 
     /// max_{t=1..T} ||Z_{t-1}||_inf (the perturbation x_t was computed from); 0 with noise off.
-    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) { out[0] = ws[2 * p.d]; }
+    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) { out[0] = ws[2 * std::uint64_t{p.d}]; }
 };
 
 using DpFtplExperts = DpFtpl<Geometry::Simplex>;

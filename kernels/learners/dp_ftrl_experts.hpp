@@ -96,7 +96,7 @@ struct DpFtrlExperts {
         return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T);
     }
 
-    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d; } // L, Z
+    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d}; } // L, Z
 
     DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
         return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
@@ -105,7 +105,7 @@ struct DpFtrlExperts {
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
         // L_0 = 0 and the tree part of Z_0 is empty (no set bits in 0); padding is drawn per round.
-        team.for_each(2 * p.d, [&](std::uint32_t i) { ws[i] = 0.0; });
+        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; ws[p.d + i] = 0.0; });
     }
 
     template <class Team>

@@ -163,9 +163,9 @@ struct DpMab {
     }
 
     // Workspace: exp3's state, then max_t |Z_t(i_t)| and sum_t Z_t(i_t).
-    DPR_HD static std::uint32_t noise_max_at(const Params& p) { return Exp3::workspace(p.base); }
-    DPR_HD static std::uint32_t noise_sum_at(const Params& p) { return Exp3::workspace(p.base) + 1; }
-    DPR_HD static std::uint32_t workspace(const Params& p) { return Exp3::workspace(p.base) + 2; }
+    DPR_HD static std::uint64_t noise_max_at(const Params& p) { return Exp3::workspace(p.base); }
+    DPR_HD static std::uint64_t noise_sum_at(const Params& p) { return Exp3::workspace(p.base) + 1; }
+    DPR_HD static std::uint64_t workspace(const Params& p) { return Exp3::workspace(p.base) + 2; }
 
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx& c, Team& team, double* ws) {

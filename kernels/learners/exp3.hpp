@@ -84,11 +84,11 @@ struct Exp3 {
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }
 
     // Workspace offsets.
-    DPR_HD static std::uint32_t weights_at(const Params& p) { return p.d; }
-    DPR_HD static std::uint32_t min_p_at(const Params& p) { return 2 * p.d; }
-    DPR_HD static std::uint32_t max_eta_lhat_at(const Params& p) { return 2 * p.d + 1; }
-    DPR_HD static std::uint32_t ref_at(const Params& p) { return 2 * p.d + 2; }
-    DPR_HD static std::uint32_t workspace(const Params& p) { return 2 * p.d + 3; }
+    DPR_HD static std::uint64_t weights_at(const Params& p) { return p.d; }
+    DPR_HD static std::uint64_t min_p_at(const Params& p) { return 2 * std::uint64_t{p.d}; }
+    DPR_HD static std::uint64_t max_eta_lhat_at(const Params& p) { return 2 * std::uint64_t{p.d} + 1; }
+    DPR_HD static std::uint64_t ref_at(const Params& p) { return 2 * std::uint64_t{p.d} + 2; }
+    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d} + 3; }
 
     /// The weights are rebased when the largest log-weight leaves [ref - kRebase, ref + kRebase]: then
     /// sum W <= N e^256 and the largest weight is >= e^-256, far from overflow and underflow.

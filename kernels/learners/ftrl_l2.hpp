@@ -114,7 +114,7 @@ struct FtrlL2 {
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }
 
-    DPR_HD static std::uint32_t workspace(const Params& p) { return p.d; } // L_{t-1}
+    DPR_HD static std::uint64_t workspace(const Params& p) { return p.d; } // L_{t-1}
 
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {

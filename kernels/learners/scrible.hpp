@@ -291,18 +291,18 @@ struct ScribleLearner {
 
     DPR_HD static double* g_of(const Params&, double* ws) { return ws; }
     DPR_HD static double* x_of(const Params& p, double* ws) { return ws + p.n; }
-    DPR_HD static double* aux_of(const Params& p, double* ws) { return ws + 2 * p.n; }
-    DPR_HD static double* v_of(const Params& p, double* ws) { return ws + 2 * p.n + B::aux_size(p.n); }
-    DPR_HD static double* y_of(const Params& p, double* ws) { return ws + 3 * p.n + B::aux_size(p.n); }
+    DPR_HD static double* aux_of(const Params& p, double* ws) { return ws + 2 * std::uint64_t{p.n}; }
+    DPR_HD static double* v_of(const Params& p, double* ws) { return ws + 2 * std::uint64_t{p.n} + B::aux_size(p.n); }
+    DPR_HD static double* y_of(const Params& p, double* ws) { return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n); }
     DPR_HD static double* diag_of(const Params& p, double* ws) {
-        return ws + 3 * p.n + B::aux_size(p.n) + p.d;
+        return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d;
     }
     DPR_HD static const double* diag_of(const Params& p, const double* ws) {
-        return ws + 3 * p.n + B::aux_size(p.n) + p.d;
+        return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d;
     }
 
-    DPR_HD static std::uint32_t workspace(const Params& p) {
-        return 3 * p.n + B::aux_size(p.n) + p.d + kDiagSlots;
+    DPR_HD static std::uint64_t workspace(const Params& p) {
+        return 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d + kDiagSlots;
     }
 
     // ---- the pieces of a round (exposed for the tests) --------------------------------------------------
@@ -384,8 +384,8 @@ struct ScribleLearner {
     template <class Team>
     DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
         if (team.rank() != 0) return;
-        const std::uint32_t W = workspace(p);
-        for (std::uint32_t i = 0; i < W; ++i) ws[i] = 0.0;
+        const std::uint64_t W = workspace(p);
+        for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
         B::center(p.n, x_of(p, ws), aux_of(p, ws));
         double* dg = diag_of(p, ws);
         dg[kMinSlackY] = kInf;
