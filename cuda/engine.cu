@@ -109,6 +109,12 @@ public:
             for (std::uint64_t k = 0; k < s_.instances; ++k) L::diagnostics(p_, ws.data() + k * W_, out.data() + k * n);
         }
     }
+    void first_nonfinite_rounds(std::vector<std::uint64_t>& out) override {
+        std::vector<sim::InstanceTotals> acc;
+        acc_.download(acc);
+        out.resize(acc.size());
+        for (std::size_t k = 0; k < acc.size(); ++k) out[k] = acc[k].first_nonfinite_round;
+    }
     std::string policy() const override { return policy_.describe(); }
 
 private:

@@ -39,6 +39,9 @@ public:
     /// The learner's diagnostics per instance (instances x count, see kernels/learners/common.hpp),
     /// read after the last round; empty if it declares none.
     virtual void diagnostics(std::vector<double>& out) = 0;
+    /// Per instance: the first round whose charged loss was not finite (0 = none), see
+    /// sim::InstanceTotals::first_nonfinite_round.
+    virtual void first_nonfinite_rounds(std::vector<std::uint64_t>& out) = 0;
     /// Human-readable launch policy (threads, team size, ...) for run.json.
     virtual std::string policy() const = 0;
 };

@@ -59,6 +59,10 @@ public:
         if constexpr (n > 0)
             for (std::uint64_t k = 0; k < s_.instances; ++k) L::diagnostics(p_, ws_.data() + k * W_, out.data() + k * n);
     }
+    void first_nonfinite_rounds(std::vector<std::uint64_t>& out) override {
+        out.resize(s_.instances);
+        for (std::uint64_t k = 0; k < s_.instances; ++k) out[k] = acc_[k].first_nonfinite_round;
+    }
     std::string policy() const override {
         return "cpu: " + std::to_string(threads_) + " threads, team of 1 per instance, " + std::to_string(W_) +
                " doubles of state per instance";

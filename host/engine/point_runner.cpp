@@ -83,6 +83,7 @@ PointOutcome run_point(const PointJob& job) {
     std::vector<double> expected, realized;
     engine->results(expected, realized);
     engine->diagnostics(out.diagnostics);
+    engine->first_nonfinite_rounds(out.first_nonfinite_round);
     if (job.per_instance) engine->comparators(out.comparator);
     else out.comparator = shared_cmp;
     out.regret.resize(expected.size());

@@ -36,6 +36,8 @@ struct PointOutcome {
     std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
     std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints
     std::vector<double> diagnostics;     ///< instances x learner.diagnostic_names.size()
+    /// Per instance: the first round whose charged loss was not finite (0 = none).
+    std::vector<std::uint64_t> first_nonfinite_round;
     std::string backend;                 ///< "cpu" or "cuda"
     std::string policy;                  ///< launch policy of the backend
     double wall_seconds = 0.0;

@@ -28,6 +28,9 @@ struct InstanceTotals {
     CompensatedSum expected; ///< sum_t <l_t, x_t>
     CompensatedSum realized; ///< sum_t l_t(i_t)
     std::uint32_t next_checkpoint = 0;
+    /// The first round whose charged loss (expected or realised) was not finite; 0 while every one has
+    /// been. The host refuses to write statistics of a point where any instance has one (docs/OUTPUTS.md).
+    std::uint64_t first_nonfinite_round = 0;
 };
 
 /// Runs rounds t0..t1-1 (1-indexed, t0 >= 1) of learner L for one instance. `losses` holds rounds
@@ -42,6 +45,8 @@ DPR_HD void advance(const typename L::Params& p, const learners::InstanceCtx& ct
         const learners::RoundResult r = L::round(p, ctx, team, ws, t, losses + (t - t0) * stride);
         acc.expected.add(r.expected);
         acc.realized.add(r.realized);
+        if (acc.first_nonfinite_round == 0 && !(std::isfinite(r.expected) && std::isfinite(r.realized)))
+            acc.first_nonfinite_round = t;
         while (acc.next_checkpoint < ncheck && checkpoints[acc.next_checkpoint] == t) {
             if (team.rank() == 0) {
                 out_expected[acc.next_checkpoint] = acc.expected.value();
