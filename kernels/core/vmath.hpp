@@ -1,0 +1,229 @@
+#pragma once
+// exp, log and cos(2 pi u) for lane values (kernels/core/lanes.hpp), float and double, written once from
+// exact or correctly rounded primitives (+, -, *, /, select, bit casts; no FMA: the build disables
+// contraction), so a scalar on the CPU, every SIMD width and a GPU thread compute the same bits. This is
+// what lets results be bitwise independent of the ISA and comparable bit for bit with the GPU (DESIGN.md
+// §4); the price is that these are not the C library's functions (they agree with glibc to <= 2 ulp on
+// the domains below; tests/simd/test_vmath.cpp measures it).
+//
+// Algorithms (Cephes, S. L. Moshier, "Methods and Programs for Mathematical Functions", 1989):
+//   log   x = m 2^e, m in [sqrt(1/2), sqrt(2)):  log x = f - f^2/2 + f^3 P(f)/Q(f) + e ln 2,  f = m - 1,
+//         ln 2 split in an exact head and a tail. Double: rational P5/Q5; float: polynomial of degree 8.
+//   exp   n = round(x / ln 2), r = x - n ln 2 (split), exp x = 2^n p(r). Double: Taylor to r^13 (|r| <=
+//         ln2/2: truncation < 2^-60); float: Cephes' degree-5 polynomial. 2^n is built in the exponent
+//         field; integer conversions use the 1.5 * 2^52 (2^23) rounding constant, so no int64 <-> double
+//         conversion instruction is needed (AVX2 and SSE have none).
+//   cos2pi  cos(2 pi u) = -sin(2 pi (1/4 - |u - 1/2|)), an argument in [-pi/2, pi/2]; sin by its Taylor
+//         series (to a^21 double, a^11 float). For Box-Muller, u in (0, 1).
+// Domains and edge values: log of +0 = -inf, of a negative or NaN = NaN, of +inf = +inf, subnormals
+// handled. exp overflows to +inf above 709.78 (88.72f), returns 0 below -708.39 (-87.33f) (results that
+// would be subnormal are flushed to 0: they never matter next to a term of size 1), propagates NaN.
+#include <cstdint>
+#include <limits>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/core/lanes.hpp"
+
+namespace dpr {
+
+namespace vmath_detail {
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
+    using U = lane_rebind_t<V, std::uint64_t>;
+    constexpr double kTiny = 2.2250738585072014e-308; // smallest normal
+    // Subnormal input: scale into the normal range first.
+    const auto sub = x < V(kTiny);
+    const V xs = select(sub, x * V(18014398509481984.0), x); // 2^54
+    const U bits = bit_cast<std::uint64_t>(xs);
+    const U eb = bits >> 52; // biased exponent (sign is 0 for the x that reach the result)
+    V m = bit_cast<double>((bits & U(0x000FFFFFFFFFFFFFull)) | U(0x3FE0000000000000ull)); // [0.5, 1)
+    V e = bit_cast<double>(eb | U(0x4330000000000000ull)) - V(4503599627370496.0) - V(1022.0);
+    e = select(sub, e - V(54.0), e);
+    const auto below = m < V(0.70710678118654752440);
+    e = select(below, e - V(1.0), e);
+    const V f = select(below, (m + m) - V(1.0), m - V(1.0));
+    const V z = f * f;
+    V p = V(1.01875663804580931796E-4);
+    p = p * f + V(4.97494994976747001425E-1);
+    p = p * f + V(4.70579119878881725854E0);
+    p = p * f + V(1.44989225341610930846E1);
+    p = p * f + V(1.79368678507819816313E1);
+    p = p * f + V(7.70838733755885391666E0);
+    V q = f + V(1.12873587189167450590E1);
+    q = q * f + V(4.52279145837532221105E1);
+    q = q * f + V(8.29875266912776603211E1);
+    q = q * f + V(7.11544750618563894466E1);
+    q = q * f + V(2.31251620126765340583E1);
+    V y = f * (z * p / q);
+    y = y - e * V(2.121944400546905827679e-4);
+    y = y - V(0.5) * z;
+    V r = f + y;
+    r = r + e * V(0.693359375);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    r = select(x == V(0.0), V(-inf), r);
+    r = select(x == V(inf), V(inf), r);
+    r = select((x < V(0.0)) | (x != x), V(std::numeric_limits<double>::quiet_NaN()), r);
+    return r;
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
+    using U = lane_rebind_t<V, std::uint32_t>;
+    constexpr float kTiny = 1.17549435e-38f;
+    const auto sub = x < V(kTiny);
+    const V xs = select(sub, x * V(33554432.0f), x); // 2^25
+    const U bits = bit_cast<std::uint32_t>(xs);
+    const U eb = bits >> 23;
+    V m = bit_cast<float>((bits & U(0x007FFFFFu)) | U(0x3F000000u)); // [0.5, 1)
+    // float(eb) exactly: eb < 2^8, via the 2^23 rounding constant.
+    V e = bit_cast<float>(eb | U(0x4B000000u)) - V(8388608.0f) - V(126.0f);
+    e = select(sub, e - V(25.0f), e);
+    const auto below = m < V(0.707106781186547524f);
+    e = select(below, e - V(1.0f), e);
+    const V f = select(below, (m + m) - V(1.0f), m - V(1.0f));
+    const V z = f * f;
+    V y = V(7.0376836292E-2f);
+    y = y * f - V(1.1514610310E-1f);
+    y = y * f + V(1.1676998740E-1f);
+    y = y * f - V(1.2420140846E-1f);
+    y = y * f + V(1.4249322787E-1f);
+    y = y * f - V(1.6668057665E-1f);
+    y = y * f + V(2.0000714765E-1f);
+    y = y * f - V(2.4999993993E-1f);
+    y = y * f + V(3.3333331174E-1f);
+    y = y * f * z;
+    y = y - e * V(2.12194440e-4f);
+    y = y - V(0.5f) * z;
+    V r = f + y;
+    r = r + e * V(0.693359375f);
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    r = select(x == V(0.0f), V(-inf), r);
+    r = select(x == V(inf), V(inf), r);
+    r = select((x < V(0.0f)) | (x != x), V(std::numeric_limits<float>::quiet_NaN()), r);
+    return r;
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
+    using I = lane_rebind_t<V, std::int64_t>;
+    constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: adding it rounds to an integer
+    constexpr double kMax = 709.782712893383973096, kMin = -708.39641853226410622;
+    const V xc = vmin(vmax(x, V(kMin)), V(kMax));
+    const V t = xc * V(1.44269504088896340736) + V(kRound);
+    const V n = t - V(kRound); // round(x / ln 2), an exact integer in [-1022, 1024]
+    V r = xc - n * V(6.93145751953125E-1);
+    r = r - n * V(1.42860682030941723212E-6);
+    // Taylor series of exp(r) to r^13 (Horner).
+    V p = V(1.0 / 6227020800.0);
+    p = p * r + V(1.0 / 479001600.0);
+    p = p * r + V(1.0 / 39916800.0);
+    p = p * r + V(1.0 / 3628800.0);
+    p = p * r + V(1.0 / 362880.0);
+    p = p * r + V(1.0 / 40320.0);
+    p = p * r + V(1.0 / 5040.0);
+    p = p * r + V(1.0 / 720.0);
+    p = p * r + V(1.0 / 120.0);
+    p = p * r + V(1.0 / 24.0);
+    p = p * r + V(1.0 / 6.0);
+    p = p * r + V(0.5);
+    p = p * r + V(1.0);
+    p = p * r + V(1.0);
+    // 2^n: n = bits(t) - bits(kRound) as an integer; exponent field n + 1023 (2047 = inf for n = 1024).
+    const I ni = bit_cast<std::int64_t>(t) - I(0x4338000000000000ll);
+    const V scale = bit_cast<double>((ni + I(1023)) << 52);
+    V res = p * scale;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    res = select(x > V(kMax), V(inf), res);
+    res = select(x < V(kMin), V(0.0), res);
+    res = select(x != x, x, res);
+    return res;
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
+    using I = lane_rebind_t<V, std::int32_t>;
+    constexpr float kRound = 12582912.0f; // 1.5 * 2^23
+    constexpr float kMax = 88.7228317f, kMin = -87.3365479f;
+    const V xc = vmin(vmax(x, V(kMin)), V(kMax));
+    const V t = xc * V(1.44269504088896341f) + V(kRound);
+    const V n = t - V(kRound);
+    V r = xc - n * V(0.693359375f);
+    r = r - n * V(-2.12194440e-4f);
+    V p = V(1.9875691500E-4f);
+    p = p * r + V(1.3981999507E-3f);
+    p = p * r + V(8.3334519073E-3f);
+    p = p * r + V(4.1665795894E-2f);
+    p = p * r + V(1.6666665459E-1f);
+    p = p * r + V(5.0000001201E-1f);
+    p = p * (r * r) + r + V(1.0f);
+    const I ni = bit_cast<std::int32_t>(t) - I(0x4B400000);
+    const V scale = bit_cast<float>((ni + I(127)) << 23);
+    V res = p * scale;
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    res = select(x > V(kMax), V(inf), res);
+    res = select(x < V(kMin), V(0.0f), res);
+    res = select(x != x, x, res);
+    return res;
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vcos2pi_double(V u) {
+    const V a = V(6.283185307179586477) * (V(0.25) - vabs(u - V(0.5)));
+    const V a2 = a * a;
+    // sin(a) = a + a^3 p(a^2), p(s) = sum_{k=1..10} (-1)^k s^(k-1) / (2k+1)!  (Horner from k = 10).
+    V p = V(1.0 / 51090942171709440000.0);
+    p = p * a2 - V(1.0 / 121645100408832000.0);
+    p = p * a2 + V(1.0 / 355687428096000.0);
+    p = p * a2 - V(1.0 / 1307674368000.0);
+    p = p * a2 + V(1.0 / 6227020800.0);
+    p = p * a2 - V(1.0 / 39916800.0);
+    p = p * a2 + V(1.0 / 362880.0);
+    p = p * a2 - V(1.0 / 5040.0);
+    p = p * a2 + V(1.0 / 120.0);
+    p = p * a2 - V(1.0 / 6.0);
+    return -(a + a * a2 * p);
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vcos2pi_float(V u) {
+    const V a = V(6.28318530717958648f) * (V(0.25f) - vabs(u - V(0.5f)));
+    const V a2 = a * a;
+    V p = V(-2.5052108385441720e-08f);
+    p = p * a2 + V(2.7557319223985893e-06f);
+    p = p * a2 - V(1.9841269841269841e-04f);
+    p = p * a2 + V(8.3333333333333332e-03f);
+    p = p * a2 - V(1.6666666666666666e-01f);
+    return -(a + a * a2 * p);
+}
+
+} // namespace vmath_detail
+
+/// Natural logarithm, lane by lane (see the header for the domain).
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog(V x) {
+    if constexpr (sizeof(lane_scalar_t<V>) == 8)
+        return vmath_detail::vlog_double(x);
+    else
+        return vmath_detail::vlog_float(x);
+}
+
+/// e^x, lane by lane.
+template <class V>
+DPR_HD DPR_FORCEINLINE V vexp(V x) {
+    if constexpr (sizeof(lane_scalar_t<V>) == 8)
+        return vmath_detail::vexp_double(x);
+    else
+        return vmath_detail::vexp_float(x);
+}
+
+/// cos(2 pi u) for u in [0, 1].
+template <class V>
+DPR_HD DPR_FORCEINLINE V vcos2pi(V u) {
+    if constexpr (sizeof(lane_scalar_t<V>) == 8)
+        return vmath_detail::vcos2pi_double(u);
+    else
+        return vmath_detail::vcos2pi_float(u);
+}
+
+} // namespace dpr
