@@ -10,6 +10,18 @@
 
 namespace dpr {
 
+/// The arithmetic of the noise, scores and weights (docs/RANDOMNESS.md): cumulative losses and regret sums
+/// are double in both.
+enum class Precision { Double, Float };
+
+/// How an executor lays a point out, as requested (every field may be "auto"); the policy it resolves to is
+/// printed by InstanceEngine::policy() into run.json.
+struct LaunchRequest {
+    std::string lanes = "auto"; ///< what vector lanes hold: "instances" or "coordinates" (both backends)
+    std::string isa = "auto";   ///< CPU instruction set: "avx512", "avx2", "generic" (the fallback)
+    unsigned team_threads = 0;  ///< GPU threads per instance with coordinate lanes: 32 (a warp) .. 1024; 0 = auto
+};
+
 struct EngineShape {
     std::uint32_t d = 0;
     std::uint64_t T = 0;
@@ -18,6 +30,8 @@ struct EngineShape {
     std::uint32_t seed = 0;
     std::uint32_t stream = 0;
     std::vector<std::uint64_t> checkpoints; ///< sorted, last = T
+    Precision precision = Precision::Double;
+    LaunchRequest launch;
 };
 
 /// Per-instance sequences: the backend generates each instance's own losses (and comparator).

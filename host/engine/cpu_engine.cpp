@@ -1,123 +1,202 @@
-// CPU executor: instances are spread over threads; each instance runs the shared round loop
-// (kernels/sim/instance_loop.hpp) with a team of one, so its results are bitwise independent of the
-// thread count.
+// The CPU executor's front: picks the instruction set (the best this CPU has, or the one asked for), builds
+// the per-ISA engine (host/engine/cpu_engine_impl.hpp via cpu_isa_*.cpp) and presents it as an InstanceEngine.
+// Compiled for the baseline x86-64: nothing here needs more than SSE2.
 #include "host/engine/cpu_engine.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "host/engine/parallel.hpp"
-#include "kernels/core/team.hpp"
+#include "host/engine/cpu_isa.hpp"
+#include "kernels/learners/common.hpp"
 #include "kernels/learners/registry.hpp"
 #include "kernels/sim/comparator.hpp"
-#include "kernels/sim/instance_loop.hpp"
 
 namespace dpr {
+
+cpu::IsaEngine::~IsaEngine() = default;
+
 namespace {
 
-template <class L>
+using cpu::Isa;
+
+struct AdversaryCtx {
+    const AdversaryRuntime* adv;
+    std::uint32_t seed, stream;
+};
+
+void fill_own(const void* ctx, std::uint32_t sequence, std::uint64_t t, double* out) {
+    const auto* c = static_cast<const AdversaryCtx*>(ctx);
+    c->adv->fill(adversaries::SequenceCtx{c->seed, c->stream, sequence}, t, out);
+}
+double comparator_of(const void* ctx, const double* L, std::uint32_t d) {
+    return sim::comparator(static_cast<const AdversaryCtx*>(ctx)->adv->geometry, L, d);
+}
+
+std::size_t diagnostic_count(std::size_t learner_index) {
+    std::size_t n = 0, i = 0;
+    for_each_type(learners::AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        if (i++ == learner_index) n = learners::DiagnosticCount<L>::value;
+    });
+    return n;
+}
+
 class CpuEngine final : public InstanceEngine {
-public:
-    CpuEngine(const typename L::Params& p, const EngineShape& s, unsigned threads, const AdversaryRuntime* adv)
-        : p_(p), s_(s), threads_(threads), adv_(adv), nck_(static_cast<std::uint32_t>(s.checkpoints.size())),
-          W_(L::workspace(p)), ws_(static_cast<std::size_t>(s.instances) * W_), acc_(s.instances),
-          expected_(static_cast<std::size_t>(s.instances) * nck_), realized_(expected_.size()) {
-        if (adv_) {
-            Lcmp_.assign(static_cast<std::size_t>(s.instances) * s.d, 0.0);
-            cmp_.assign(static_cast<std::size_t>(s.instances) * nck_, 0.0);
-            next_cmp_.assign(s.instances, 0);
-        }
-        parallel_for(s_.instances, threads_, [&](std::uint64_t k, unsigned) {
-            SerialTeam team;
-            L::init(p_, ctx(k), team, ws_.data() + k * W_);
-        }, 64);
-    }
+  public:
+    CpuEngine(std::unique_ptr<cpu::IsaEngine> e, std::unique_ptr<AdversaryCtx> adv, const EngineShape& s,
+              std::size_t ndiag)
+        : e_(std::move(e)), adv_(std::move(adv)), n_(s.instances), nck_(s.checkpoints.size()), ndiag_(ndiag),
+          per_instance_(adv_ != nullptr) {}
 
     void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) override {
-        const std::uint64_t rows = t1 - t0;
-        if (!adv_ && !losses) throw std::logic_error("CpuEngine::advance: no shared losses and no per-instance adversary");
-        if (adv_ && scratch_.size() < threads_) scratch_.resize(threads_);
-        parallel_for(s_.instances, threads_, [&](std::uint64_t k, unsigned tid) {
-            SerialTeam team;
-            const double* rows_k = losses;
-            if (adv_) rows_k = own_sequence(k, t0, t1, scratch_[tid]);
-            sim::advance<L>(p_, ctx(k), team, ws_.data() + k * W_, acc_[k], t0, t1, rows_k, s_.d,
-                            s_.checkpoints.data(), nck_, expected_.data() + k * nck_, realized_.data() + k * nck_);
-        }, 4);
-        (void)rows;
+        if (!per_instance_ && !losses) throw std::logic_error("CpuEngine::advance: no shared losses");
+        e_->advance(t0, t1, per_instance_ ? nullptr : losses);
+        fresh_ = false;
     }
-
     void results(std::vector<double>& expected, std::vector<double>& realized) override {
+        read();
         expected = expected_;
         realized = realized_;
     }
-    void comparators(std::vector<double>& out) override { out = cmp_; }
+    void comparators(std::vector<double>& out) override {
+        read();
+        out = per_instance_ ? cmp_ : std::vector<double>{};
+    }
     void diagnostics(std::vector<double>& out) override {
-        constexpr std::size_t n = learners::DiagnosticCount<L>::value;
-        out.assign(static_cast<std::size_t>(s_.instances) * n, 0.0);
-        if constexpr (n > 0)
-            for (std::uint64_t k = 0; k < s_.instances; ++k) L::diagnostics(p_, ws_.data() + k * W_, out.data() + k * n);
+        read();
+        out = diag_;
     }
     void first_nonfinite_rounds(std::vector<std::uint64_t>& out) override {
-        out.resize(s_.instances);
-        for (std::uint64_t k = 0; k < s_.instances; ++k) out[k] = acc_[k].first_nonfinite_round;
+        read();
+        out = bad_;
     }
-    std::string policy() const override {
-        return "cpu: " + std::to_string(threads_) + " threads, team of 1 per instance, " + std::to_string(W_) +
-               " doubles of state per instance";
+    std::string policy() const override { return e_->policy(); }
+
+  private:
+    void read() {
+        if (fresh_) return;
+        expected_.assign(n_ * nck_, 0.0);
+        realized_.assign(n_ * nck_, 0.0);
+        cmp_.assign(per_instance_ ? n_ * nck_ : 0, 0.0);
+        diag_.assign(n_ * ndiag_, 0.0);
+        bad_.assign(n_, 0);
+        e_->read(expected_.data(), realized_.data(), per_instance_ ? cmp_.data() : nullptr, diag_.data(), bad_.data());
+        fresh_ = true;
     }
 
-private:
-    learners::InstanceCtx ctx(std::uint64_t k) const {
-        return learners::InstanceCtx{s_.seed, s_.stream, static_cast<std::uint32_t>(s_.first_instance + k)};
-    }
-
-    /// Generates instance k's own rows t0..t1-1 into `buf` and records its comparator at checkpoints.
-    const double* own_sequence(std::uint64_t k, std::uint64_t t0, std::uint64_t t1, std::vector<double>& buf) {
-        const std::uint32_t d = s_.d;
-        buf.resize((t1 - t0) * d);
-        const adversaries::SequenceCtx sc{s_.seed, s_.stream, static_cast<std::uint32_t>(s_.first_instance + k)};
-        double* Lk = Lcmp_.data() + k * d;
-        for (std::uint64_t t = t0; t < t1; ++t) {
-            double* row = buf.data() + (t - t0) * d;
-            adv_->fill(sc, t, row);
-            for (std::uint32_t i = 0; i < d; ++i) Lk[i] += row[i];
-            std::uint32_t& nx = next_cmp_[k];
-            while (nx < nck_ && s_.checkpoints[nx] == t) cmp_[k * nck_ + nx++] = sim::comparator(adv_->geometry, Lk, d);
-        }
-        return buf.data();
-    }
-
-    typename L::Params p_;
-    EngineShape s_;
-    unsigned threads_;
-    const AdversaryRuntime* adv_;
-    std::uint32_t nck_;
-    std::uint64_t W_;
-    std::vector<double> ws_;
-    std::vector<sim::InstanceTotals> acc_;
-    std::vector<double> expected_, realized_;
-    std::vector<double> Lcmp_, cmp_;
-    std::vector<std::uint32_t> next_cmp_;
-    std::vector<std::vector<double>> scratch_;
+    std::unique_ptr<cpu::IsaEngine> e_;
+    std::unique_ptr<AdversaryCtx> adv_;
+    std::size_t n_, nck_, ndiag_;
+    bool per_instance_;
+    bool fresh_ = false;
+    std::vector<double> expected_, realized_, cmp_, diag_;
+    std::vector<std::uint64_t> bad_;
 };
 
 } // namespace
 
-std::unique_ptr<InstanceEngine> make_cpu_engine(std::size_t learner_index, const void* params,
-                                                const EngineShape& shape, unsigned threads,
-                                                const AdversaryRuntime* per_instance) {
-    std::unique_ptr<InstanceEngine> out;
-    std::size_t i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
-        using L = typename decltype(tag)::type;
-        if (i++ == learner_index)
-            out = std::make_unique<CpuEngine<L>>(*static_cast<const typename L::Params*>(params), shape, threads,
-                                                 per_instance);
-    });
-    if (!out) throw std::logic_error("make_cpu_engine: learner index out of range");
-    return out;
+namespace cpu {
+
+bool isa_supported(Isa isa) {
+#if defined(__x86_64__) && defined(DPREGRET_CPU_ISAS)
+    __builtin_cpu_init();
+    switch (isa) {
+    case Isa::Avx512:
+        return __builtin_cpu_supports("x86-64-v4");
+    case Isa::Avx2:
+        return __builtin_cpu_supports("x86-64-v3");
+    case Isa::Generic:
+        return true;
+    }
+    return false;
+#else
+    return isa == Isa::Generic;
+#endif
+}
+
+Isa best_isa() {
+    for (Isa i : {Isa::Avx512, Isa::Avx2})
+        if (isa_supported(i)) return i;
+    return Isa::Generic;
+}
+
+const char* isa_name(Isa isa) {
+    return isa == Isa::Avx512 ? "avx512" : isa == Isa::Avx2 ? "avx2" : "generic";
+}
+
+Isa resolve_isa(const std::string& requested) {
+    if (requested.empty() || requested == "auto") return best_isa();
+    for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Generic}) {
+        if (requested != isa_name(i)) continue;
+        if (!isa_supported(i))
+            throw std::invalid_argument(std::string("isa = \"") + requested + "\": this CPU (or this build) does not "
+                                        "support it; the best it supports is \"" + isa_name(best_isa()) + "\"");
+        return i;
+    }
+    throw std::invalid_argument("isa = \"" + requested + "\": must be one of \"auto\", \"avx512\", \"avx2\", \"generic\"");
+}
+
+void lane_selftest(Isa isa, const LaneSelfTest& t) {
+    if (!isa_supported(isa)) throw std::invalid_argument(std::string("lane_selftest: ") + isa_name(isa) + " is not supported here");
+    switch (isa) {
+#if defined(DPREGRET_CPU_ISAS)
+    case Isa::Avx512:
+        return lane_selftest_avx512(t);
+    case Isa::Avx2:
+        return lane_selftest_avx2(t);
+#endif
+    default:
+        return lane_selftest_generic(t);
+    }
+}
+
+} // namespace cpu
+
+std::unique_ptr<InstanceEngine> make_cpu_engine(std::size_t learner_index, const void* params, const EngineShape& shape,
+                                                unsigned threads, const AdversaryRuntime* per_instance) {
+    const cpu::Isa isa = cpu::resolve_isa(shape.launch.isa);
+    cpu::IsaEngineArgs a;
+    a.learner_index = learner_index;
+    a.params = params;
+    a.d = shape.d;
+    a.T = shape.T;
+    a.instances = shape.instances;
+    a.first_instance = shape.first_instance;
+    a.seed = shape.seed;
+    a.stream = shape.stream;
+    a.checkpoints = shape.checkpoints.data();
+    a.ncheck = static_cast<std::uint32_t>(shape.checkpoints.size());
+    a.float_precision = shape.precision == Precision::Float;
+    a.lanes = shape.launch.lanes == "instances"     ? cpu::LanesRequest::Instances
+              : shape.launch.lanes == "coordinates" ? cpu::LanesRequest::Coordinates
+                                                    : cpu::LanesRequest::Auto;
+    a.threads = threads < 1 ? 1 : threads;
+    std::unique_ptr<AdversaryCtx> adv;
+    if (per_instance) {
+        adv = std::make_unique<AdversaryCtx>(AdversaryCtx{per_instance, shape.seed, shape.stream});
+        a.fill = &fill_own;
+        a.comparator = &comparator_of;
+        a.adversary_ctx = adv.get();
+    }
+    cpu::IsaEngine* e = nullptr;
+    switch (isa) {
+#if defined(DPREGRET_CPU_ISAS)
+    case cpu::Isa::Avx512:
+        e = cpu::make_isa_engine_avx512(a);
+        break;
+    case cpu::Isa::Avx2:
+        e = cpu::make_isa_engine_avx2(a);
+        break;
+#endif
+    default:
+        e = cpu::make_isa_engine_generic(a);
+        break;
+    }
+    if (!e) throw std::logic_error("make_cpu_engine: learner index out of range");
+    return std::make_unique<CpuEngine>(std::unique_ptr<cpu::IsaEngine>(e), std::move(adv), shape,
+                                       diagnostic_count(learner_index));
 }
 
 } // namespace dpr

@@ -50,7 +50,8 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
             r.geometry = L::kGeometry;
             r.params = to_bytes(p);
             r.privacy = L::privacy(p);
-            r.state_bytes = static_cast<std::uint64_t>(L::workspace(p)) * sizeof(double);
+            // The double-precision layout with rows padded to 16 lanes: the most any executor allocates.
+            r.state_bytes = L::workspace(p).bytes(sizeof(double), 16);
             if constexpr (learners::DiagnosticCount<L>::value > 0)
                 for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
             found = true;

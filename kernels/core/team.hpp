@@ -1,28 +1,277 @@
 #pragma once
-// The "team" abstraction of DESIGN.md §1: instance-parallel work inside one learner instance (a loop
-// over d experts, a reduction) goes through a team so that the same learner source runs with a team
-// of one CPU thread here and with a warp or block on the GPU (cuda/team.cuh). A team provides
-//   size(), rank()                       lanes and this lane's index
-//   for_each(n, f)                       f(i) for i in [0, n), split over lanes
-//   sum(x), max(x)                       reductions over lanes, result on every lane, fixed order
-// A learner never asks which backend it runs on.
+// Teams: how one learner instance's per-coordinate work is spread over lanes (DESIGN.md §1, §5; the
+// Kokkos team / vector split). A learner's round is written ONCE against the Team concept below; the
+// executor, not the learner, decides what the lanes are:
+//
+//   team                         lanes hold            lane value of a coordinate   per-instance value
+//   SerialTeam<R> (here)          1 coordinate          R                            R
+//   CPU CoordTeam<R, W>           W coordinates (SIMD)  Pack<R, W>                   R
+//   CPU InstanceTeam<R, W>        W instances (SIMD)    Pack<R, W>                   Pack<R, W>
+//   GPU thread per instance       1 coordinate          R                            R
+//   GPU warp / block per instance 1 coordinate / thread R                            R
+// (host/engine/cpu_teams.hpp, cuda/teams.cuh). The two type families a learner sees:
+//   typename Team::template lanes<T>  a value per coordinate handled by this call of a loop body
+//   typename Team::template uni<T>    a value per instance (a reduction's result, a scalar of the state)
+// Code mixes them freely (a uni operand is broadcast); lanes are never branched on -- a data-dependent
+// choice is a select(), and a per-instance condition is tested with any()/all() (kernels/core/lanes.hpp).
+//
+// The concept (every member is DPR_HD):
+//   using real                                   the run's precision, float or double
+//   rank(), size(), sync()                       members of a multi-member team (GPU warp/block, CPU
+//                                                threads sharing a large-d instance) and a barrier
+//   for_each(n, f)                               f(idx) for every coordinate of [0, n), idx a team index
+//   reduce<NS, NM>(n, f)                         f(idx) -> Contrib<lanes<real>, NS, NM>; returns the NS
+//                                                sums and NM maxima over [0, n) as uni<real>, the same on
+//                                                every member, in the team's fixed order
+//   argmin<NM>(n, f)                             f(idx) -> ArgContrib: the lowest index of the smallest key
+//                                                (+ NM maxima); a NaN key never wins, all-NaN gives key NaN
+//   categorical(n, f, target)                    the first index whose running sum of weights f(idx) exceeds
+//                                                target (inverse CDF; the last positive weight if none does)
+//   load(view, idx) / store(view, idx, v)        a coordinate's state through a workspace view
+//   load_at(view, i) / store_at(view, i, v)      the state of one coordinate i (a uni index) per instance;
+//                                                store_at is done by rank 0, followed by sync() where needed
+//   get(scalars, j) / put(scalars, j, v)         per-instance scalars of the workspace
+//   element(idx)                                 lanes<uint32>: the RNG element word of coordinate idx
+//   instance()                                   uni<uint32>: this instance's id (RNG instance word)
+//   key()                                        the RNG key (seed, stream)
+//   broadcast(x)                                 rank 0's uni value on every member
+// Reductions combine in a fixed order that depends only on the team type and n, never on timing or
+// thread count: results are bitwise reproducible for a given team (docs/RANDOMNESS.md).
 #include <cstdint>
+#include <limits>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/lanes.hpp"
 
 namespace dpr {
 
-/// A team of one: the CPU executor's (and the sequential oracle's) team.
+// ---- the typed workspace (a learner's per-instance state) -------------------------------------------------
+
+/// rows x cols elements; a row is a run of coordinates (rows of one array are padded apart by the
+/// executor so that a vector of lanes never crosses into the next row).
+struct ArraySpec {
+    std::uint64_t rows = 0;
+    std::uint64_t cols = 0;
+};
+
+inline constexpr int kMaxStateArrays = 6;
+
+/// What a learner's per-instance state is made of: arrays of double (exact running state such as
+/// cumulative losses), arrays in the run's precision (noise caches, scores), and per-instance double
+/// scalars (running maxima, diagnostics). The executor lays them out (contiguous per instance, or
+/// interleaved across instances) and hands the learner views.
+struct WorkspaceSpec {
+    ArraySpec dbl[kMaxStateArrays] = {};
+    ArraySpec real[kMaxStateArrays] = {};
+    int n_dbl = 0;
+    int n_real = 0;
+    int n_scalars = 0;
+
+    DPR_HD WorkspaceSpec& add_double(std::uint64_t rows, std::uint64_t cols) {
+        dbl[n_dbl++] = ArraySpec{rows, cols};
+        return *this;
+    }
+    DPR_HD WorkspaceSpec& add_real(std::uint64_t rows, std::uint64_t cols) {
+        real[n_real++] = ArraySpec{rows, cols};
+        return *this;
+    }
+    DPR_HD WorkspaceSpec& scalars(int n) {
+        n_scalars = n;
+        return *this;
+    }
+    /// Elements per instance with rows padded to multiples of `pad` lanes (bytes: x element size).
+    DPR_HD std::uint64_t elements(bool real_arrays, std::uint64_t pad) const {
+        std::uint64_t e = 0;
+        const int n = real_arrays ? n_real : n_dbl;
+        for (int a = 0; a < n; ++a) {
+            const ArraySpec& s = real_arrays ? real[a] : dbl[a];
+            e += s.rows * ((s.cols + pad - 1) / pad * pad);
+        }
+        return e;
+    }
+    /// Per-instance bytes for precision size `real_bytes` and row padding `pad`.
+    DPR_HD std::uint64_t bytes(std::uint64_t real_bytes, std::uint64_t pad) const {
+        return elements(false, pad) * 8 + elements(true, pad) * real_bytes + static_cast<std::uint64_t>(n_scalars) * 8;
+    }
+};
+
+/// A learner's state as the executor lays it out: one view per array and the scalars. View types are
+/// the team's (a strided pointer for one-lane teams, a packed pointer for SIMD teams).
+template <class DV, class RV, class SV>
+struct Workspace {
+    DV dbl[kMaxStateArrays];
+    RV real[kMaxStateArrays];
+    SV scalars;
+};
+
+/// Element e of an array of one instance at p[e * stride]; row j starts `pitch` elements further per row.
+/// stride = 1: contiguous (CPU oracle, GPU warp/block); stride = G: interleaved across the G instances of
+/// a group (GPU thread per instance: coalesced).
+template <class T>
+struct StridedView {
+    T* p = nullptr;
+    std::uint64_t stride = 1;
+    std::uint64_t pitch = 0;
+
+    DPR_HD DPR_FORCEINLINE T& operator[](std::uint64_t e) const { return p[e * stride]; }
+    /// The raw array (stride 1 only: learners with scalar code over contiguous state, kInstanceLanes = false).
+    DPR_HD T* data() const { return p; }
+    DPR_HD DPR_FORCEINLINE StridedView row(std::uint64_t j) const { return StridedView{p + j * pitch * stride, stride, pitch}; }
+};
+
+// ---- reductions -----------------------------------------------------------------------------------------
+
+/// What a reduce body returns per call: NS values to sum and NM values to take the maximum of.
+template <class V, int NS, int NM>
+struct Contrib {
+    V sum[NS > 0 ? NS : 1];
+    V max[NM > 0 ? NM : 1];
+};
+/// The reduced values, per instance.
+template <class U, int NS, int NM>
+struct Reduced {
+    U sum[NS > 0 ? NS : 1];
+    U max[NM > 0 ? NM : 1];
+};
+/// What an argmin body returns: the key to minimise and NM values to take the maximum of.
+template <class V, int NM>
+struct ArgContrib {
+    V key;
+    V max[NM > 0 ? NM : 1];
+};
+template <class U, class UI, int NM>
+struct ArgReduced {
+    U key;  ///< the smallest key (NaN if every key was NaN)
+    UI arg; ///< its lowest index (0 if every key was NaN)
+    U max[NM > 0 ? NM : 1];
+};
+
+/// The RNG key of a team's instance (DESIGN.md §2: seed and stream; the instance is in the counter).
+struct RngKey {
+    std::uint32_t seed = 0;
+    std::uint32_t stream = 0;
+};
+
+/// A round's charge (learner contract): the expected loss <l_t, x_t> and the realised loss l_t(i_t).
+template <class U>
+struct RoundCharge {
+    U expected;
+    U realized;
+};
+
+// ---- the serial team: one lane, the CPU oracle ------------------------------------------------------------
+
+/// The loss row l_t of one round for one-lane teams: exact doubles, and the same row rounded to the
+/// run's precision (the executor prepares both once per chunk, shared by all instances).
+template <class R>
+struct ScalarLossRow {
+    const double* exact;
+    const R* real;
+    DPR_HD DPR_FORCEINLINE R at(std::uint32_t i) const { return real[i]; }
+    DPR_HD DPR_FORCEINLINE double exact_at(std::uint32_t i) const { return exact[i]; }
+};
+
+/// A team of one lane: the sequential oracle every other team is compared against.
+template <class R>
 struct SerialTeam {
-    DPR_HD static constexpr std::uint32_t size() { return 1; }
+    using real = R;
+    template <class T>
+    using lanes = T;
+    template <class T>
+    using uni = T;
+    using index = std::uint32_t;
+    template <class T>
+    using view = StridedView<T>;
+    using loss_row = ScalarLossRow<R>;
+
+    RngKey rng{};
+    std::uint32_t id = 0; ///< this instance
+
     DPR_HD static constexpr std::uint32_t rank() { return 0; }
+    DPR_HD static constexpr std::uint32_t size() { return 1; }
+    DPR_HD static void sync() {}
+    DPR_HD RngKey key() const { return rng; }
+    DPR_HD std::uint32_t instance() const { return id; }
+    DPR_HD static std::uint32_t element(std::uint32_t i) { return i; }
+    template <class T>
+    DPR_HD static T broadcast(T x) {
+        return x;
+    }
+
     template <class F>
-    DPR_HD void for_each(std::uint32_t n, F&& f) const {
+    DPR_HD DPR_FORCEINLINE void for_each(std::uint32_t n, F&& f) const {
         for (std::uint32_t i = 0; i < n; ++i) f(i);
     }
-    DPR_HD static double sum(double x) { return x; }
-    DPR_HD static double max(double x) { return x; }
-    DPR_HD static void sync() {}
+
+    template <int NS, int NM, class F>
+    DPR_HD DPR_FORCEINLINE Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
+        Reduced<R, NS, NM> acc;
+        for (int s = 0; s < NS; ++s) acc.sum[s] = R(0);
+        for (int m = 0; m < NM; ++m) acc.max[m] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const Contrib<R, NS, NM> c = f(i);
+            for (int s = 0; s < NS; ++s) acc.sum[s] = acc.sum[s] + c.sum[s];
+            for (int m = 0; m < NM; ++m) acc.max[m] = vmax(acc.max[m], c.max[m]);
+        }
+        return acc;
+    }
+
+    template <int NM, class F>
+    DPR_HD DPR_FORCEINLINE ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
+        ArgReduced<R, std::uint32_t, NM> acc;
+        acc.key = std::numeric_limits<R>::quiet_NaN();
+        acc.arg = 0;
+        for (int m = 0; m < NM; ++m) acc.max[m] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const ArgContrib<R, NM> c = f(i);
+            // Strictly smaller (or the first non-NaN): ties keep the lowest index, NaN never wins.
+            if (c.key < acc.key || (acc.key != acc.key && c.key == c.key)) {
+                acc.key = c.key;
+                acc.arg = i;
+            }
+            for (int m = 0; m < NM; ++m) acc.max[m] = vmax(acc.max[m], c.max[m]);
+        }
+        return acc;
+    }
+
+    /// Inverse CDF over the weights f(i) >= 0 in index order.
+    template <class F>
+    DPR_HD DPR_FORCEINLINE std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
+        R acc = R(0);
+        std::uint32_t last_positive = 0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const R w = f(i);
+            if (w > R(0)) {
+                last_positive = i;
+                acc = acc + w;
+                if (target < acc) return i;
+            }
+        }
+        return last_positive;
+    }
+
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static T load(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static void store(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static T load_at(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    DPR_HD DPR_FORCEINLINE static double get(const StridedView<double>& s, int j) { return s[static_cast<std::uint64_t>(j)]; }
+    DPR_HD DPR_FORCEINLINE static void put(const StridedView<double>& s, int j, double x) { s[static_cast<std::uint64_t>(j)] = x; }
+
+    DPR_HD DPR_FORCEINLINE static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
+    DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
+    DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
 };
 
 } // namespace dpr

@@ -5,27 +5,34 @@
 //   static constexpr const char* kName;          TOML value of [learner] algorithm
 //   static constexpr Geometry kGeometry;         decision set; must match the adversary's loss set
 //   static constexpr KeySpec kKeys[];            its own [learner] keys (see kernels/core/params.hpp)
+//   static constexpr bool kInstanceLanes;        true: round() is written over lane values (below), so an
+//                                                executor may put instances in the vector lanes; false:
+//                                                scalar code over a contiguous state (rank 0 of a team)
 //   struct Params;                               trivially copyable (copied to the GPU as is)
 //   static Params resolve(const KeyValues&, const Problem&);
 //   static bool check(const KeyValues&, const Problem&, Diagnostic&);
 //   static PrivacyReport privacy(const Params&); the (eps, delta) it actually provides, computed from
 //                                                its noise parameters (DESIGN.md §3)
-//   DPR_HD static std::uint32_t workspace(const Params&);   doubles of per-instance state
-//   template <class Team> DPR_HD static void init(const Params&, const InstanceCtx&, Team&, double* ws);
-//   template <class Team> DPR_HD static RoundResult round(const Params&, const InstanceCtx&, Team&,
-//                                                         double* ws, std::uint64_t t, const double* loss);
+//   DPR_HD static WorkspaceSpec workspace(const Params&);     its per-instance state (kernels/core/team.hpp):
+//                                                arrays of double, arrays in the run's precision, scalars
+//   template <class Team, class WS> DPR_HD static void init(const Params&, const Team&, const WS&);
+//   template <class Team, class WS, class Row>
+//   DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params&, const Team&, const WS&,
+//                                                                        std::uint64_t t, const Row& row);
 //
-// round() plays round t (1-indexed): it forms x_t from what it has seen (rounds < t), is charged on
-// the loss vector l_t = loss[0..d), then updates its state with the feedback its model allows (the
-// whole vector for full information, only the played coordinate for bandits). It returns the
-// expected loss <l_t, x_t> and the realised loss (equal for deterministic plays).
-// All state lives in ws (the executor owns it); randomness comes only from InstanceCtx's streams.
-// Registering a learner is one line in kernels/learners/registry.hpp.
+// round() plays round t (1-indexed): it forms x_t from what it has seen (rounds < t), is charged on the loss
+// vector l_t (team.loss(row, i): the run's precision; team.loss_exact(row, i): double), then updates its state
+// with the feedback its model allows (the whole vector for full information, only the played coordinate for
+// bandits). It returns the expected loss <l_t, x_t> and the realised loss (equal for deterministic plays), per
+// instance. Everything per coordinate goes through the team (kernels/core/team.hpp): its loops, reductions,
+// workspace views and random streams (keyed by team.key(), team.instance(), team.element(i)), so the same
+// source runs on SIMD lanes (coordinates or instances) and GPU threads. The registry checks the contract at
+// compile time (kernels/learners/registry.hpp). Registering a learner is one line there.
 //
 // Optional diagnostics (ALGORITHMS.md "Record" lists): a learner may also declare
 //   static constexpr std::array<const char*, N> kDiagnostics = {"max_noise_inf", ...};
-//   DPR_HD static void diagnostics(const Params&, const double* ws, double* out);   // out[0..N)
-// keeping what it needs in its workspace; the engine reads them once per instance after round T and
+//   DPR_HD static void diagnostics(const Params&, const double* scalars, double* out);   // out[0..N)
+// keeping what it needs in its workspace scalars; the engine reads them once per instance after round T and
 // writes them next to the final regret (final_regret.csv columns, run.json per-point means).
 #include <cstddef>
 #include <cstdint>
@@ -35,11 +42,12 @@
 #include "kernels/core/math.hpp"
 #include "kernels/core/params.hpp"
 #include "kernels/core/sets.hpp"
+#include "kernels/core/team.hpp"
 #include "kernels/rng/stream.hpp"
 
 namespace dpr::learners {
 
-/// Who this instance is, for its random streams (DESIGN.md §2).
+/// Who an instance is, for learners with scalar streams (SCRiBLe; DESIGN.md §2).
 struct InstanceCtx {
     std::uint32_t seed;
     std::uint32_t stream;   ///< 0 with common random numbers across points
@@ -57,11 +65,6 @@ struct InstanceCtx {
         s.element = element;
         return s;
     }
-};
-
-struct RoundResult {
-    double expected; ///< <l_t, x_t> (x_t the learner's distribution / point)
-    double realized; ///< l_t(i_t) for a sampled action; = expected for deterministic plays
 };
 
 /// The privacy guarantee a learner provides (DESIGN.md §3), reported per point in run.json.

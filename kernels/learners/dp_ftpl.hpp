@@ -26,65 +26,50 @@
 //   Regret_T <= 2 s D_X sqrt(d) + 2 T D_X L_Y^2 / (s sqrt(2 pi)),   s = sqrt(k) sigma,
 // minimised at sigma = sigma_reg: 4 (2 pi)^(-1/4) D_X L_Y d^(1/4) sqrt(T), the d^(1/4) sqrt(T) of §3.2.
 //
-// Per-instance state (ws): L[d] = L_{t-1}, Z[d] = the tree part of Z_{t-1} (incremental,
-// mech::tree_noise_step), ws[2d] = max_{s <= t-1} ||Z_s||_inf ("max_noise_inf", written by lane 0).
+// Per-instance state: L[d] = L_{t-1} (double), the level cache of the tree noise (k + 1 rows of the run's
+// precision, kernels/mechanisms/noisy_prefix.hpp), one scalar max_{s <= t-1} ||Z_s||_inf ("max_noise_inf",
+// written by team rank 0).
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/learners/ftrl_l2.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
 
-/// One linear-optimisation step argmin_{x in X} <x, u>, streamed over coordinates (each lane pushes
-/// its own), returning <l_t, x_t> without materialising x_t.
+/// One linear-optimisation step argmin_{x in X} <x, u>, charged <l_t, x_t> without materialising x_t:
+///   simplex  the vertex e_i of the lowest index i attaining min_i u(i) (team argmin); charged l_t(i) exactly.
+///            If every u(i) is NaN (a broken noise scale), the charge is NaN, so the run reports it.
+///   ball     x = -u/||u||_2 (0 at u = 0): <l, x> = -<l, u>/||u||_2         (sums <l, u>, ||u||^2)
+///   cube     x = -sign(u):                <l, x> = -sum_i l_i sign(u_i)    (one sum)
 template <Geometry G>
 struct LinearOracleStep {
-    double a = 0.0;                  ///< ball: sum l_i u_i; cube: -sum l_i sign(u_i); simplex: lane's min u_i
-    double b = 0.0;                  ///< ball: sum u_i^2
-    std::uint32_t arg = 0xFFFFFFFFu; ///< simplex: lane's argmin (lowest index on ties)
+    static constexpr int kSums = G == Geometry::Ball ? 2 : 1;
 
-    DPR_HD DPR_FORCEINLINE LinearOracleStep() {
-        if constexpr (G == Geometry::Simplex) a = kInf;
-    }
-    DPR_HD DPR_FORCEINLINE static double sign(double u) { return u > 0.0 ? 1.0 : (u < 0.0 ? -1.0 : 0.0); }
-
-    DPR_HD DPR_FORCEINLINE void push(std::uint32_t i, double u, double l) {
-        if constexpr (G == Geometry::Simplex) {
-            if (u < a) { // strict: a lane visits its indices in increasing order, so ties keep the lowest
-                a = u;
-                arg = i;
-            }
-        } else if constexpr (G == Geometry::Ball) {
-            a += l * u;
-            b += u * u;
+    template <class V, class C>
+    DPR_HD DPR_FORCEINLINE static void push(C& c, V u, V l) {
+        if constexpr (G == Geometry::Ball) {
+            c.sum[0] = l * u;
+            c.sum[1] = u * u;
         } else {
-            a -= l * sign(u);
+            c.sum[0] = -(l * lane_sign(u));
         }
     }
-
-    /// The index played (simplex): the lowest index attaining the team-wide minimum.
-    template <class Team>
-    DPR_HD std::uint32_t argmin(Team& team) const {
-        const double vmin = -team.max(-a);
-        const double cand = a == vmin ? -static_cast<double>(arg) : -kInf;
-        return static_cast<std::uint32_t>(-team.max(cand));
-    }
-
-    template <class Team>
-    DPR_HD double finish(Team& team, const double* loss) const {
-        if constexpr (G == Geometry::Simplex) {
-            return loss[argmin(team)];
-        } else if constexpr (G == Geometry::Ball) {
-            const double lu = team.sum(a);
-            const double uu = team.sum(b);
-            return uu > 0.0 ? -lu / std::sqrt(uu) : 0.0;
+    template <class U>
+    DPR_HD DPR_FORCEINLINE static U finish(const U* sums) {
+        using R = lane_scalar_t<U>;
+        if constexpr (G == Geometry::Ball) {
+            const U nu = vsqrt(sums[1]);
+            return select(nu > U(R(0)), -sums[0] / nu, U(R(0)));
         } else {
-            return team.sum(a);
+            return sums[0];
         }
     }
 };
@@ -215,80 +200,113 @@ struct DpFtpl {
         return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T, mechanism);
     }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d} + 1; } // L, Z, max ||Z||_inf
+    static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
+                                             std::uint32_t instance = 0) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
     }
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; ws[p.d + i] = 0.0; });
-        if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = 0.0;
+    /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d).scalars(1);
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        using V = typename Team::template lanes<typename Team::real>;
+        const std::uint32_t rows = mech::level_rows(tree_noise(p));
+        team.for_each(p.d, [&](auto i) {
+            team.store(ws.dbl[0], i, D(0.0));
+            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[0].row(j), i, V(0));
+        });
+        if (team.rank() == 0) team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
         team.sync();
     }
 
-    /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the same noise round(t) uses.
-    template <class Team>
-    DPR_HD static void play(const Params& p, const InstanceCtx& c, Team& team, const double* ws,
-                            std::uint64_t t, double* x) {
-        const mech::TreeNoise tn = tree_noise(p, c);
+    /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the noise round(t) uses. One-lane
+    /// teams (tests, inspection).
+    template <class Team, class WS>
+    static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
+        using R = typename Team::real;
+        const mech::TreeNoise tn = tree_noise(p, team.key().seed, team.key().stream, team.instance());
         const bool noisy = p.noise != mech::NodeNoise::None;
-        const double* L = ws;
-        const double* Z = ws + p.d;
         auto u = [&](std::uint32_t i) {
-            return noisy ? L[i] + (Z[i] + mech::padding_noise(tn, t - 1, i)) : L[i];
+            const R l = static_cast<R>(team.load(ws.dbl[0], i));
+            return noisy ? l + (team.load(ws.real[0], i) + mech::padding_noise<R>(tn, t - 1, i)) : l;
         };
         if constexpr (G == Geometry::Simplex) {
-            LinearOracleStep<G> step;
-            team.for_each(p.d, [&](std::uint32_t i) { step.push(i, u(i), 0.0); });
-            const std::uint32_t star = step.argmin(team);
-            team.for_each(p.d, [&](std::uint32_t i) { x[i] = i == star ? 1.0 : 0.0; });
+            std::uint32_t star = 0;
+            for (std::uint32_t i = 1; i < p.d; ++i)
+                if (u(i) < u(star)) star = i;
+            for (std::uint32_t i = 0; i < p.d; ++i) x[i] = i == star ? 1.0 : 0.0;
         } else if constexpr (G == Geometry::Ball) {
             double sq = 0.0;
-            team.for_each(p.d, [&](std::uint32_t i) {
-                x[i] = u(i);
+            for (std::uint32_t i = 0; i < p.d; ++i) {
+                x[i] = static_cast<double>(u(i));
                 sq += x[i] * x[i];
-            });
-            const double n = std::sqrt(team.sum(sq));
-            team.for_each(p.d, [&](std::uint32_t i) { x[i] = n > 0.0 ? -x[i] / n : 0.0; });
+            }
+            const double n = std::sqrt(sq);
+            for (std::uint32_t i = 0; i < p.d; ++i) x[i] = n > 0.0 ? -x[i] / n : 0.0;
         } else {
-            team.for_each(p.d, [&](std::uint32_t i) { x[i] = -LinearOracleStep<G>::sign(u(i)); });
+            for (std::uint32_t i = 0; i < p.d; ++i) {
+                const R v = u(i);
+                x[i] = v > 0 ? -1.0 : (v < 0 ? 1.0 : 0.0);
+            }
         }
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
-                                    std::uint64_t t, const double* loss) {
-        double* L = ws;
-        double* Z = ws + p.d;
-        const mech::TreeNoise tn = tree_noise(p, c);
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using U = typename Team::template uni<double>;
+        using Step = LinearOracleStep<G>;
+        const auto L = ws.dbl[0];
+        const mech::TreeNoise tn = tree_noise(p);
+        const mech::TreeRound tr = mech::tree_round(tn, t);
         const bool noisy = p.noise != mech::NodeNoise::None;
-        const bool advance_tree = noisy && t < p.T; // prefix t is needed only for rounds t+1 <= T
-        LinearOracleStep<G> step;
-        double zmax = 0.0;
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double li = loss[i];
-            double u = L[i];
+        // u = L~_{t-1} = L_{t-1} + Z_{t-1} (exactly L_{t-1} with the noise off); |Z| for the diagnostic.
+        auto perturbed = [&](auto i, V& zabs) {
+            V u = convert<R>(team.load(L, i));
+            zabs = V(R(0));
             if (noisy) {
-                const double z = Z[i] + mech::padding_noise(tn, t - 1, i); // Z_{t-1}
-                zmax = dmax(zmax, std::fabs(z));
-                u += z;
-                if (advance_tree) Z[i] = mech::tree_noise_step(tn, t, i, Z[i]);
+                const V z = mech::noisy_prefix(team, tn, tr, ws.real[0], i);
+                zabs = vabs(z);
+                u = u + z;
             }
-            step.push(i, u, li);
-            L[i] += li;
-        });
-        const double e = step.finish(team, loss);
-        if (noisy) {
-            const double m = team.max(zmax);
-            if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = dmax(ws[2 * std::uint64_t{p.d}], m);
+            team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+            return u;
+        };
+        U e;
+        typename Team::template uni<R> zmax;
+        if constexpr (G == Geometry::Simplex) {
+            const auto a = team.template argmin<1>(p.d, [&](auto i) {
+                ArgContrib<V, 1> c;
+                c.key = perturbed(i, c.max[0]);
+                return c;
+            });
+            const U charged = team.loss_exact_at(row, a.arg);
+            e = select(mask_for<double>(a.key == a.key), charged, U(std::numeric_limits<double>::quiet_NaN()));
+            zmax = a.max[0];
+        } else {
+            const auto s = team.template reduce<Step::kSums, 1>(p.d, [&](auto i) {
+                Contrib<V, Step::kSums, 1> c;
+                const V u = perturbed(i, c.max[0]);
+                Step::push(c, u, team.loss(row, i));
+                return c;
+            });
+            e = convert<double>(Step::finish(s.sum));
+            zmax = s.max[0];
         }
-        return RoundResult{e, e};
+        if (noisy && team.rank() == 0) team.put(ws.scalars, 0, vmax(team.get(ws.scalars, 0), convert<double>(zmax)));
+        return {e, e};
     }
 
     /// max_{t=1..T} ||Z_{t-1}||_inf (the perturbation x_t was computed from); 0 with noise off.
-    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) { out[0] = ws[2 * std::uint64_t{p.d}]; }
+    DPR_HD static void diagnostics(const Params&, const double* scalars, double* out) { out[0] = scalars[0]; }
 };
 
 using DpFtplExperts = DpFtpl<Geometry::Simplex>;

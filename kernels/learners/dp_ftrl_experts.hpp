@@ -9,11 +9,12 @@
 //   ||Y||_1 = d, ||Y||_2 = sqrt(d), replace-one Delta_1 = d, Delta_2 = sqrt(d) (§0.4).
 // Only L~_0 .. L~_{T-1} are released (FTRL never uses L~_T), so h' = ceil(log2 T) (§1.4).
 // With noise off (epsilon = inf or noise = "none") every operation equals Hedge's with the same eta:
-// the two produce bitwise identical regret (tests/learners/test_experts.cpp).
+// the two produce bitwise identical regret (tests/learners/test_as17_fullinfo.cpp).
 //
-// Per-instance state (ws): L[d] = L_{t-1} exactly, Z[d] = the tree part of the noise on prefix t-1,
-// maintained incrementally (one node added, ctz(t) nodes removed per round; equal to the regenerated
-// definition up to rounding, see docs/MECHANISMS.md). Padding draws are fresh each round.
+// Per-instance state: L[d] = L_{t-1} exactly (double); the level cache of the tree noise (k + 1 rows of d,
+// kernels/mechanisms/noisy_prefix.hpp: the tree part of Z equals the regenerated definition bitwise) and a
+// row of scores (the run's precision). Padding draws are fresh each round (one uniform stream per
+// coordinate and round carries the node and the padding, stream layout 2).
 #include <cmath>
 #include <cstdint>
 
@@ -21,6 +22,7 @@
 #include "kernels/learners/softmax.hpp"
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
@@ -96,36 +98,43 @@ struct DpFtrlExperts {
         return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T);
     }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d}; } // L, Z
+    static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
+                                             std::uint32_t instance = 0) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
     }
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        // L_0 = 0 and the tree part of Z_0 is empty (no set bits in 0); padding is drawn per round.
-        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; ws[p.d + i] = 0.0; });
+    /// L (double), the level cache (k + 1 rows, none with the noise off), the scores.
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d);
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws, std::uint64_t t,
-                                    const double* loss) {
-        double* L = ws;
-        double* Z = ws + p.d;
-        const mech::TreeNoise tn = tree_noise(p, c);
-        const bool noisy = p.noise != mech::NodeNoise::None;
-        const bool advance_tree = noisy && t < p.T; // prefix t is needed only for rounds t+1 <= T
-        OnlineSoftmax sm;
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double li = loss[i];
-            const double z = noisy ? Z[i] + mech::padding_noise(tn, t - 1, i) : 0.0; // Z_{t-1}
-            sm.push(-p.eta * (L[i] + z), li);
-            L[i] += li;
-            if (advance_tree) Z[i] = mech::tree_noise_step(tn, t, i, Z[i]);
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        // L_0 = 0 and the tree part of Z_0 is empty (no set bits in 0): all rows zero.
+        using D = typename Team::template lanes<double>;
+        using V = typename Team::template lanes<typename Team::real>;
+        const std::uint32_t rows = mech::level_rows(tree_noise(p));
+        team.for_each(p.d, [&](auto i) {
+            team.store(ws.dbl[0], i, D(0.0));
+            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[1].row(j), i, V(0));
         });
-        const double e = sm.finish(team);
-        return RoundResult{e, e};
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        const auto L = ws.dbl[0];
+        const mech::TreeNoise tn = tree_noise(p);
+        const mech::TreeRound tr = mech::tree_round(tn, t);
+        const bool noisy = p.noise != mech::NodeNoise::None;
+        const auto e = softmax_experts(team, p.d, p.eta, ws.real[0], row, [&](auto i) {
+            const auto l = convert<R>(team.load(L, i));
+            return noisy ? l + mech::noisy_prefix(team, tn, tr, ws.real[1], i) : l; // L~_{t-1} = L_{t-1} + Z_{t-1}
+        }, L);
+        return {e, e};
     }
 };
 

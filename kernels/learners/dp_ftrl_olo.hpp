@@ -24,9 +24,9 @@
 // With noise off (epsilon = inf or noise = "none") every operation equals ftrl-l2-ball / ftrl-l2-cube
 // (kernels/learners/ftrl_l2.hpp, LazyL2Step): bitwise identical regret.
 //
-// Per-instance state (ws): L[d] = L_{t-1} exactly, Z[d] = the tree part of the noise on prefix t-1,
-// maintained incrementally (mech::tree_noise_step), then ws[2d] = max_{s <= t-1} ||Z_s||_inf (the
-// "max_noise_inf" diagnostic, written by team lane 0 only). Padding draws are fresh each round.
+// Per-instance state: L[d] = L_{t-1} exactly (double); the level cache of the tree noise (k + 1 rows of d in
+// the run's precision, kernels/mechanisms/noisy_prefix.hpp); one scalar, max_{s <= t-1} ||Z_s||_inf (the
+// "max_noise_inf" diagnostic, written by team rank 0). Padding draws are fresh each round.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -35,6 +35,7 @@
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
@@ -124,67 +125,78 @@ struct DpFtrlOlo {
         return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T);
     }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) { return 2 * std::uint64_t{p.d} + 1; } // L, Z, max ||Z||_inf
+    static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, c.seed, c.stream, c.instance};
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
+                                             std::uint32_t instance = 0) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
     }
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
+    /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d).scalars(1);
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
         // L_0 = 0, the tree part of Z_0 is empty (no set bits in 0), max ||Z||_inf = 0.
-        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; ws[p.d + i] = 0.0; });
-        if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = 0.0;
+        using D = typename Team::template lanes<double>;
+        using V = typename Team::template lanes<typename Team::real>;
+        const std::uint32_t rows = mech::level_rows(tree_noise(p));
+        team.for_each(p.d, [&](auto i) {
+            team.store(ws.dbl[0], i, D(0.0));
+            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[0].row(j), i, V(0));
+        });
+        if (team.rank() == 0) team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
         team.sync();
     }
 
-    /// x_t (call before round(t)): Proj_X(-(eta/2) L~_{t-1}), with the same noise round(t) uses.
-    template <class Team>
-    DPR_HD static void play(const Params& p, const InstanceCtx& c, Team& team, const double* ws,
-                            std::uint64_t t, double* x) {
-        const mech::TreeNoise tn = tree_noise(p, c);
+    /// x_t (call before round(t)): Proj_X(-(eta/2) L~_{t-1}), with the noise round(t) uses (the cache's tree
+    /// part plus the regenerated padding). One-lane teams (tests, inspection).
+    template <class Team, class WS>
+    static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
+        using R = typename Team::real;
+        const mech::TreeNoise tn = tree_noise(p, team.key().seed, team.key().stream, team.instance());
         const bool noisy = p.noise != mech::NodeNoise::None;
-        const double* L = ws;
-        const double* Z = ws + p.d;
-        lazy_l2_point<G>(
-            team, p.d, 0.5 * p.eta,
-            [&](std::uint32_t i) { return noisy ? L[i] + (Z[i] + mech::padding_noise(tn, t - 1, i)) : L[i]; },
-            x);
+        lazy_l2_point<G>(p.d, 0.5 * p.eta, [&](std::uint32_t i) {
+            const R l = static_cast<R>(team.load(ws.dbl[0], i));
+            return static_cast<double>(noisy ? l + (team.load(ws.real[0], i) + mech::padding_noise<R>(tn, t - 1, i)) : l);
+        }, x);
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
-                                    std::uint64_t t, const double* loss) {
-        double* L = ws;
-        double* Z = ws + p.d;
-        const mech::TreeNoise tn = tree_noise(p, c);
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using Step = LazyL2Step<G>;
+        const auto L = ws.dbl[0];
+        const mech::TreeNoise tn = tree_noise(p);
+        const mech::TreeRound tr = mech::tree_round(tn, t);
         const bool noisy = p.noise != mech::NodeNoise::None;
-        const bool advance_tree = noisy && t < p.T; // prefix t is needed only for rounds t+1 <= T
-        LazyL2Step<G> step(0.5 * p.eta);
-        double zmax = 0.0;
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double li = loss[i];
-            if (noisy) {
-                const double z = Z[i] + mech::padding_noise(tn, t - 1, i); // Z_{t-1}
-                zmax = dmax(zmax, std::fabs(z));
-                step.push(L[i] + z, li);
-                if (advance_tree) Z[i] = mech::tree_noise_step(tn, t, i, Z[i]);
-            } else {
-                step.push(L[i], li); // exactly ftrl-l2's operations
+        const double h = 0.5 * p.eta;
+        const auto s = team.template reduce<Step::kSums, 1>(p.d, [&](auto i) {
+            Contrib<V, Step::kSums, 1> c;
+            V u = convert<R>(team.load(L, i));
+            c.max[0] = V(R(0));
+            if (noisy) { // u = L~_{t-1} = L_{t-1} + Z_{t-1}; without noise exactly ftrl-l2's operations
+                const V z = mech::noisy_prefix(team, tn, tr, ws.real[0], i);
+                c.max[0] = vabs(z);
+                u = u + z;
             }
-            L[i] += li;
+            Step::push(c, u, team.loss(row, i), h);
+            team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+            return c;
         });
-        const double e = step.finish(team);
-        if (noisy) {
-            const double m = team.max(zmax);
-            if (team.rank() == 0) ws[2 * std::uint64_t{p.d}] = dmax(ws[2 * std::uint64_t{p.d}], m);
-        }
-        return RoundResult{e, e};
+        const auto e = convert<double>(Step::finish(s.sum, h));
+        if (noisy && team.rank() == 0)
+            team.put(ws.scalars, 0, vmax(team.get(ws.scalars, 0), convert<double>(s.max[0])));
+        return {e, e};
     }
 
     /// max_{t=1..T} ||Z_{t-1}||_inf, Z_{t-1} = L~_{t-1} - L_{t-1} the noise x_t was computed from
     /// (ALGORITHMS.md A1 "What to record"); 0 with noise off.
-    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) { out[0] = ws[2 * std::uint64_t{p.d}]; }
+    DPR_HD static void diagnostics(const Params&, const double* scalars, double* out) { out[0] = scalars[0]; }
 };
 
 using DpFtrlSphere = DpFtrlOlo<Geometry::Ball>;

@@ -20,10 +20,11 @@
 // exp3's with the same eta and gamma: identical arms, losses and regret
 // (tests/learners/test_as17_bandits.cpp).
 //
-// Randomness: i_t as exp3 (Purpose::Sampling, round t). The noise vector Z_t is defined coordinatewise by
-// the streams (Purpose::FeedbackNoise, sub 0, round t, element i), independent of everything else; the
-// learner draws only the coordinate Z_t(i_t) it feeds back (one Laplace draw per round). Tests replay
-// other coordinates (Lemma 4.3 compares against a fixed arm x = e_j, which needs Z_t(j)).
+// Randomness: i_t as exp3 (Purpose::Sampling, round t). The noise vector Z_t is defined coordinatewise by the
+// streams (Purpose::FeedbackNoise, sub 0, round t, element i) (uniform 0, inverse-CDF Laplace, in the run's
+// precision), independent of everything else; the learner draws only the coordinate Z_t(i_t) it feeds back
+// (one Laplace draw per round). Tests replay other coordinates (Lemma 4.3 compares against a fixed arm x = e_j,
+// which needs Z_t(j)): feedback_noise().
 //
 // Diagnostics (A4 "Record" list, read after round T):
 //   max_noise_over_lambda  max_t |Z_t(i_t)| / lambda                  (0 when lambda = 0)
@@ -38,8 +39,7 @@
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/exp3.hpp"
-#include "kernels/noise/samplers.hpp"
-#include "kernels/rng/uniform.hpp"
+#include "kernels/noise/lane_noise.hpp"
 
 namespace dpr::learners {
 
@@ -162,54 +162,65 @@ struct DpMab {
         return r;
     }
 
-    // Workspace: exp3's state, then max_t |Z_t(i_t)| and sum_t Z_t(i_t).
-    DPR_HD static std::uint64_t noise_max_at(const Params& p) { return Exp3::workspace(p.base); }
-    DPR_HD static std::uint64_t noise_sum_at(const Params& p) { return Exp3::workspace(p.base) + 1; }
-    DPR_HD static std::uint64_t workspace(const Params& p) { return Exp3::workspace(p.base) + 2; }
+    static constexpr bool kInstanceLanes = true;
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx& c, Team& team, double* ws) {
-        Exp3::init(p.base, c, team, ws);
+    /// Exp3's state, then the scalars max_t |Z_t(i_t)| and sum_t Z_t(i_t).
+    enum Scalar : int { kNoiseMax = Exp3::kScalars, kNoiseSum, kScalars };
+    DPR_HD static WorkspaceSpec workspace(const Params& p) { return Exp3::workspace(p.base).scalars(kScalars); }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using U = typename Team::template uni<double>;
+        Exp3::init(p.base, team, ws);
         if (team.rank() == 0) {
-            ws[noise_max_at(p)] = 0.0;
-            ws[noise_sum_at(p)] = 0.0;
+            team.put(ws.scalars, kNoiseMax, U(0.0));
+            team.put(ws.scalars, kNoiseSum, U(0.0));
         }
         team.sync();
     }
 
-    /// Z_t(i) ~ Lap(lambda): coordinate i of round t's feedback noise (one 53-bit uniform, inverse CDF).
-    DPR_HD static double feedback_noise(const Params& p, const InstanceCtx& c, std::uint64_t t,
-                                        std::uint32_t i) {
-        return noise::laplace_from_u(
-            first_uniform(c.id(rng::Purpose::FeedbackNoise, 0, static_cast<std::uint32_t>(t), i)), p.lambda);
+    /// Z_t(i) ~ Lap(lambda) of each instance of the team: coordinate i of round t's feedback noise.
+    template <class Team, class UI>
+    DPR_HD static typename Team::template uni<double> feedback_noise(const Params& p, const Team& team, std::uint64_t t,
+                                                                     UI i) {
+        using R = typename Team::real;
+        const auto u = instance_uniform(team, rng::Purpose::FeedbackNoise, t, i);
+        return convert<double>(noise::laplace_from_u(u, typename Team::template uni<R>(static_cast<R>(p.lambda))));
+    }
+    /// The same for one instance in double precision (tests: coordinates the learner did not draw).
+    static double feedback_noise(const Params& p, RngKey key, std::uint32_t instance, std::uint64_t t, std::uint32_t i) {
+        SerialTeam<double> team;
+        team.rng = key;
+        team.id = instance;
+        return feedback_noise(p, team, t, i);
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
-                                    std::uint64_t t, const double* loss) {
-        const Exp3::Play play = Exp3::play(p.base, c, team, ws, t, loss);
-        const double observed = loss[play.arm]; // c_t = <l_t, e_{i_t}>
-        double feedback = observed;
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        const Exp3::Play<Team> pl = Exp3::play(p.base, team, ws, t, row);
+        const auto observed = team.loss_exact_at(row, pl.arm); // c_t = <l_t, e_{i_t}>
+        auto feedback = observed;
         if (p.lambda > 0.0) {
-            const double z = feedback_noise(p, c, t, play.arm);
+            const auto z = feedback_noise(p, team, t, pl.arm);
             feedback = observed + z; // c~_t
             if (team.rank() == 0) {
-                ws[noise_max_at(p)] = dmax(ws[noise_max_at(p)], std::fabs(z));
-                ws[noise_sum_at(p)] += z;
+                team.put(ws.scalars, kNoiseMax, vmax(team.get(ws.scalars, kNoiseMax), vabs(z)));
+                team.put(ws.scalars, kNoiseSum, team.get(ws.scalars, kNoiseSum) + z);
             }
         }
-        Exp3::update(p.base, team, ws, play, feedback);
-        return RoundResult{play.expected, observed};
+        Exp3::update(p.base, team, ws, pl, feedback);
+        return {pl.expected, observed};
     }
 
-    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) {
-        const double zmax = ws[noise_max_at(p)];
+    DPR_HD static void diagnostics(const Params& p, const double* scalars, double* out) {
+        const double zmax = scalars[kNoiseMax];
         const bool noisy = p.lambda > 0.0;
         out[0] = noisy ? zmax / p.lambda : 0.0;
         out[1] = noisy && zmax >= p.f_level ? 1.0 : 0.0;
-        out[2] = ws[Exp3::min_p_at(p.base)];
-        out[3] = ws[Exp3::max_eta_lhat_at(p.base)];
-        out[4] = ws[noise_sum_at(p)];
+        out[2] = scalars[Exp3::kMinP];
+        out[3] = scalars[Exp3::kMaxEtaLhat];
+        out[4] = scalars[kNoiseSum];
     }
 };
 

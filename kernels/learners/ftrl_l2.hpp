@@ -16,17 +16,18 @@
 // LazyL2Step is the step itself, shared with DP-FTRL (kernels/learners/dp_ftrl_olo.hpp): fed the same
 // u = L_{t-1} the two learners perform the same floating-point operations, which is why DP-FTRL with
 // noise off has bitwise the same regret as this twin (tests/learners/test_as17_fullinfo.cpp).
+//
+// eta = inf is the limit of the projection, x_t = -u/||u||_2 (ball; 0 at u = 0) and x_t = -sign(u) (cube),
+// computed without forming inf * 0; any eta in [0, inf] gives a finite charge.
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/core/lanes.hpp"
 #include "kernels/core/math.hpp"
+#include "kernels/core/team.hpp"
 #include "kernels/learners/common.hpp"
 
 namespace dpr::learners {
-
-DPR_HD DPR_FORCEINLINE double clip_unit(double v) {
-    return v < -1.0 ? -1.0 : (v > 1.0 ? 1.0 : v);
-}
 
 /// Default learning rate of the A1 table: 1/sqrt(T) (sphere), sqrt(d/T) (cube).
 template <Geometry G>
@@ -36,55 +37,68 @@ inline double l2_default_eta(std::uint32_t d, std::uint64_t T) {
     return G == Geometry::Ball ? 1.0 / std::sqrt(t) : std::sqrt(static_cast<double>(d) / t);
 }
 
-/// One lazy projected step, streamed over the coordinates of u (= L~_{t-1} or L_{t-1}) with the loss
-/// l_t, returning <l_t, x_t> for x_t = Proj_X(-h u), h = eta / 2, without materialising x_t:
-///   ball  <l, x> = -h <l, u> / max(1, h ||u||_2)    (two team sums: <l, u> and ||u||^2)
-///   cube  <l, x> = sum_i l_i clip(-h u_i, -1, 1)     (one team sum)
-/// Each lane pushes its own coordinates; finish() combines the lanes (fixed order, DESIGN.md §4).
+/// sign(v) in {-1, 0, 1}, lane by lane.
+template <class V>
+DPR_HD DPR_FORCEINLINE V lane_sign(V v) {
+    using R = lane_scalar_t<V>;
+    return select(v > V(R(0)), V(R(1)), select(v < V(R(0)), V(R(-1)), V(R(0))));
+}
+
+/// One lazy projected step x_t = Proj_X(-h u), h = eta / 2, charged <l_t, x_t> without materialising x_t:
+///   ball  <l, x> = -h <l, u> / max(1, h ||u||_2) = -<l, u> / max(1/h, ||u||_2)   (sums <l, u>, ||u||^2)
+///   cube  <l, x> = sum_i l_i clip(-h u_i, -1, 1)                                   (one sum)
+/// The ball's second form is finite for every h in [0, inf]; h = inf plays -u/||u|| (0 at u = 0), the cube
+/// -sign(u).
 template <Geometry G>
 struct LazyL2Step {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "R = ||x||^2 rows: ball or cube");
-    double h;       ///< eta / 2
-    double a = 0.0; ///< ball: sum l_i u_i; cube: sum l_i x_i
-    double b = 0.0; ///< ball: sum u_i^2
+    static constexpr int kSums = G == Geometry::Ball ? 2 : 1;
 
-    DPR_HD explicit LazyL2Step(double half_eta) : h(half_eta) {}
-
-    DPR_HD DPR_FORCEINLINE void push(double u, double l) {
+    /// The coordinate's terms of the sums, into c.sum[0 .. kSums).
+    template <class V, class C>
+    DPR_HD DPR_FORCEINLINE static void push(C& c, V u, V l, double h) {
+        using R = lane_scalar_t<V>;
         if constexpr (G == Geometry::Ball) {
-            a += l * u;
-            b += u * u;
+            c.sum[0] = l * u;
+            c.sum[1] = u * u;
+        } else if (std::isinf(h)) {
+            c.sum[0] = -(l * lane_sign(u));
         } else {
-            a += l * clip_unit(-h * u);
+            c.sum[0] = l * vmin(vmax(V(static_cast<R>(-h)) * u, V(R(-1))), V(R(1)));
         }
     }
 
-    template <class Team>
-    DPR_HD double finish(Team& team) const {
+    /// <l_t, x_t> from the sums (per instance).
+    template <class U>
+    DPR_HD DPR_FORCEINLINE static U finish(const U* sums, double h) {
+        using R = lane_scalar_t<U>;
         if constexpr (G == Geometry::Ball) {
-            const double lu = team.sum(a);
-            const double uu = team.sum(b);
-            return -h * lu / dmax(1.0, h * std::sqrt(uu));
+            const U lu = sums[0], nu = vsqrt(sums[1]);
+            const U den = vmax(U(static_cast<R>(1.0 / h)), nu);
+            return select(den > U(R(0)), -lu / den, U(R(0)));
         } else {
-            return team.sum(a);
+            return sums[0];
         }
     }
 };
 
-/// Writes x = Proj_X(-h u) into x[0..d) (u(i) gives coordinate i), explicitly: the point that
-/// LazyL2Step charges. For tests and inspection (the learners' play()); not on the hot path.
-template <Geometry G, class Team, class U>
-DPR_HD void lazy_l2_point(Team& team, std::uint32_t d, double h, U&& u, double* x) {
+/// Writes x = Proj_X(-h u) into x[0..d) (u(i) gives coordinate i as a double), explicitly: the point that
+/// LazyL2Step charges, for tests and inspection (one-lane teams).
+template <Geometry G, class U>
+inline void lazy_l2_point(std::uint32_t d, double h, U&& u, double* x) {
     if constexpr (G == Geometry::Ball) {
         double sq = 0.0;
-        team.for_each(d, [&](std::uint32_t i) {
+        for (std::uint32_t i = 0; i < d; ++i) {
             x[i] = u(i);
             sq += x[i] * x[i];
-        });
-        const double m = dmax(1.0, h * std::sqrt(team.sum(sq)));
-        team.for_each(d, [&](std::uint32_t i) { x[i] = -h * x[i] / m; });
+        }
+        const double den = dmax(1.0 / h, std::sqrt(sq));
+        for (std::uint32_t i = 0; i < d; ++i) x[i] = den > 0.0 ? -x[i] / den : 0.0;
     } else {
-        team.for_each(d, [&](std::uint32_t i) { x[i] = clip_unit(-h * u(i)); });
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const double v = u(i);
+            x[i] = std::isinf(h) ? (v > 0 ? -1.0 : (v < 0 ? 1.0 : 0.0)) : (-h * v < -1.0 ? -1.0 : (-h * v > 1.0 ? 1.0 : -h * v));
+        }
     }
 }
 
@@ -114,33 +128,39 @@ struct FtrlL2 {
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) { return p.d; } // L_{t-1}
+    static constexpr bool kInstanceLanes = true;
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; });
+    /// L_{t-1} (double).
+    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d); }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, D(0.0)); });
     }
 
-    /// x_t (call before round(t)): Proj_X(-(eta/2) L_{t-1}).
-    template <class Team>
-    DPR_HD static void play(const Params& p, const InstanceCtx&, Team& team, const double* ws, std::uint64_t,
-                            double* x) {
-        lazy_l2_point<G>(
-            team, p.d, 0.5 * p.eta, [&](std::uint32_t i) { return ws[i]; }, x);
+    /// x_t (call before round(t)): Proj_X(-(eta/2) L_{t-1}). One-lane teams (tests, inspection).
+    template <class Team, class WS>
+    static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t, double* x) {
+        lazy_l2_point<G>(p.d, 0.5 * p.eta, [&](std::uint32_t i) { return team.load(ws.dbl[0], i); }, x);
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx&, Team& team, double* ws,
-                                    std::uint64_t, const double* loss) {
-        double* L = ws;
-        LazyL2Step<G> step(0.5 * p.eta);
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double li = loss[i];
-            step.push(L[i], li);
-            L[i] += li;
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t, const Row& row) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using Step = LazyL2Step<G>;
+        const auto L = ws.dbl[0];
+        const double h = 0.5 * p.eta;
+        const auto s = team.template reduce<Step::kSums, 0>(p.d, [&](auto i) {
+            Contrib<V, Step::kSums, 0> c;
+            Step::push(c, convert<R>(team.load(L, i)), team.loss(row, i), h);
+            team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+            return c;
         });
-        const double e = step.finish(team);
-        return RoundResult{e, e};
+        const auto e = convert<double>(Step::finish(s.sum, h));
+        return {e, e};
     }
 };
 

@@ -3,6 +3,11 @@
 //   x_t(i) = exp(-eta L_{t-1}(i)) / sum_j exp(-eta L_{t-1}(j)),   L_{t-1} = sum_{s<t} l_s,
 // charged the expected loss <l_t, x_t>. With eta = sqrt(8 ln d / T), Regret_T <= sqrt(T ln d / 2);
 // for any eta, Regret_T <= ln d / eta + eta T / 8 (losses in [0,1]).
+//
+// eta = inf is Follow The Leader: x_t is uniform over the coordinates where L_{t-1} is smallest (the limit of
+// the softmax as eta -> inf; ties split evenly), computed without ever forming inf * 0.
+//
+// State: L[d] (double, exact), and a row of scores in the run's precision (softmax_experts).
 #include <cmath>
 #include <cstdint>
 
@@ -16,9 +21,12 @@ struct Hedge {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         "learning rate; auto = sqrt(8 ln d / T) (ALGORITHMS.md C8)", true},
+         "learning rate; auto = sqrt(8 ln d / T) (ALGORITHMS.md C8); inf = follow the leader (uniform over the "
+         "leaders)",
+         true},
     };
     static constexpr int kEta = key_index(kKeys, "eta");
+    static constexpr bool kInstanceLanes = true;
 
     struct Params {
         std::uint32_t d;
@@ -36,25 +44,23 @@ struct Hedge {
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) { return p.d; } // L_{t-1}
+    /// L_{t-1} (double), scores (precision R).
+    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d).add_real(1, p.d); }
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        team.for_each(p.d, [&](std::uint32_t i) { ws[i] = 0.0; });
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, D(0.0)); });
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx&, Team& team, double* ws, std::uint64_t,
-                                    const double* loss) {
-        double* L = ws;
-        OnlineSoftmax sm;
-        team.for_each(p.d, [&](std::uint32_t i) {
-            const double li = loss[i];
-            sm.push(-p.eta * L[i], li);
-            L[i] += li;
-        });
-        const double e = sm.finish(team);
-        return RoundResult{e, e};
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t, const Row& row) {
+        using R = typename Team::real;
+        const auto L = ws.dbl[0];
+        const auto e = softmax_experts(team, p.d, p.eta, ws.real[0], row,
+                                       [&](auto i) { return convert<R>(team.load(L, i)); }, L);
+        return {e, e};
     }
 };
 

@@ -39,15 +39,17 @@
 // newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
 // max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T).
 //
-// Backends: all per-round work is done by lane 0 of the team (team.rank() == 0) and the charged loss is
-// broadcast with team.sum (other lanes contribute exactly 0.0). On the CPU (SerialTeam) that is the
+// Backends: all per-round work is done by rank 0 of the team and the charged loss is broadcast
+// (team.broadcast). On the CPU (SerialTeam) that is the
 // whole team; on the GPU a thread per instance for d < 32 and, for d >= 32, one active lane of the
 // instance's warp (the other 31 idle; SCRiBLe's per-round work is O(n) per Newton / secular iteration and
 // sequential, so it is not split). State and scratch live in the workspace (global memory on the GPU);
 // nothing is allocated, nothing throws, there is no dimension cap.
 //
-// Workspace (doubles): g[n] (sum of lhat), x[n], aux[A] (barrier slack state), v[n] (eigenvector /
-// Newton direction scratch), y[d] (played point / gradient scratch), diag[6].
+// Workspace: one double array g[n] (sum of lhat), x[n], aux[A] (barrier slack state), v[n] (eigenvector /
+// Newton direction scratch), y[d] (played point / gradient scratch); the 6 diagnostic slots are its scalars.
+// SCRiBLe declares kInstanceLanes = false: executors keep this state contiguous per instance (its scalar code
+// indexes it directly), and on a GPU a thread per instance reads it uncoalesced.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -294,15 +296,14 @@ struct ScribleLearner {
     DPR_HD static double* aux_of(const Params& p, double* ws) { return ws + 2 * std::uint64_t{p.n}; }
     DPR_HD static double* v_of(const Params& p, double* ws) { return ws + 2 * std::uint64_t{p.n} + B::aux_size(p.n); }
     DPR_HD static double* y_of(const Params& p, double* ws) { return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n); }
-    DPR_HD static double* diag_of(const Params& p, double* ws) {
-        return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d;
-    }
-    DPR_HD static const double* diag_of(const Params& p, const double* ws) {
-        return ws + 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d;
-    }
+    /// Doubles of the state array (g, x, aux, v, y); the diagnostics are the workspace's scalars.
+    DPR_HD static std::uint64_t state_size(const Params& p) { return 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d; }
 
-    DPR_HD static std::uint64_t workspace(const Params& p) {
-        return 3 * std::uint64_t{p.n} + B::aux_size(p.n) + p.d + kDiagSlots;
+    /// SCRiBLe's round is sequential scalar code over its state (rank 0 of a team; no instance lanes), so its
+    /// workspace is one contiguous double array and the diagnostic slots.
+    static constexpr bool kInstanceLanes = false;
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(static_cast<int>(kDiagSlots));
     }
 
     // ---- the pieces of a round (exposed for the tests) --------------------------------------------------
@@ -381,34 +382,40 @@ struct ScribleLearner {
 
     // ---- the learner contract -----------------------------------------------------------------------------
 
-    template <class Team>
-    DPR_HD static void init(const Params& p, const InstanceCtx&, Team& team, double* ws) {
-        if (team.rank() != 0) return;
-        const std::uint64_t W = workspace(p);
+    /// The state (g, x, aux) at the centre, diagnostics at their neutral values. `diag` has kDiagSlots doubles.
+    DPR_HD static void init_state(const Params& p, double* ws, double* dg) {
+        const std::uint64_t W = state_size(p);
         for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
         B::center(p.n, x_of(p, ws), aux_of(p, ws));
-        double* dg = diag_of(p, ws);
+        for (std::uint32_t i = 0; i < kDiagSlots; ++i) dg[i] = 0.0;
         dg[kMinSlackY] = kInf;
         dg[kMinSlackX] = kInf;
     }
 
-    template <class Team>
-    DPR_HD static RoundResult round(const Params& p, const InstanceCtx& c, Team& team, double* ws,
-                                    std::uint64_t t, const double* loss) {
-        double charged = 0.0;
-        if (team.rank() == 0) charged = round_lane0(p, c, ws, t, loss);
-        charged = team.sum(charged); // broadcast: the other lanes add exactly 0.0
-        return RoundResult{charged, charged};
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        if (team.rank() == 0) init_state(p, ws.dbl[0].data(), ws.scalars.data());
+        team.sync();
     }
 
-    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t,
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
+                                            const Row& row) {
+        double charged = 0.0;
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) charged = round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
+        charged = team.broadcast(charged);
+        return {charged, charged};
+    }
+
+    /// One round on the state `ws` and diagnostics `dg` (team rank 0).
+    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
                                      const double* loss) {
         const Play pl = play(p, c, ws, t);
         const double* y = y_of(p, ws);
         double loss_y = 0.0;
         for (std::uint32_t i = 0; i < p.d; ++i) loss_y += loss[i] * y[i];
         double ctilde = loss_y; // the bandit feedback: the only use of l_t
-        double* dg = diag_of(p, ws);
         if (kPrivate && p.lambda > 0.0) {
             double zmax;
             ctilde += feedback_noise(p, c, t, y, zmax);
@@ -427,9 +434,8 @@ struct ScribleLearner {
         return loss_y;
     }
 
-    DPR_HD static void diagnostics(const Params& p, const double* ws, double* out) {
-        const double* dg = diag_of(p, ws);
-        for (std::size_t i = 0; i < kDiagnostics.size(); ++i) out[i] = dg[i];
+    DPR_HD static void diagnostics(const Params&, const double* scalars, double* out) {
+        for (std::size_t i = 0; i < kDiagnostics.size(); ++i) out[i] = scalars[i];
     }
 };
 

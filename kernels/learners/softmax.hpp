@@ -1,42 +1,51 @@
 #pragma once
-// One-pass ("online") softmax expectation (Milakov & Gimelshein 2018): for scores v_i and losses
-// l_i, computes sum_i softmax(v)_i l_i while streaming over i once, keeping a running max so that
-// exp never overflows whatever the noise scale (ALGORITHMS.md §5 "always subtract the max").
-// Each team lane streams its share of coordinates; finish() combines the lanes.
+// The expected loss of an exponential-weights play, <l_t, x_t> with x_t(i) ∝ exp(-eta u(i)), computed
+// branch-free in two passes over the coordinates (written once over the Team concept, kernels/core/team.hpp):
+//   pass 1   u(i) for every coordinate, kept in a row of scratch; u_min = min_i u(i); L += l (exact, after
+//            u(i) has read L_{t-1}: one pass over the double state instead of two)
+//   pass 2   w(i) = exp(-eta (u(i) - u_min)) in (0, 1];  <l, x> = sum w l / sum w
+// Subtracting the minimum inside the product keeps every exponent in [-inf, 0]: no overflow for any noise
+// scale and any eta in [0, inf] (ALGORITHMS.md §5 "always subtract the max"), and eta = inf is the limit,
+// Follow The Leader: w(i) = 1 where u(i) = u_min, else 0 (ties split evenly), never inf * 0. A NaN u
+// propagates to the result (so a broken input is reported, not hidden). One exp per coordinate.
+// Scores are in the run's precision R; the cumulative losses L stay exact doubles.
 #include <cmath>
+#include <cstdint>
 
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
+#include "kernels/core/lanes.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/core/vmath.hpp"
 
 namespace dpr::learners {
 
-struct OnlineSoftmax {
-    double m = -kInf; ///< running max of the scores
-    double s = 0.0;   ///< sum of exp(v_i - m)
-    double wl = 0.0;  ///< sum of exp(v_i - m) l_i
-
-    DPR_HD DPR_FORCEINLINE void push(double v, double l) {
-        if (v > m) {
-            const double r = std::exp(m - v); // 0 on the first push (m = -inf)
-            s = s * r + 1.0;
-            wl = wl * r + l;
-            m = v;
-        } else {
-            const double w = std::exp(v - m);
-            s += w;
-            wl += w * l;
-        }
-    }
-
-    /// sum_i softmax(v)_i l_i over all lanes of the team.
-    template <class Team>
-    DPR_HD double finish(Team& team) const {
-        const double M = team.max(m);
-        const double r = (m == -kInf) ? 0.0 : std::exp(m - M);
-        const double S = team.sum(s * r);
-        const double WL = team.sum(wl * r);
-        return WL / S;
-    }
-};
+/// <l_t, x_t> for x_t ∝ exp(-eta u), u(idx) giving lanes of R, then L(i) += l_t(i) (exact). `scratch` is a
+/// row of d values of R of the workspace.
+template <class Team, class ScratchView, class Row, class U, class LView>
+DPR_HD DPR_FORCEINLINE typename Team::template uni<double>
+softmax_experts(const Team& team, std::uint32_t d, double eta, const ScratchView& scratch, const Row& row, U&& u,
+                const LView& L) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    const auto up = team.template reduce<0, 1>(d, [&](auto i) {
+        const V ui = u(i);
+        team.store(scratch, i, ui);
+        team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+        Contrib<V, 0, 1> c;
+        c.max[0] = -ui;
+        return c;
+    });
+    const auto umin = -up.max[0];
+    const bool ftl = std::isinf(eta);
+    const V neta(static_cast<R>(-eta));
+    const auto s = team.template reduce<2, 0>(d, [&](auto i) {
+        const V dev = team.load(scratch, i) - umin; // >= 0
+        const V w = ftl ? select(dev == V(R(0)), V(R(1)), V(R(0))) : vexp(neta * dev);
+        Contrib<V, 2, 0> c;
+        c.sum[0] = w;
+        c.sum[1] = w * team.loss(row, i);
+        return c;
+    });
+    return convert<double>(s.sum[1] / s.sum[0]);
+}
 
 } // namespace dpr::learners

@@ -10,13 +10,23 @@
 // t of the nodes (j, (t >> j) - 1): that set is S_t, |S_t| = popcount(t). For t = T = 2^k the only
 // set bit is k and S_T = {(k, 0)} = {root}: the "root only" rule of §1.4/§1.5 is the same formula.
 //
-// Noise is regenerated, never stored (DESIGN.md §2): one node draw b_{j,m}[c] is a pure function of
-//     StreamId{seed, stream, instance, Purpose::TreeNode, sub = j, round = m, element = c},
-// and the AS17 padding of prefix t (fresh, used at that prefix only) of
-//     StreamId{seed, stream, instance, Purpose::TreePadding, sub = 0, round = t, element = c}.
-// Hence Z_t[c] = L~_t[c] - L_t[c] = sum_{(j,m) in S_t} b_{j,m}[c] + padding_t[c]     (prefix_noise)
-// is the DEFINITION; tree_noise_step (O(1) amortised per round) and TreeAggregator (the O(hN)
-// algorithm of §1.4) must and do (tests/mechanisms/test_tree_aggregation.cpp) equal it.
+// Noise is regenerated, never stored (DESIGN.md §2). Stream layout 2 (docs/RANDOMNESS.md): the fresh
+// tree randomness that round t = s + 1 consumes is ONE uniform stream per coordinate c,
+//     StreamId{seed, stream, instance, Purpose::TreeStream, sub = 0, round = s, element = c},
+// (uniforms as in kernels/rng/lanes.hpp) holding, in order,
+//   uniforms [0, n_node)        the node that completes when l_{s+1} is added: level j = ctz(s + 1), index
+//                               m = ((s + 1) >> j) - 1  (the bijection t = (m + 1) 2^j between nodes and the
+//                               rounds that complete them), n_node = 1 (Laplace, inverse CDF) or 2
+//                               (Gaussian, Box-Muller);
+//   uniforms [n_node, ...)      the AS17 padding of the released prefix L~_s (fresh, used at that prefix
+//                               only): the sum of r_s node-law draws in one shot (noise/lane_noise.hpp).
+// So a learner draws one stream per coordinate and round (s = t - 1: the node it adds after playing round
+// t, and the padding of the prefix L~_{t-1} it plays), and
+//     Z_t[c] = L~_t - L_t = sum_{(j,m) in S_t} b_{j,m}[c] + padding_t[c]                  (prefix_noise)
+// is the DEFINITION, in precision R (float or double: the same uniforms, rounded; kernels/rng/lanes.hpp).
+// The learners' level cache (noisy_prefix.hpp) and TreeAggregator (the O(hN) algorithm of §1.4) equal it
+// (tests/mechanisms/test_tree_aggregation.cpp): bitwise for the cache, which sums the same nodes in the same
+// order (highest level first).
 //
 // Preconditions (not checked here; host code validates): 1 <= T < 2^32 (the counter layout of
 // kernels/rng/stream.hpp: rounds and node indices < 2^32), 0 <= t <= T, scale >= 0.
@@ -29,9 +39,10 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
-#include "kernels/noise/samplers.hpp"
+#include "kernels/core/lanes.hpp"
+#include "kernels/noise/lane_noise.hpp"
+#include "kernels/rng/lanes.hpp"
 #include "kernels/rng/stream.hpp"
-#include "kernels/rng/uniform.hpp"
 
 namespace dpr::mech {
 
@@ -88,65 +99,93 @@ DPR_HD constexpr inline std::uint32_t prefix_draw_count(TreeVariant v, std::uint
     return released_nodes(t, T) + padding_count(v, t, T);
 }
 
-/// The noise b_{j,m}[coord] of node (level, node): a pure function of (seed, stream, instance,
-/// level, node, coord). Fixed forever (§1.4 "one independent draw per node").
-DPR_HD inline double node_noise(const TreeNoise& tn, std::uint32_t level, std::uint64_t node,
-                                std::uint32_t coord) {
-    switch (tn.noise) {
-    case NodeNoise::None:
-        return 0.0;
-    case NodeNoise::Constant:
-        return tn.scale;
-    default:
-        break;
-    }
-    rng::StreamId id;
-    id.seed = tn.seed;
-    id.stream = tn.stream;
-    id.instance = tn.instance;
-    id.purpose = rng::Purpose::TreeNode;
-    id.sub = level;
-    id.round = static_cast<std::uint32_t>(node);
-    id.element = coord;
-    rng::WordStream src(id);
-    return tn.noise == NodeNoise::Laplace ? noise::laplace(src, tn.scale) : noise::gaussian(src, tn.scale);
+/// Uniforms of one node draw: 1 for Laplace (inverse CDF), 2 for Gaussian (Box-Muller), 0 otherwise.
+DPR_HD constexpr inline std::uint32_t node_uniforms(NodeNoise n) {
+    return n == NodeNoise::Laplace ? 1u : (n == NodeNoise::Gaussian ? 2u : 0u);
 }
 
-/// The AS17 padding of prefix t (0 <= t <= T) in coordinate coord: the sum of r_t fresh draws of the
-/// node law (§1.5 step 3), drawn in one shot (Laplace: noise::laplace_sum, the Gamma difference of
-/// DESIGN.md §5, exact in law; Gaussian: one N(0, r_t sigma^2)). Valid because padding draws are
-/// used at this prefix only and never stored. 0 for the binary variant.
-DPR_HD inline double padding_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
-    const std::uint32_t r = padding_count(tn.variant, t, tn.T);
-    if (r == 0) return 0.0;
-    switch (tn.noise) {
-    case NodeNoise::None:
-        return 0.0;
-    case NodeNoise::Constant:
-        return static_cast<double>(r) * tn.scale;
-    default:
-        break;
-    }
+/// The stream of round s + 1's fresh tree randomness in coordinate coord (see the header).
+DPR_HD inline rng::StreamId tree_stream(const TreeNoise& tn, std::uint64_t s, std::uint32_t coord) {
     rng::StreamId id;
     id.seed = tn.seed;
     id.stream = tn.stream;
     id.instance = tn.instance;
-    id.purpose = rng::Purpose::TreePadding;
+    id.purpose = rng::Purpose::TreeStream;
     id.sub = 0;
-    id.round = static_cast<std::uint32_t>(t);
+    id.round = static_cast<std::uint32_t>(s);
     id.element = coord;
-    rng::WordStream src(id);
-    return tn.noise == NodeNoise::Laplace ? noise::laplace_sum(src, r, tn.scale)
-                                          : noise::gaussian_sum(src, r, tn.scale);
+    return id;
 }
 
-/// The node part of Z_t: sum over S_t of node noise (no padding). 0 for t = 0.
-DPR_HD inline double tree_part(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
-    double z = 0.0;
-    // Highest level first (any order gives the same value up to rounding).
+/// One node-law draw from the uniforms u[0], u[1] (lanes of precision R, scale b).
+template <class V>
+DPR_HD DPR_FORCEINLINE V node_draw(NodeNoise law, const V* u, V b) {
+    using R = lane_scalar_t<V>;
+    if (law == NodeNoise::Laplace) return noise::laplace_from_u(u[0], b);
+    if (law == NodeNoise::Gaussian) return b * noise::normal_from_u(u[0], u[1]);
+    return law == NodeNoise::Constant ? b : V(R(0));
+}
+
+/// Uniforms of the padding of a prefix with r draws.
+DPR_HD constexpr inline std::uint32_t padding_uniforms(NodeNoise law, std::uint32_t r) {
+    return r == 0 ? 0u : (law == NodeNoise::Laplace ? noise::laplace_sum_uniforms(r) : (law == NodeNoise::Gaussian ? 2u : 0u));
+}
+
+/// The padding of a prefix: the sum of r node-law draws from the uniforms u[0 ..).
+template <class V>
+DPR_HD DPR_FORCEINLINE V padding_draw(NodeNoise law, const V* u, std::uint32_t r, V b) {
+    using R = lane_scalar_t<V>;
+    if (law == NodeNoise::Laplace) return noise::laplace_sum(u, r, b);
+    if (law == NodeNoise::Gaussian) return noise::gaussian_sum(u, r, b);
+    return law == NodeNoise::Constant ? V(static_cast<R>(r)) * b : V(R(0));
+}
+
+/// The most uniforms one round's tree stream uses: a Gaussian node (2) and a Laplace padding of up to 32
+/// draws (r + 2 = 34), rounded up to whole blocks.
+inline constexpr std::uint32_t kMaxTreeUniforms = 36;
+
+/// Uniforms [0, n) of a stream into u[] (whole blocks: u must hold n rounded up to a multiple of 4).
+template <class R, class U>
+DPR_HD DPR_FORCEINLINE void stream_uniforms(const rng::LaneStream<U>& s, std::uint32_t n, lane_rebind_t<U, R>* u) {
+    for (std::uint32_t b = 0; 4 * b < n; ++b) rng::uniforms4<R>(s, b, u + 4 * b);
+}
+
+/// The noise b_{j,m}[coord] of node (level, node), in precision R: a pure function of (seed, stream,
+/// instance, level, node, coord). Fixed forever (§1.4 "one independent draw per node").
+template <class R = double>
+DPR_HD inline R node_noise(const TreeNoise& tn, std::uint32_t level, std::uint64_t node, std::uint32_t coord) {
+    if (tn.noise == NodeNoise::None) return R(0);
+    const std::uint64_t s = ((node + 1) << level) - 1; // completed when l_{s+1} is added
+    const rng::StreamId id = tree_stream(tn, s, coord);
+    R u[4];
+    stream_uniforms<R, std::uint32_t>(
+        rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, id.sub, id.round, id.element},
+        node_uniforms(tn.noise), u);
+    return node_draw<R>(tn.noise, u, static_cast<R>(tn.scale));
+}
+
+/// The AS17 padding of prefix t (0 <= t <= T) in coordinate coord, in precision R: the sum of r_t fresh
+/// node-law draws (§1.5 step 3) in one shot. 0 for the binary variant.
+template <class R = double>
+DPR_HD inline R padding_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
+    const std::uint32_t r = padding_count(tn.variant, t, tn.T);
+    if (r == 0 || tn.noise == NodeNoise::None) return R(0);
+    const rng::StreamId id = tree_stream(tn, t, coord);
+    const std::uint32_t n0 = node_uniforms(tn.noise);
+    R u[kMaxTreeUniforms];
+    stream_uniforms<R, std::uint32_t>(
+        rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, id.sub, id.round, id.element},
+        n0 + padding_uniforms(tn.noise, r), u);
+    return padding_draw<R>(tn.noise, u + n0, r, static_cast<R>(tn.scale));
+}
+
+/// The node part of Z_t: sum over S_t of node noise (no padding), highest level first. 0 for t = 0.
+template <class R = double>
+DPR_HD inline R tree_part(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
+    R z = R(0);
     for (std::uint64_t rest = t; rest != 0;) {
         const std::uint32_t j = floor_log2(rest);
-        z += node_noise(tn, j, prefix_node(t, j), coord);
+        z = z + node_noise<R>(tn, j, prefix_node(t, j), coord);
         rest &= ~(std::uint64_t{1} << j);
     }
     return z;
@@ -154,25 +193,9 @@ DPR_HD inline double tree_part(const TreeNoise& tn, std::uint64_t t, std::uint32
 
 /// Z_t[coord] = L~_t - L_t for 0 <= t <= T: THE DEFINITION, regenerated from the node ids.
 /// t = 0: padded -> k fresh draws (L~_0 of TreeBasedAgg-Init, §1.5), binary -> 0.
-DPR_HD inline double prefix_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
-    return tree_part(tn, t, coord) + padding_noise(tn, t, coord);
-}
-
-/// Incremental node part for the learners' hot loop: tree_part(t) from tree_part(t - 1), t >= 1.
-/// With i = ctz(t): t - 1 = (t with bit i cleared) | (2^i - 1), and bits above i are shared, so
-///     S_t = S_{t-1} \ {(j, ((t-1) >> j) - 1) : j < i}  u  {(i, (t >> i) - 1)}
-/// (the node (i, (t>>i)-1) becomes complete at time t and the i completed lower blocks merge into it,
-/// exactly the merge of the O(hN) algorithm in §1.4). Cost: 1 + i node draws, amortised <= 2 per
-/// round. Equal to tree_part(t) up to floating-point rounding (each round adds and subtracts values
-/// of size ~ scale; the drift is reset whenever t is a power of two, where S_t is one node).
-DPR_HD inline double tree_noise_step(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord,
-                                     double tree_part_prev) {
-    const std::uint32_t i = ctz64(t);
-    const double added = node_noise(tn, i, prefix_node(t, i), coord);
-    if ((t & (t - 1)) == 0) return added; // t = 2^i: S_t = {(i, 0)}, S_{t-1} lies entirely below i.
-    double removed = 0.0;
-    for (std::uint32_t j = 0; j < i; ++j) removed += node_noise(tn, j, prefix_node(t - 1, j), coord);
-    return (tree_part_prev - removed) + added;
+template <class R = double>
+DPR_HD inline R prefix_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
+    return tree_part<R>(tn, t, coord) + padding_noise<R>(tn, t, coord);
 }
 
 /// The O(h N) tree of ALGORITHMS.md §1.4 (with the §1.5 padding when tn.variant == Padded) for N

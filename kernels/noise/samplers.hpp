@@ -16,27 +16,19 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
+#include "kernels/core/vmath.hpp"
+#include "kernels/noise/lane_noise.hpp"
 
 namespace dpr::noise {
 
-// ---- transforms of one open uniform (used directly by fused kernels and by the tests) ----------
+// ---- transforms of one open uniform --------------------------------------------------------------
+// laplace_from_u and normal_from_u are the learners' lane transforms (kernels/noise/lane_noise.hpp); the
+// transcendental functions are the kernels' own (kernels/core/vmath.hpp), so a draw has the same bits on every
+// backend.
 
-/// Laplace(0, b) from u in (0,1): inverse CDF, symmetric about u = 1/2.
-DPR_HD DPR_FORCEINLINE double laplace_from_u(double u, double b) {
-    // Written so that the compiler selects instead of branching (the branch is a coin flip, so it
-    // would mispredict half the time); the values are those of
-    // u < 1/2 ? b ln(2u) : -b ln(2(1 - u)).
-    const bool lower = u < 0.5;
-    const double l = std::log(lower ? 2.0 * u : 2.0 * (1.0 - u));
-    return lower ? b * l : -b * l;
-}
-DPR_HD DPR_FORCEINLINE double exponential_from_u(double u, double scale) { return -scale * std::log(u); }
+DPR_HD DPR_FORCEINLINE double exponential_from_u(double u, double scale) { return -scale * vlog(u); }
 DPR_HD DPR_FORCEINLINE double gumbel_from_u(double u, double loc, double scale) {
-    return loc - scale * std::log(-std::log(u));
-}
-/// One standard normal from two open uniforms (Box-Muller, cosine branch).
-DPR_HD DPR_FORCEINLINE double normal_from_u(double u1, double u2) {
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * kPi * u2);
+    return loc - scale * vlog(-vlog(u));
 }
 
 // ---- samplers over a word source ---------------------------------------------------------------
@@ -79,7 +71,7 @@ DPR_HD double gamma(Src& src, double k, double theta) {
         k += 1.0;
     }
     const double d = k - 1.0 / 3.0;
-    const double c = 1.0 / std::sqrt(9.0 * d);
+    const double c = 1.0 / vsqrt(9.0 * d);
     for (;;) {
         double x, v;
         do {
@@ -95,44 +87,29 @@ DPR_HD double gamma(Src& src, double k, double theta) {
         const double u = src.next_double();
         const double x2 = x * x;
         if (u < 1.0 - 0.0331 * x2 * x2) return theta * d * v * boost;             // squeeze
-        if (std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v))) return theta * d * v * boost;
+        if (vlog(u) < 0.5 * x2 + d * (1.0 - v + vlog(v))) return theta * d * v * boost;
     }
 }
 
-/// Sum of k iid Laplace(b) draws, k >= 0, in one shot: b (G1 - G2) with G1, G2 ~ Gamma(k, 1)
-/// independent (a Laplace variable is the difference of two unit exponentials). Exact in law; this is
-/// the padding identity of DESIGN.md §5 (valid because padding draws are used at one round only).
-/// For k <= kLaplaceSumProductMax the two Gamma(k, 1) variables are drawn as sums of k unit
-/// exponentials, G = -ln(u_1 ... u_k) (one log per Gamma instead of a Marsaglia-Tsang loop; the
-/// running products are folded into a log sum before they could underflow); above it, by
-/// Marsaglia-Tsang. Both are exact in law. Words: 4k (product form) or ~12 (Marsaglia-Tsang).
-inline constexpr std::uint32_t kLaplaceSumProductMax = 12;
-
+/// Sum of k iid Laplace(b) draws (0 <= k <= 32) in one shot, from the uniforms next_double() hands out: the
+/// padding law of the learners (noise::laplace_sum of kernels/noise/lane_noise.hpp: a ratio of uniform
+/// products for k <= 3, the normal variance mixture above), for `dpregret sample` and the tests.
 template <class Src>
-DPR_HD double laplace_sum(Src& src, std::uint32_t k, double b) {
-    if (k == 0) return 0.0;
-    if (k <= kLaplaceSumProductMax) {
-        // G1 - G2 = ln(prod u2) - ln(prod u1). Each u >= 2^-53, so 12 factors stay above 2^-636:
-        // no underflow, no folding needed.
-        double p1 = 1.0, p2 = 1.0;
-        for (std::uint32_t j = 0; j < k; ++j) {
-            const double u1 = src.next_double();
-            const double u2 = src.next_double();
-            p1 *= u1;
-            p2 *= u2;
-        }
-        return b * (std::log(p2) - std::log(p1));
-    }
-    const double g1 = gamma(src, static_cast<double>(k), 1.0);
-    const double g2 = gamma(src, static_cast<double>(k), 1.0);
-    return b * (g1 - g2);
+DPR_HD double laplace_sum_stream(Src& src, std::uint32_t k, double b) {
+    double u[36];
+    const std::uint32_t n = laplace_sum_uniforms(k);
+    for (std::uint32_t j = 0; j < n; ++j) u[j] = src.next_double();
+    return laplace_sum(u, k, b);
 }
 
-/// Sum of k iid N(0, sigma^2) draws: N(0, k sigma^2), one normal.
+/// Sum of k iid N(0, sigma^2) draws: N(0, k sigma^2), one normal (2 uniforms).
 template <class Src>
-DPR_HD double gaussian_sum(Src& src, std::uint32_t k, double sigma) {
+DPR_HD double gaussian_sum_stream(Src& src, std::uint32_t k, double sigma) {
+    double u[2];
     if (k == 0) return 0.0;
-    return gaussian(src, sigma * std::sqrt(static_cast<double>(k)));
+    u[0] = src.next_double();
+    u[1] = src.next_double();
+    return gaussian_sum(u, k, sigma);
 }
 
 /// Unbiased integer in [0, n), n >= 1 (Lemire 2019, "Fast random integer generation in an

@@ -29,8 +29,8 @@ namespace dpr::rng {
 /// What a draw is for. Values are part of the reproducibility contract: never renumber.
 enum class Purpose : std::uint8_t {
     Adversary = 1,     ///< oblivious adversary's loss sequence
-    TreeNode = 2,      ///< tree-aggregation node noise b_{j,m} (sub = level j, round = node index m)
-    TreePadding = 3,   ///< AS17 padding draws (fresh per round; sub = component)
+    TreeNode = 2,      ///< stream layout 1 only (retired): node noise b_{j,m} (sub = level j, round = m)
+    TreePadding = 3,   ///< stream layout 1 only (retired): AS17 padding draws
     Sampling = 4,      ///< sampling an action from the learner's distribution
     SparseVector = 5,  ///< AboveThreshold threshold and query noise
     Exploration = 6,   ///< bandit exploration (uniform arm, SCRiBLe direction/sign)
@@ -38,6 +38,8 @@ enum class Purpose : std::uint8_t {
     Perturbation = 8,  ///< FTPL / one-shot perturbations
     Exponential = 9,   ///< exponential mechanism draws
     Inspect = 10,      ///< `dpregret sample` (noise inspection)
+    TreeStream = 11,   ///< stream layout 2: the fresh tree randomness of round s + 1 (round field = s):
+                       ///< the node completing at s + 1, then the padding of prefix s (tree_aggregation.hpp)
     Test = 255,        ///< reserved for tests
 };
 

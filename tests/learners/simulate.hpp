@@ -48,6 +48,7 @@ struct SimResult {
     std::vector<std::string> diagnostic_names;
     learners::PrivacyReport privacy;
     std::uint32_t instances = 0;
+    std::string policy; ///< the engine's launch policy (which layout and ISA ran)
 
     static double mean(const std::vector<double>& v) {
         double s = 0;
@@ -70,11 +71,19 @@ struct SimResult {
     }
 };
 
+/// How the engine runs a point (EngineShape's precision and launch request, the chunking).
+struct SimOptions {
+    Precision precision = Precision::Double;
+    std::string lanes = "auto";
+    std::string isa = "auto";
+    std::uint64_t chunk_work = 0; ///< 0 = the backend's default
+};
+
 /// Runs `instances` instances of `learner` against `adversary` (shared sequence unless per_instance).
 inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::string& adversary, KeyList akeys,
                           std::uint32_t d, std::uint64_t T, std::uint32_t instances, unsigned threads = 2,
                           std::uint32_t seed = 1, bool per_instance = false, std::uint32_t checkpoints = 8,
-                          std::uint32_t first_instance = 0) {
+                          std::uint32_t first_instance = 0, const SimOptions& opt = SimOptions{}) {
     static const auto linfo = config::describe_all<learners::AllLearners>("learner");
     static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
     Problem pb;
@@ -90,6 +99,10 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     job.shape.first_instance = first_instance;
     job.shape.seed = seed;
     job.shape.checkpoints = log_checkpoints(T, checkpoints);
+    job.shape.precision = opt.precision;
+    job.shape.launch.lanes = opt.lanes;
+    job.shape.launch.isa = opt.isa;
+    job.chunk_work = opt.chunk_work;
     job.per_instance = per_instance;
     job.backend = Backend::Cpu;
     job.threads = threads;
@@ -107,6 +120,7 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     r.diagnostics = o.diagnostics;
     r.diagnostic_names = job.learner.diagnostic_names;
     r.privacy = job.learner.privacy;
+    r.policy = o.policy;
     return r;
 }
 

@@ -40,14 +40,15 @@
 #include "kernels/core/team.hpp"
 #include "kernels/learners/dp_mab.hpp"
 #include "kernels/learners/exp3.hpp"
+#include "learners/emu_team.hpp"
 #include "learners/simulate.hpp"
+#include "learners/solo.hpp"
 
 namespace dpr {
 namespace {
 
 using learners::DpMab;
 using learners::Exp3;
-using learners::InstanceCtx;
 
 constexpr double kZ = 4.5;      // MC comparisons: two-sided 7e-6 under normality
 constexpr double kAlpha = 1e-6; // distribution tests
@@ -156,55 +157,6 @@ double thm41_bound(std::uint32_t N, std::uint64_t T, double btilde) {
     return 2.0 * std::sqrt(3.0 * n * t * std::log(n)) * btilde + 1.0;
 }
 
-// ---- a team of lanes on CPU threads (the GPU's WarpTeam semantics: strided for_each, all-lane
-// reductions in a fixed order, sync as a barrier) ---------------------------------------------------------
-
-class LaneGroup {
-  public:
-    explicit LaneGroup(std::uint32_t n) : n_(n), slots_(n) {}
-    std::uint32_t size() const { return n_; }
-    void arrive() {
-        std::unique_lock<std::mutex> lk(m_);
-        const unsigned g = gen_;
-        if (++count_ == n_) {
-            count_ = 0;
-            ++gen_;
-            cv_.notify_all();
-        } else {
-            cv_.wait(lk, [&] { return gen_ != g; });
-        }
-    }
-    double reduce(std::uint32_t lane, double x, bool take_max) {
-        slots_[lane] = x;
-        arrive();
-        double r = slots_[0];
-        for (std::uint32_t i = 1; i < n_; ++i) r = take_max ? std::max(r, slots_[i]) : r + slots_[i];
-        arrive(); // nobody overwrites a slot before every lane has read them all
-        return r;
-    }
-
-  private:
-    std::uint32_t n_;
-    std::vector<double> slots_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    unsigned count_ = 0, gen_ = 0;
-};
-
-struct ThreadTeam {
-    LaneGroup* g;
-    std::uint32_t lane;
-    std::uint32_t size() const { return g->size(); }
-    std::uint32_t rank() const { return lane; }
-    template <class F>
-    void for_each(std::uint32_t n, F&& f) const {
-        for (std::uint32_t i = lane; i < n; i += g->size()) f(i);
-    }
-    double sum(double x) const { return g->reduce(lane, x, false); }
-    double max(double x) const { return g->reduce(lane, x, true); }
-    void sync() const { g->arrive(); }
-};
-
 std::uint32_t arms(const Exp3::Params& p) {
     return p.d;
 }
@@ -227,49 +179,44 @@ struct Trace {
     std::vector<double> expected, realized, ws;
 };
 
-template <class L, class Team>
-void play_rounds(const typename L::Params& p, const InstanceCtx& c, Team& team, double* ws, std::uint64_t T,
-                 Trace& out) {
-    L::init(p, c, team, ws);
+/// Rounds 1..T on distinct losses: the charges and the final state (Lhat, then the rest of the doubles).
+template <class L>
+Trace serial_trace(const typename L::Params& p, std::uint32_t seed, std::uint32_t instance, std::uint64_t T) {
+    test::Solo<L> solo(p, seed, instance);
+    Trace tr;
     for (std::uint64_t t = 1; t <= T; ++t) {
         const std::vector<double> l = distinct_losses(arms(p), t);
-        const learners::RoundResult r = L::round(p, c, team, ws, t, l.data());
-        out.expected.push_back(r.expected);
-        out.realized.push_back(r.realized);
+        const RoundCharge<double> r = solo.round(t, l.data());
+        tr.expected.push_back(r.expected);
+        tr.realized.push_back(r.realized);
     }
-}
-
-template <class L>
-Trace serial_trace(const typename L::Params& p, const InstanceCtx& c, std::uint64_t T) {
-    Trace tr;
-    tr.ws.assign(L::workspace(p), -7.0);
-    SerialTeam team;
-    play_rounds<L>(p, c, team, tr.ws.data(), T, tr);
+    for (std::uint32_t i = 0; i < arms(p); ++i) tr.ws.push_back(solo.ws().dbl[0][i]);
     return tr;
 }
 
-/// The same instance played by `lanes` threads sharing one workspace; every lane must return the same
-/// round results.
+/// The same instance played by `lanes` emulated GPU lanes (tests/learners/emu_team.hpp) sharing one workspace;
+/// every lane must return the same round results.
 template <class L>
-Trace lanes_trace(const typename L::Params& p, const InstanceCtx& c, std::uint64_t T, std::uint32_t lanes) {
-    Trace tr;
-    tr.ws.assign(L::workspace(p), -7.0);
-    LaneGroup group(lanes);
-    std::vector<Trace> per(lanes);
-    std::vector<std::thread> threads;
-    for (std::uint32_t lane = 0; lane < lanes; ++lane)
-        threads.emplace_back([&, lane] {
-            ThreadTeam team{&group, lane};
-            play_rounds<L>(p, c, team, tr.ws.data(), T, per[lane]);
-        });
-    for (auto& th : threads) th.join();
+Trace lanes_trace(const typename L::Params& p, std::uint32_t seed, std::uint32_t instance, std::uint64_t T,
+                  std::uint32_t lanes) {
+    const auto per = test::run_emulated<L, double, Trace>(p, lanes, seed, instance, [&](auto& team, auto& ws) {
+        L::init(p, team, ws);
+        Trace tr;
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            const std::vector<double> l = distinct_losses(arms(p), t);
+            const RoundCharge<double> r = L::round(p, team, ws, t, ScalarLossRow<double>{l.data(), l.data()});
+            tr.expected.push_back(r.expected);
+            tr.realized.push_back(r.realized);
+        }
+        team.sync();
+        for (std::uint32_t i = 0; i < arms(p); ++i) tr.ws.push_back(ws.dbl[0][i]);
+        return tr;
+    });
     for (std::uint32_t lane = 1; lane < lanes; ++lane) {
         EXPECT_EQ(per[lane].realized, per[0].realized) << "lane " << lane;
         EXPECT_EQ(per[lane].expected, per[0].expected) << "lane " << lane;
     }
-    tr.expected = per[0].expected;
-    tr.realized = per[0].realized;
-    return tr;
+    return per[0];
 }
 
 // ---- unit tests ------------------------------------------------------------------------------------------
@@ -386,24 +333,19 @@ TEST(As17Bandits, ShortHorizonIsAcceptedWithWarning) {
 template <class L>
 void check_reads_only_played(const typename L::Params& p) {
     const std::uint32_t d = arms(p);
-    std::vector<double> wa(L::workspace(p)), wb(L::workspace(p));
-    SerialTeam team;
-    const InstanceCtx c{3, 0, 11};
-    L::init(p, c, team, wa.data());
-    L::init(p, c, team, wb.data());
+    test::Solo<L> a(p, 3, 11), b(p, 3, 11);
     std::mt19937_64 g(5);
     std::uniform_real_distribution<double> U(0.0, 1.0);
     for (std::uint64_t t = 1; t <= 400; ++t) {
         std::vector<double> la = distinct_losses(d, t), lb(d);
-        const learners::RoundResult ra = L::round(p, c, team, wa.data(), t, la.data());
-        const auto arm =
-            static_cast<std::uint32_t>(std::find(la.begin(), la.end(), ra.realized) - la.begin());
+        const RoundCharge<double> ra = a.round(t, la.data());
+        const auto arm = static_cast<std::uint32_t>(std::find(la.begin(), la.end(), ra.realized) - la.begin());
         ASSERT_LT(arm, d);
         for (double& x : lb) x = U(g);
         lb[arm] = la[arm];
-        const learners::RoundResult rb = L::round(p, c, team, wb.data(), t, lb.data());
+        const RoundCharge<double> rb = b.round(t, lb.data());
         ASSERT_EQ(ra.realized, rb.realized) << "round " << t;
-        ASSERT_EQ(wa, wb) << "round " << t;
+        ASSERT_EQ(a.state(), b.state()) << "round " << t;
     }
 }
 
@@ -420,10 +362,9 @@ TEST(As17Bandits, StateReadsOnlyThePlayedLoss) {
 TEST(As17Bandits, StoredWeightsMatchDirectSoftmax) {
     const std::uint32_t d = 5;
     const Exp3::Params p{d, 3000, 3.0, 0.05};
-    std::vector<double> ws(Exp3::workspace(p));
-    SerialTeam team;
-    const InstanceCtx c{4, 0, 1};
-    Exp3::init(p, c, team, ws.data());
+    test::Solo<Exp3> solo(p, 4, 1);
+    const auto& ws = solo.ws();
+    const auto& team = solo.team();
     std::mt19937_64 g(8);
     std::exponential_distribution<double> expo(1.0 / 40.0);
     std::uint32_t rebases = 0;
@@ -431,22 +372,22 @@ TEST(As17Bandits, StoredWeightsMatchDirectSoftmax) {
     for (std::uint64_t t = 1; t <= p.T; ++t) {
         const std::vector<double> l = distinct_losses(d, t);
         long double m = -1e300L, S = 0, e = 0;
-        for (std::uint32_t i = 0; i < d; ++i) m = std::max(m, static_cast<long double>(-p.eta * ws[i]));
-        for (std::uint32_t i = 0; i < d; ++i) S += std::exp(static_cast<long double>(-p.eta * ws[i]) - m);
+        for (std::uint32_t i = 0; i < d; ++i) m = std::max(m, static_cast<long double>(-p.eta * ws.dbl[0][i]));
+        for (std::uint32_t i = 0; i < d; ++i) S += std::exp(static_cast<long double>(-p.eta * ws.dbl[0][i]) - m);
         std::vector<double> pt(d);
         for (std::uint32_t i = 0; i < d; ++i) {
             pt[i] = static_cast<double>(
-                (1 - p.gamma) * std::exp(static_cast<long double>(-p.eta * ws[i]) - m) / S + p.gamma / d);
+                (1 - p.gamma) * std::exp(static_cast<long double>(-p.eta * ws.dbl[0][i]) - m) / S + p.gamma / d);
             e += pt[i] * l[i];
         }
-        const double ref = ws[Exp3::ref_at(p)];
-        const Exp3::Play pl = Exp3::play(p, c, team, ws.data(), t, l.data());
-        rebases += ws[Exp3::ref_at(p)] != ref;
+        const double ref = solo.scalar(Exp3::kRef);
+        const Exp3::Play<SerialTeam<double>> pl = Exp3::play(p, team, ws, t, ScalarLossRow<double>{l.data(), l.data()});
+        rebases += solo.scalar(Exp3::kRef) != ref;
         worst = std::max({worst, std::fabs(pl.p_arm - pt[pl.arm]) / pt[pl.arm],
                           std::fabs(pl.expected - static_cast<double>(e))});
         // signed feedback far outside [0, 1], as the Laplace noise of dp-mab produces at small eps
         const double feedback = l[pl.arm] + (g() % 2 ? 1.0 : -1.0) * expo(g);
-        Exp3::update(p, team, ws.data(), pl, feedback);
+        Exp3::update(p, team, ws, pl, feedback);
     }
     EXPECT_GE(rebases, 20u);
     EXPECT_LT(worst, 1e-12);
@@ -459,7 +400,6 @@ TEST(As17Bandits, TeamOfLanesMatchesSerial) {
     for (const std::uint32_t d : {3u, 37u}) {
         SCOPED_TRACE("d = " + std::to_string(d));
         const std::uint64_t T = 120;
-        const InstanceCtx c{2, 0, 5};
         auto compare = [&](const Trace& a, const Trace& b) {
             EXPECT_EQ(a.realized, b.realized); // same arm every round (losses are distinct)
             ASSERT_EQ(a.expected.size(), b.expected.size());
@@ -469,9 +409,10 @@ TEST(As17Bandits, TeamOfLanesMatchesSerial) {
                 EXPECT_NEAR(a.ws[i], b.ws[i], 1e-11 * std::max(1.0, std::fabs(a.ws[i])));
         };
         const Exp3::Params e{d, T, 0.3, 0.05};
-        compare(serial_trace<Exp3>(e, c, T), lanes_trace<Exp3>(e, c, T, 4));
+        compare(serial_trace<Exp3>(e, 2, 5, T), lanes_trace<Exp3>(e, 2, 5, T, 4));
         const DpMab::Params m = mab_params({{"epsilon", 1.0}}, d, T);
-        compare(serial_trace<DpMab>(m, c, T), lanes_trace<DpMab>(m, c, T, 4));
+        compare(serial_trace<DpMab>(m, 2, 5, T), lanes_trace<DpMab>(m, 2, 5, T, 4));
+        compare(serial_trace<DpMab>(m, 2, 5, T), lanes_trace<DpMab>(m, 2, 5, T, 32));
     }
 }
 
@@ -518,14 +459,14 @@ TEST(As17Bandits, CliRecordsShortHorizonWarning) {
 // Control: the same counts reject the distribution without the exploration mixture.
 TEST(As17Bandits_Stat, SamplingFollowsPt) {
     const Exp3::Params p{5, 100, 0.5, 0.2};
-    std::vector<double> ws(Exp3::workspace(p));
-    SerialTeam team;
-    Exp3::init(p, InstanceCtx{9, 0, 0}, team, ws.data());
+    test::Solo<Exp3> solo(p, 9, 0);
+    const auto& ws = solo.ws();
     const double Lhat[5] = {0.0, 1.0, 2.0, 4.0, -1.0};
-    std::copy(Lhat, Lhat + 5, ws.begin());
-    for (int i = 0; i < 5; ++i)
-        ws[Exp3::weights_at(p) + i] = std::exp(-p.eta * Lhat[i]); // the state's invariant,
-    ws[Exp3::ref_at(p)] = 0.0;                                    // W = exp(-eta Lhat - ref)
+    for (int i = 0; i < 5; ++i) {
+        ws.dbl[0][i] = Lhat[i];
+        ws.real[0][i] = std::exp(-p.eta * Lhat[i]); // the state's invariant,
+    }
+    ws.scalars[Exp3::kRef] = 0.0; // W = exp(-eta Lhat - ref)
     const std::vector<double> l = {0.1, 0.9, 0.4, 0.0, 1.0};
     long double m = -1e300L, S = 0;
     for (double x : Lhat) m = std::max(m, static_cast<long double>(-p.eta * x));
@@ -541,7 +482,10 @@ TEST(As17Bandits_Stat, SamplingFollowsPt) {
     std::vector<double> counts(5, 0.0);
     double worst_p = 0, worst_e = 0;
     for (std::uint32_t k = 0; k < n; ++k) {
-        const Exp3::Play pl = Exp3::play(p, InstanceCtx{9, 0, k}, team, ws.data(), 17, l.data());
+        SerialTeam<double> team;
+        team.rng = RngKey{9, 0};
+        team.id = k;
+        const Exp3::Play<SerialTeam<double>> pl = Exp3::play(p, team, ws, 17, ScalarLossRow<double>{l.data(), l.data()});
         counts[pl.arm] += 1;
         worst_p = std::max(worst_p, std::fabs(pl.p_arm - pt[pl.arm]));
         worst_e = std::max(worst_e, std::fabs(pl.expected - expected));
@@ -571,7 +515,7 @@ TEST(As17Bandits_Stat, FeedbackNoiseIsLaplace) {
     for (std::uint32_t k = 0; k < 1000; ++k)
         for (std::uint64_t t = 1; t <= 250; ++t)
             for (std::uint32_t i = 0; i < 4; ++i)
-                z.push_back(DpMab::feedback_noise(p, InstanceCtx{1, 0, k}, t, i));
+                z.push_back(DpMab::feedback_noise(p, RngKey{1, 0}, k, t, i));
     EXPECT_GT(ks_pvalue(z, [](double x) { return laplace_cdf(x, 2.0); }), kAlpha);
     EXPECT_LT(ks_pvalue(z, [](double x) { return laplace_cdf(x, 2.1); }), kAlpha);
 
@@ -584,7 +528,7 @@ TEST(As17Bandits_Stat, FeedbackNoiseIsLaplace) {
         fed[k] = r.diagnostic("sum_feedback_noise", k);
         bool found = false;
         for (std::uint32_t i = 0; i < d; ++i)
-            found |= DpMab::feedback_noise(p1, InstanceCtx{1, 0, k}, 1, i) == fed[k];
+            found |= DpMab::feedback_noise(p1, RngKey{1, 0}, k, 1, i) == fed[k];
         not_a_coordinate += !found;
         EXPECT_DOUBLE_EQ(r.diagnostic("max_noise_over_lambda", k), std::fabs(fed[k]) / 2.0);
     }
@@ -628,7 +572,7 @@ TEST(As17Bandits_Stat, Lemma43AndRealisedEqualsPseudo) {
         for (std::uint32_t j = 0; j < d; ++j) {
             double Y = 0;
             for (std::uint64_t t = 1; t <= T; ++t)
-                Y += DpMab::feedback_noise(p, InstanceCtx{seed, 0, k}, t, j);
+                Y += DpMab::feedback_noise(p, RngKey{seed, 0}, k, t, j);
             fixed_diff[j][k] = S - Y; // R~(e_j) - R(e_j)
             best_noisy = std::min(best_noisy, LT[j] + Y);
         }

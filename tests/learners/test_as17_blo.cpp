@@ -453,13 +453,12 @@ Trace run_trace(const typename L::Params& p, const typename A::Params& ap, std::
                 std::uint32_t seed, NoiseMode mode) {
     const InstanceCtx c{seed, 0, instance};
     const adversaries::SequenceCtx sc{seed, 0, adversaries::kSharedSequence};
-    std::vector<double> ws(L::workspace(p)), loss(p.d);
-    SerialTeam team;
-    L::init(p, c, team, ws.data());
+    std::vector<double> ws(L::state_size(p)), dg(L::kDiagSlots), loss(p.d);
+    L::init_state(p, ws.data(), dg.data());
     Trace tr;
     tr.zsum.assign(p.d, 0.0);
     tr.L.assign(p.d, 0.0);
-    sim::CompensatedSum charged;
+    sim::CompensatedSum<double> charged;
     for (std::uint64_t t = 1; t <= p.T; ++t) {
         A::fill(ap, sc, t, loss.data());
         const auto pl = L::play(p, c, ws.data(), t);
@@ -564,10 +563,9 @@ template <class L>
 void check_estimator(std::uint32_t d, const std::vector<double>& point, int M) {
     const auto p = params_of<L>(d, 1u << 20, kInf);
     const std::uint32_t n = p.n;
-    std::vector<double> ws(L::workspace(p));
-    SerialTeam team;
+    std::vector<double> ws(L::state_size(p)), dg(L::kDiagSlots);
     const InstanceCtx c{3, 0, 0};
-    L::init(p, c, team, ws.data());
+    L::init_state(p, ws.data(), dg.data());
     if (!point.empty())
         L::Barrier::set_point(n, point.data(), L::x_of(p, ws.data()), L::aux_of(p, ws.data()));
     std::mt19937_64 rng(d);
@@ -672,7 +670,7 @@ double full_info_regret(std::uint32_t d, double eta, const typename A::Params& a
     std::vector<double> x(n), aux(n + 2), G(n, 0.0), L(d, 0.0), l(d), s1(d), s2(d);
     B::center(n, x.data(), aux.data());
     bar::NewtonSettings ns;
-    sim::CompensatedSum charged;
+    sim::CompensatedSum<double> charged;
     for (std::uint64_t t = 1; t <= T; ++t) {
         A::fill(ap, sc, t, l.data());
         double c = 0.0;

@@ -36,6 +36,7 @@
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "learners/simulate.hpp"
+#include "learners/solo.hpp"
 
 namespace {
 
@@ -349,13 +350,11 @@ struct Feasibility {
 
 template <class L>
 Feasibility drive(const typename L::Params& p, const Fill& fill) {
-    SerialTeam team;
-    const learners::InstanceCtx ctx{7, 0, 3};
-    std::vector<double> ws(L::workspace(p)), x(p.d), l(p.d);
-    L::init(p, ctx, team, ws.data());
+    test::Solo<L> solo(p, 7, 3);
+    std::vector<double> x(p.d), l(p.d);
     Feasibility f;
     for (std::uint64_t t = 1; t <= p.T; ++t) {
-        L::play(p, ctx, team, ws.data(), t, x.data());
+        solo.play(t, x.data());
         fill(t, l.data());
         double dot = 0, mag = 0, n2 = 0, ninf = 0, n1 = 0;
         for (std::uint32_t i = 0; i < p.d; ++i) {
@@ -377,7 +376,7 @@ Feasibility drive(const typename L::Params& p, const Fill& fill) {
             EXPECT_EQ(ninf, 1.0);
             f.on_boundary++;
         }
-        const learners::RoundResult r = L::round(p, ctx, team, ws.data(), t, l.data());
+        const RoundCharge<double> r = solo.round(t, l.data());
         EXPECT_NEAR(r.expected, dot, 1e-12 * (1.0 + mag)) << "t " << t;
         EXPECT_EQ(r.expected, r.realized);
         ++f.rounds;

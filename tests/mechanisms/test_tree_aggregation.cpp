@@ -2,7 +2,8 @@
 //
 // Unit tests: an explicit-tree oracle (AS17 PrivateSum's definition of S_t, brute force over all
 // nodes) against the bit formulas; noise off -> exact prefix sums through the O(hN) TreeAggregator;
-// unit node noise -> popcount(t) / ceil(log2 T) draws; incremental == definition; noise keying.
+// unit node noise -> popcount(t) / ceil(log2 T) draws; the learners' level cache == definition (bitwise);
+// noise keying (stream layout 2).
 // Statistical tests (suites *_Stat, label `statistical`): per-prefix variance, covariance between
 // prefixes = shared nodes x node variance, padded prefixes identically distributed (two-sample KS),
 // each with a meta-test showing that a named wrong variant is rejected.
@@ -20,10 +21,12 @@
 #include <gtest/gtest.h>
 
 #include "kernels/core/math.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
-#include "kernels/noise/samplers.hpp"
+#include "kernels/noise/lane_noise.hpp"
+#include "kernels/rng/lanes.hpp"
 #include "kernels/rng/stream.hpp"
-#include "kernels/rng/uniform.hpp"
 
 using namespace dpr;
 using namespace dpr::mech;
@@ -224,56 +227,75 @@ TEST(TreeUnitNoise, BinaryCarriesPopcountPaddedCarriesCeilLog2T) {
     }
 }
 
-// ---- incremental == definition -----------------------------------------------------------------
+// ---- the learners' level cache == definition ------------------------------------------------------
 
-TEST(TreeIncremental, StepEqualsRegeneratedDefinition) {
-    // Tolerance 1e-9 * scale: the step adds/subtracts node draws (|b| <= 36 scale for Laplace, 8.6
-    // scale for Gaussian, samplers.hpp) so each round's rounding is ~1e-15 scale and the drift is reset
-    // at every power of two; one missing or wrong node is an error of order scale (a draw is below
-    // 1e-9 scale in magnitude with probability ~1e-9).
+namespace {
+
+/// Runs the noisy-prefix kernel of the learners (kernels/mechanisms/noisy_prefix.hpp) for coordinate c of one
+/// instance over rounds 1..T with a one-lane team, returning Z_{t-1} of every round t.
+template <class R>
+std::vector<R> cached_prefix_noise(const TreeNoise& tn, std::uint32_t c, std::vector<R>* corrupt_row = nullptr,
+                                   std::uint64_t corrupt_at = 0) {
+    const std::uint32_t rows = level_rows(tn);
+    const std::uint32_t d = c + 1;
+    std::vector<R> cache(std::size_t(rows) * d, R(0));
+    SerialTeam<R> team;
+    team.rng = RngKey{tn.seed, tn.stream};
+    team.id = tn.instance;
+    const StridedView<R> S{cache.data(), 1, d};
+    std::vector<R> z;
+    for (std::uint64_t t = 1; t <= tn.T; ++t) {
+        if (corrupt_row && t == corrupt_at) cache[c] += R(1); // a wrong row 0 (tree part) before round t
+        z.push_back(noisy_prefix(team, tn, tree_round(tn, t), S, c));
+    }
+    (void)corrupt_row;
+    return z;
+}
+
+template <class R>
+void expect_cache_equals_definition() {
     std::vector<std::uint64_t> Ts(std::begin(kHorizons), std::end(kHorizons));
     Ts.push_back(65536 + 4321);
-    std::vector<double> worst(Ts.size(), 0.0); // max |step - definition| / scale, per horizon
-    for (NodeNoise law : {NodeNoise::Laplace, NodeNoise::Gaussian}) {
-        for (std::size_t ti = 0; ti < Ts.size(); ++ti) {
-            const std::uint64_t T = Ts[ti];
-            const TreeNoise tn = make_noise(TreeVariant::Padded, law, 2.5, T, 3);
-            for (std::uint32_t c : {0u, 7u}) {
-                double z = 0.0;
-                for (std::uint64_t t = 1; t <= T; ++t) {
-                    z = tree_noise_step(tn, t, c, z);
-                    const double def = tree_part(tn, t, c);
-                    worst[ti] = std::max(worst[ti], std::fabs(z - def) / tn.scale);
-                    ASSERT_NEAR(z, def, 1e-9 * tn.scale) << "T=" << T << " t=" << t;
-                    // The full prefix noise = incremental node part + padding part.
-                    if (t % 97 == 0) {
-                        ASSERT_NEAR(z + padding_noise(tn, t, c), prefix_noise(tn, t, c), 1e-9 * tn.scale);
-                    }
+    for (NodeNoise law : {NodeNoise::Laplace, NodeNoise::Gaussian})
+        for (TreeVariant v : {TreeVariant::Padded, TreeVariant::Binary})
+            for (const std::uint64_t T : Ts)
+                for (std::uint32_t c : {0u, 7u}) {
+                    const TreeNoise tn = make_noise(v, law, 2.5, T, 3);
+                    const std::vector<R> z = cached_prefix_noise<R>(tn, c);
+                    for (std::uint64_t t = 1; t <= T; ++t)
+                        ASSERT_EQ(z[t - 1], prefix_noise<R>(tn, t - 1, c))
+                            << "T=" << T << " t=" << t << " coord " << c << " law " << int(law) << " variant " << int(v);
                 }
-            }
+}
+
+} // namespace
+
+// The cache sums the same nodes as the definition in the same order (highest level first), and draws the node
+// and the padding from the same stream positions: equality is bitwise, in both precisions.
+TEST(TreeLevelCache, EqualsRegeneratedDefinitionBitwiseDouble) { expect_cache_equals_definition<double>(); }
+TEST(TreeLevelCache, EqualsRegeneratedDefinitionBitwiseFloat) { expect_cache_equals_definition<float>(); }
+
+TEST(TreeLevelCache, UnitNoiseCountsTheDraws) {
+    // Constant noise 1: the binary tree's Z_t is |S_t| = popcount(t), the padded tree's k = ceil(log2 T).
+    for (std::uint64_t T : {1000ull, 1024ull, 1025ull}) {
+        const std::vector<double> zb = cached_prefix_noise<double>(make_noise(TreeVariant::Binary, NodeNoise::Constant, 1.0, T), 0);
+        const std::vector<double> zp = cached_prefix_noise<double>(make_noise(TreeVariant::Padded, NodeNoise::Constant, 1.0, T), 0);
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            ASSERT_EQ(zb[t - 1], static_cast<double>(popcount64(t - 1))) << "T=" << T << " t=" << t;
+            ASSERT_EQ(zp[t - 1], t == 1 ? static_cast<double>(tree_depth(T)) : static_cast<double>(tree_depth(T)))
+                << "T=" << T << " t=" << t;
         }
-    }
-    for (std::size_t ti = 0; ti < Ts.size(); ++ti) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3g", worst[ti]);
-        RecordProperty("worst_rel_error_T" + std::to_string(Ts[ti]), buf);
-    }
-    // Unit noise: integer arithmetic, so equality is exact.
-    const TreeNoise unit = make_noise(TreeVariant::Binary, NodeNoise::Constant, 1.0, 1025);
-    double z = 0.0;
-    for (std::uint64_t t = 1; t <= 1025; ++t) {
-        z = tree_noise_step(unit, t, 0, z);
-        ASSERT_EQ(z, static_cast<double>(popcount64(t)));
     }
 }
 
-TEST(TreeIncremental, StepDetectsAWrongPrevious) {
-    // Meta: the comparison above can fail. Feeding the step a previous value off by one node draw
-    // propagates that error (it is not silently recomputed) until the next power of two.
+TEST(TreeLevelCache, AWrongCachedRowIsCarriedNotRepaired) {
+    // Meta: the comparison above can fail. A cache whose tree part is off by one before round 6 stays off
+    // (it is not silently recomputed) until the node that replaces row 0 completes.
     const TreeNoise tn = make_noise(TreeVariant::Binary, NodeNoise::Laplace, 1.0, 1000, 1);
-    const double prev_wrong = tree_part(tn, 5, 0) - node_noise(tn, 0, 4, 0); // drop node (0,4) from S_5
-    const double z6 = tree_noise_step(tn, 6, 0, prev_wrong);
-    EXPECT_GT(std::fabs(z6 - tree_part(tn, 6, 0)), 1e-3);
+    std::vector<double> dummy;
+    const std::vector<double> z = cached_prefix_noise<double>(tn, 0, &dummy, 6);
+    EXPECT_EQ(z[4], prefix_noise<double>(tn, 4, 0));          // round 5, before the corruption
+    EXPECT_EQ(z[5], prefix_noise<double>(tn, 5, 0) + 1.0);    // round 6 plays the corrupted prefix 5
 }
 
 // ---- noise keying -------------------------------------------------------------------------------
@@ -291,26 +313,30 @@ TEST(TreeKeying, NodeNoiseIsAPureFunctionOfInstanceLevelNodeCoordinate) {
     EXPECT_NE(node_noise(a, 3, 17, 2), node_noise(a, 4, 17, 2));
     EXPECT_NE(node_noise(a, 3, 17, 2), node_noise(a, 3, 18, 2));
     EXPECT_NE(node_noise(a, 3, 17, 2), node_noise(a, 3, 17, 3));
-    // The draw is the Laplace transform of the documented StreamId.
+    // Stream layout 2: node (3, 17) completes when l_{(17+1) 2^3} = l_144 is added, so its draw is the
+    // Laplace transform of uniform 0 of the tree stream of round 144, StreamId round field s = 143.
     rng::StreamId id;
     id.seed = a.seed;
     id.instance = 4;
-    id.purpose = rng::Purpose::TreeNode;
-    id.sub = 3;
-    id.round = 17;
+    id.purpose = rng::Purpose::TreeStream;
+    id.sub = 0;
+    id.round = 143;
     id.element = 2;
-    rng::WordStream src(id);
-    EXPECT_EQ(node_noise(a, 3, 17, 2), noise::laplace(src, 1.0));
-    // Padding: fresh per prefix t, independent of the node stream, keyed by (instance, t, coord).
+    EXPECT_EQ(node_noise(a, 3, 17, 2), noise::laplace_from_u(rng::uniform_at<double>(id, 0), 1.0));
+    // Padding of prefix 6 (r_6 = 10 - popcount(6) = 8 draws): the uniforms after the node's in the stream of
+    // round 7 (s = 6).
     TreeNoise p = make_noise(TreeVariant::Padded, NodeNoise::Laplace, 1.0, 1000, 4);
     rng::StreamId pid = id;
-    pid.purpose = rng::Purpose::TreePadding;
-    pid.sub = 0;
     pid.round = 6;
-    rng::WordStream psrc(pid);
-    EXPECT_EQ(padding_noise(p, 6, 2), noise::laplace_sum(psrc, 8, 1.0)); // r_6 = 10 - popcount(6)
-    EXPECT_EQ(padding_noise(a, 6, 2), 0.0);                              // binary: no padding
+    double u[12];
+    for (int j = 0; j < 12; ++j) u[j] = rng::uniform_at<double>(pid, static_cast<std::uint32_t>(j));
+    EXPECT_EQ(padding_noise(p, 6, 2), noise::laplace_sum(u + 1, 8, 1.0));
+    EXPECT_EQ(padding_noise(a, 6, 2), 0.0); // binary: no padding
     EXPECT_NE(padding_noise(p, 6, 2), padding_noise(p, 5, 2));
+    // Float draws are the same uniforms rounded to 24 bits: close to, not equal to, the double draws.
+    EXPECT_NE(node_noise<float>(a, 3, 17, 2), static_cast<float>(node_noise<double>(a, 3, 17, 2)) + 1.0f);
+    EXPECT_NEAR(node_noise<float>(a, 3, 17, 2), node_noise<double>(a, 3, 17, 2),
+                1e-5 * (1.0 + std::fabs(node_noise<double>(a, 3, 17, 2))));
 }
 
 // ---- statistical tests --------------------------------------------------------------------------
@@ -571,13 +597,10 @@ TEST(TreePadding_Stat, MetaKSRejectsPaddingShortByOneDraw) {
     // is not identically distributed across t.
     const PrefixFn short_pad = [](const TreeNoise& tn, std::uint64_t t) {
         const std::uint32_t r = padding_count(tn.variant, t, tn.T);
-        rng::StreamId id;
-        id.seed = tn.seed;
-        id.instance = tn.instance;
-        id.purpose = rng::Purpose::TreePadding;
-        id.round = static_cast<std::uint32_t>(t);
-        rng::WordStream src(id);
-        return tree_part(tn, t, 0) + noise::laplace_sum(src, r - 1, tn.scale);
+        const rng::StreamId id = tree_stream(tn, t, 0);
+        double u[kMaxTreeUniforms];
+        for (std::uint32_t j = 0; j < kMaxTreeUniforms; ++j) u[j] = rng::uniform_at<double>(id, j);
+        return tree_part(tn, t, 0) + noise::laplace_sum(u + node_uniforms(tn.noise), r - 1, tn.scale);
     };
     check_identical(make_noise(TreeVariant::Padded, NodeNoise::Laplace, 1.0, 16), 15, {0, 1, 2}, short_pad,
                     false);

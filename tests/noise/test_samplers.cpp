@@ -152,13 +152,13 @@ void check_gamma(std::uint32_t seed, std::size_t n, double perturb, double k, do
 void check_laplace_sum(std::uint32_t seed, std::size_t n, double perturb, unsigned k) {
     ks_with_meta(
         "laplace_sum(k=" + std::to_string(k) + ", b=0.8)",
-        draw(seed, n, [=](WordStream& ws) { return noise::laplace_sum(ws, k, kLapSumB); }),
+        draw(seed, n, [=](WordStream& ws) { return noise::laplace_sum_stream(ws, k, kLapSumB); }),
         [=](double x, double f) { return laplace_sum_cdf(x, k, kLapSumB * f); }, perturb);
 }
 void check_gaussian_sum(std::uint32_t seed, std::size_t n, double perturb, unsigned k) {
     ks_with_meta(
         "gaussian_sum(k=" + std::to_string(k) + ", sigma=2)",
-        draw(seed, n, [=](WordStream& ws) { return noise::gaussian_sum(ws, k, kSigma); }),
+        draw(seed, n, [=](WordStream& ws) { return noise::gaussian_sum_stream(ws, k, kSigma); }),
         [=](double x, double f) { return normal_cdf(x, kSigma * std::sqrt(double(k)) * f); }, perturb);
 }
 
@@ -232,6 +232,30 @@ TEST(LaplaceSum_Stat, K1KsExactAndRejectsScaleOff5Percent) {
 TEST(LaplaceSum_Stat, K5KsExactAndRejectsScaleOff5Percent) {
     check_laplace_sum(110, kN, kPerturb, 5);
 }
+// Both branches of the padding law and their edges (kernels/noise/lane_noise.hpp): k <= 3 is a ratio of uniform
+// products, k >= 4 the normal variance mixture; k = 32 (the largest padding, T near 2^32) has two product chunks
+// in double.
+TEST(LaplaceSum_Stat, K3RatioBranchKsExactAndRejectsScaleOff5Percent) { check_laplace_sum(117, kN, kPerturb, 3); }
+TEST(LaplaceSum_Stat, K4MixtureBranchKsExactAndRejectsScaleOff5Percent) { check_laplace_sum(118, kN, kPerturb, 4); }
+// (n / 4: the k = 32 CDF is costly to evaluate, and a 5% scale error of a near-normal law still moves the KS
+// distance ~4x past its critical value at that size.)
+TEST(LaplaceSum_Stat, K32TwoChunksKsExactAndRejectsScaleOff5Percent) { check_laplace_sum(119, kN / 4, kPerturb, 32); }
+
+// The float version the learners use with precision = "float": 24-bit uniforms, float arithmetic, products in
+// chunks of 5 factors (k = 7 and 32: two and seven chunks).
+TEST(LaplaceSum_Stat, FloatKsExactAndRejectsScaleOff5Percent) {
+    for (unsigned k : {1u, 3u, 7u, 32u}) {
+        ks_with_meta(
+            "laplace_sum<float>(k=" + std::to_string(k) + ", b=0.8)",
+            draw(120 + k, k == 32 ? kN / 4 : kN,
+                 [=](WordStream& ws) {
+                     float u[36];
+                     for (std::uint32_t j = 0; j < noise::laplace_sum_uniforms(k); ++j) u[j] = ws.next_float();
+                     return static_cast<double>(noise::laplace_sum(u, k, static_cast<float>(kLapSumB)));
+                 }),
+            [=](double x, double f) { return laplace_sum_cdf(x, k, kLapSumB * f); }, kPerturb);
+    }
+}
 TEST(GaussianSum_Stat, K1KsExactAndRejectsScaleOff5Percent) {
     check_gaussian_sum(111, kN, kPerturb, 1);
 }
@@ -260,7 +284,7 @@ TEST(LaplaceSum_Stat, K5MatchesExplicitSumOfFiveLaplaceDraws) {
     // closed-form CDF above: two-sample KS against explicit sums of five laplace() draws, plus the
     // variance 2 k b^2. Meta: explicit sums with b x 1.05 and x 0.95 must be told apart.
     constexpr unsigned k = 5;
-    auto fused = draw(115, kN, [](WordStream& ws) { return noise::laplace_sum(ws, k, kLapSumB); });
+    auto fused = draw(115, kN, [](WordStream& ws) { return noise::laplace_sum_stream(ws, k, kLapSumB); });
     double s2 = 0;
     for (double x : fused) s2 += x * x;
     const double var = s2 / kN, want = 2.0 * k * kLapSumB * kLapSumB;
@@ -444,9 +468,11 @@ TEST(Samplers, WordUsageIsWhatTheHeaderDocuments) {
         EXPECT_EQ(count([](Counting& c) { noise::gumbel(c, 0.0, 1.0); }), 2u);
         EXPECT_EQ(count([](Counting& c) { noise::bernoulli(c, 0.3); }), 2u);
         EXPECT_EQ(count([](Counting& c) { noise::gaussian(c, 1.0); }), 4u);
-        EXPECT_EQ(count([](Counting& c) { noise::gaussian_sum(c, 3, 1.0); }), 4u);
+        EXPECT_EQ(count([](Counting& c) { noise::gaussian_sum_stream(c, 3, 1.0); }), 4u);
         EXPECT_EQ(count([&](Counting& c) { noise::categorical(c, w, 3, 6.0); }), 2u);
-        EXPECT_EQ(count([](Counting& c) { noise::laplace_sum(c, 0, 1.0); }), 0u);
+        EXPECT_EQ(count([](Counting& c) { noise::laplace_sum_stream(c, 0, 1.0); }), 0u);
+        EXPECT_EQ(count([](Counting& c) { noise::laplace_sum_stream(c, 3, 1.0); }), 12u); // 2k uniforms
+        EXPECT_EQ(count([](Counting& c) { noise::laplace_sum_stream(c, 8, 1.0); }), 20u); // k + 2 uniforms
         const auto g = count([](Counting& c) { noise::gamma(c, 3.0, 1.0); });
         EXPECT_EQ(g % 2, 0u);
         EXPECT_GE(g, 6u);
@@ -527,7 +553,7 @@ TEST(SamplerEdges, WordSourcesAtTheExtremesGiveFiniteDraws) {
         EXPECT_TRUE(std::isfinite(noise::exponential(s, 3.0)));
         EXPECT_TRUE(std::isfinite(noise::gumbel(s, 1.0, 3.0)));
         EXPECT_TRUE(std::isfinite(noise::gaussian(s, 3.0)));
-        EXPECT_TRUE(std::isfinite(noise::gaussian_sum(s, 1000, 3.0)));
+        EXPECT_TRUE(std::isfinite(noise::gaussian_sum_stream(s, 1000, 3.0)));
     }
 }
 
@@ -581,7 +607,7 @@ TEST(SamplerEdges_Slow, NoNanOrInfIn1e8DrawsOfEachSampler) {
          53 * std::log(2.0) + 1e-12},
         {"gamma(0.4,1)", [](WordStream& ws) { return noise::gamma(ws, 0.4, 1.0); }, inf},
         {"gamma(3,1)", [](WordStream& ws) { return noise::gamma(ws, 3.0, 1.0); }, inf},
-        {"laplace_sum(5,1)", [](WordStream& ws) { return noise::laplace_sum(ws, 5, 1.0); }, inf},
+        {"laplace_sum(5,1)", [](WordStream& ws) { return noise::laplace_sum_stream(ws, 5, 1.0); }, inf},
     };
     for (const auto& c : cases) {
         const unsigned threads = std::max(1u, std::thread::hardware_concurrency());

@@ -293,7 +293,7 @@ TEST(ReuseDetector, QuietOnGaussianAndGammaNoise) {
             StreamId id = noise_id(r);
             id.element = i;
             WordStream ws(id);
-            v[r][i] = r % 2 ? noise::gaussian(ws, 1.0) : noise::laplace_sum(ws, 3, 1.0);
+            v[r][i] = r % 2 ? noise::gaussian(ws, 1.0) : noise::laplace_sum_stream(ws, 3, 1.0);
         }
     }
     const auto f = test::detect_stream_reuse(v);

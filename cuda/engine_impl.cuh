@@ -1,0 +1,335 @@
+#pragma once
+// The CUDA executor (CUB's layering: host dispatch that picks a policy -> a thin __global__ -> the per-instance
+// work, which is kernels/sim/instance_loop.hpp with a team of cuda/teams.cuh). Instantiated for every learner of
+// the registry in each precision (cuda/engine_float.cu, cuda/engine_double.cu) and every policy:
+//
+//   thread   one instance per thread (lanes = instances, as the CPU's instance lanes); the state of the 32
+//            instances of a warp is interleaved (element e of lane l at [e 32 + l]) so that loads coalesce,
+//            for learners whose round is written over lane values (L::kInstanceLanes); SCRiBLe's scalar code
+//            keeps its state contiguous per instance.
+//   warp     one instance per warp (lanes = coordinates), state contiguous per instance.
+//   block    one instance per block of 256 or 1024 threads, for large d.
+// The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for
+// one ([run] lanes, team_threads). Noise is regenerated from counters, never stored; one launch per loss chunk.
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "cuda/buffer.cuh"
+#include "cuda/check.cuh"
+#include "cuda/teams.cuh"
+#include "host/backend/cuda_api.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/core/type_list.hpp"
+#include "kernels/learners/registry.hpp"
+#include "kernels/sim/instance_loop.hpp"
+
+namespace dpr::cuda_api::detail {
+
+enum class Mode { Thread, Warp, Block256, Block1024 };
+
+inline const char* mode_name(Mode m) {
+    return m == Mode::Thread ? "one thread per instance" : m == Mode::Warp ? "one warp per instance"
+           : m == Mode::Block256 ? "one block of 256 threads per instance" : "one block of 1024 threads per instance";
+}
+
+/// d at or below which a lane-safe learner runs a thread per instance by default: the same rule as the CPU's
+/// instance lanes (host/engine/cpu_engine_impl.hpp), so that both backends compute the same bits there.
+inline constexpr std::uint32_t kThreadMaxD = 128;
+
+template <class L>
+Mode choose_mode(const EngineShape& s) {
+    const LaunchRequest& q = s.launch;
+    if (q.team_threads != 0 && q.team_threads != 32 && q.team_threads != 256 && q.team_threads != 1024)
+        throw std::invalid_argument("[run] team_threads = " + std::to_string(q.team_threads) +
+                                    ": the CUDA backend has teams of 32 (a warp), 256 or 1024 threads (0 = auto)");
+    bool thread;
+    if (q.lanes == "instances") thread = true;
+    else if (q.lanes == "coordinates") thread = false;
+    else thread = L::kInstanceLanes ? s.d <= kThreadMaxD : s.d < 32;
+    if (thread) return Mode::Thread;
+    const unsigned tt = q.team_threads ? q.team_threads : (s.d <= 8192 ? 32u : (s.d <= (1u << 18) ? 256u : 1024u));
+    return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;
+}
+
+/// Where the state of the instances lives and how it is laid out.
+template <class R>
+struct DevState {
+    WorkspaceSpec spec;
+    bool interleaved;        ///< thread mode, lane-safe learner: groups of 32 instances interleaved
+    double* dbl;
+    R* real;
+    double* scal;
+    std::uint64_t dbl_per, real_per, scal_per; ///< elements per instance (interleaved: per group of 32)
+};
+
+template <class R>
+struct DevRun {
+    std::uint32_t seed, stream, first, instances;
+    sim::InstanceTotals<double, std::uint64_t>* totals;
+    const std::uint64_t* checkpoints;
+    std::uint32_t ncheck;
+    double* out_expected;
+    double* out_realized;
+    const double* rows_exact;
+    const R* rows_real;
+    std::uint32_t d;
+};
+
+template <class R>
+using DevWorkspace = Workspace<StridedView<double>, StridedView<R>, StridedView<double>>;
+
+template <class R>
+__device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k) {
+    DevWorkspace<R> ws{};
+    const std::uint64_t g = st.interleaved ? k / 32 : k;
+    const std::uint64_t lane = st.interleaved ? k % 32 : 0;
+    const std::uint64_t stride = st.interleaved ? 32 : 1;
+    std::uint64_t off = 0;
+    for (int a = 0; a < st.spec.n_dbl; ++a) {
+        ws.dbl[a] = StridedView<double>{st.dbl + g * st.dbl_per + off * stride + lane, stride, st.spec.dbl[a].cols};
+        off += st.spec.dbl[a].rows * st.spec.dbl[a].cols;
+    }
+    off = 0;
+    for (int a = 0; a < st.spec.n_real; ++a) {
+        ws.real[a] = StridedView<R>{st.real + g * st.real_per + off * stride + lane, stride, st.spec.real[a].cols};
+        off += st.spec.real[a].rows * st.spec.real[a].cols;
+    }
+    ws.scalars = StridedView<double>{st.scal + g * st.scal_per + lane, stride, static_cast<std::uint64_t>(st.spec.n_scalars)};
+    return ws;
+}
+
+template <class L, class R, class Team>
+__device__ void run_instance(const typename L::Params& p, const Team& team, const DevState<R>& st, const DevRun<R>& run,
+                             std::uint64_t k, std::uint64_t t0, std::uint64_t t1) {
+    const DevWorkspace<R> ws = workspace_of(st, k);
+    sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
+    double* oe = run.out_expected + k * run.ncheck;
+    double* orr = run.out_realized + k * run.ncheck;
+    sim::advance<L>(
+        p, team, ws, acc, t0, t1,
+        [&](std::uint64_t t) {
+            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d};
+        },
+        run.checkpoints, run.ncheck, [&](std::uint32_t c, double e, double r) {
+            if (team.rank() == 0) {
+                oe[c] = e;
+                orr[c] = r;
+            }
+        });
+    if (team.rank() == 0) run.totals[k] = acc;
+}
+
+template <class L, class R, Mode M>
+__global__ void advance_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run, std::uint64_t t0,
+                               std::uint64_t t1) {
+    if constexpr (M == Mode::Thread) {
+        const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+        if (k >= run.instances) return;
+        SerialTeam<R> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + k);
+        run_instance<L, R>(p, team, st, run, k, t0, t1);
+    } else if constexpr (M == Mode::Warp) {
+        __shared__ cuda::WarpStorage<R> tmp[4]; // blocks of 128 threads: 4 warps, 4 instances
+        const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
+        if (k >= run.instances) return; // whole warps leave together
+        cuda::WarpTeam<R> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + k);
+        team.lane = threadIdx.x % 32;
+        team.tmp = &tmp[threadIdx.x / 32];
+        run_instance<L, R>(p, team, st, run, k, t0, t1);
+    } else {
+        constexpr int B = M == Mode::Block256 ? 256 : 1024;
+        __shared__ cuda::BlockStorage<R, B> tmp;
+        const std::uint64_t k = blockIdx.x;
+        cuda::BlockTeam<R, B> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + k);
+        team.thread = threadIdx.x;
+        team.tmp = &tmp;
+        run_instance<L, R>(p, team, st, run, k, t0, t1);
+    }
+}
+
+template <class L, class R, Mode M>
+__global__ void init_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run) {
+    if constexpr (M == Mode::Thread) {
+        const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+        if (k >= run.instances) return;
+        SerialTeam<R> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + k);
+        L::init(p, team, workspace_of(st, k));
+    } else if constexpr (M == Mode::Warp) {
+        __shared__ cuda::WarpStorage<R> tmp[4];
+        const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
+        if (k >= run.instances) return;
+        cuda::WarpTeam<R> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + k);
+        team.lane = threadIdx.x % 32;
+        team.tmp = &tmp[threadIdx.x / 32];
+        L::init(p, team, workspace_of(st, k));
+    } else {
+        constexpr int B = M == Mode::Block256 ? 256 : 1024;
+        __shared__ cuda::BlockStorage<R, B> tmp;
+        cuda::BlockTeam<R, B> team;
+        team.rng = RngKey{run.seed, run.stream};
+        team.id = static_cast<std::uint32_t>(run.first + blockIdx.x);
+        team.thread = threadIdx.x;
+        team.tmp = &tmp;
+        L::init(p, team, workspace_of(st, blockIdx.x));
+    }
+}
+
+template <class L, class R>
+class CudaEngine final : public InstanceEngine {
+  public:
+    CudaEngine(const typename L::Params& p, const EngineShape& s)
+        : p_(p), s_(s), nck_(static_cast<std::uint32_t>(s.checkpoints.size())), mode_(choose_mode<L>(s)) {
+        st_.spec = L::workspace(p);
+        st_.interleaved = mode_ == Mode::Thread && L::kInstanceLanes;
+        const std::uint64_t nd = st_.spec.elements(false, 1), nr = st_.spec.elements(true, 1),
+                            ns = static_cast<std::uint64_t>(st_.spec.n_scalars);
+        const std::uint64_t units = st_.interleaved ? (std::uint64_t{s.instances} + 31) / 32 : s.instances;
+        const std::uint64_t per = st_.interleaved ? 32 : 1;
+        st_.dbl_per = nd * per;
+        st_.real_per = nr * per;
+        st_.scal_per = ns * per;
+        dbl_.resize(units * st_.dbl_per + 1);
+        real_.resize(units * st_.real_per + 1);
+        scal_.resize(units * st_.scal_per + 1);
+        dbl_.zero();
+        real_.zero();
+        scal_.zero();
+        st_.dbl = dbl_.data();
+        st_.real = real_.data();
+        st_.scal = scal_.data();
+        acc_.resize(s.instances);
+        acc_.zero(); // InstanceTotals is all-zero initialised
+        exp_.resize(std::size_t(s.instances) * nck_);
+        real_out_.resize(exp_.size());
+        exp_.zero();
+        real_out_.zero();
+        ck_.upload(s.checkpoints);
+        launch(true, 0, 0);
+    }
+
+    void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) override {
+        if (!losses) throw std::logic_error("CudaEngine: per-instance sequences are not supported on the CUDA backend");
+        const std::size_t n = (t1 - t0) * s_.d;
+        rows_exact_.upload(losses, n);
+        host_real_.resize(n);
+        for (std::size_t j = 0; j < n; ++j) host_real_[j] = static_cast<R>(losses[j]);
+        rows_real_.upload(host_real_);
+        launch(false, t0, t1);
+        DPR_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+
+    void results(std::vector<double>& expected, std::vector<double>& realized) override {
+        exp_.download(expected);
+        real_out_.download(realized);
+    }
+    void comparators(std::vector<double>& out) override { out.clear(); }
+    void diagnostics(std::vector<double>& out) override {
+        // Diagnostics are a few scalars per instance in the workspace: read them back once.
+        constexpr std::size_t n = learners::DiagnosticCount<L>::value;
+        out.assign(std::size_t(s_.instances) * n, 0.0);
+        if constexpr (n > 0) {
+            std::vector<double> sc;
+            scal_.download(sc);
+            std::vector<double> one(static_cast<std::size_t>(st_.spec.n_scalars));
+            for (std::uint64_t k = 0; k < s_.instances; ++k) {
+                for (int j = 0; j < st_.spec.n_scalars; ++j)
+                    one[j] = st_.interleaved ? sc[(k / 32) * st_.scal_per + std::uint64_t(j) * 32 + k % 32]
+                                             : sc[k * st_.scal_per + j];
+                L::diagnostics(p_, one.data(), out.data() + k * n);
+            }
+        }
+    }
+    void first_nonfinite_rounds(std::vector<std::uint64_t>& out) override {
+        std::vector<sim::InstanceTotals<double, std::uint64_t>> acc;
+        acc_.download(acc);
+        out.resize(acc.size());
+        for (std::size_t k = 0; k < acc.size(); ++k) out[k] = acc[k].first_nonfinite_round;
+    }
+    std::string policy() const override {
+        return std::string("cuda, ") + (sizeof(R) == 4 ? "float" : "double") + ": " + mode_name(mode_) +
+               (mode_ == Mode::Thread ? (st_.interleaved ? " (state interleaved per warp)" : " (state contiguous)") : "");
+    }
+
+  private:
+    DevRun<R> run_args() {
+        DevRun<R> r;
+        r.seed = s_.seed;
+        r.stream = s_.stream;
+        r.first = s_.first_instance;
+        r.instances = s_.instances;
+        r.totals = acc_.data();
+        r.checkpoints = ck_.data();
+        r.ncheck = nck_;
+        r.out_expected = exp_.data();
+        r.out_realized = real_out_.data();
+        r.rows_exact = rows_exact_.data();
+        r.rows_real = rows_real_.data();
+        r.d = s_.d;
+        return r;
+    }
+
+    void launch(bool init, std::uint64_t t0, std::uint64_t t1) {
+        const DevRun<R> r = run_args();
+        const unsigned n = s_.instances;
+        switch (mode_) {
+        case Mode::Thread:
+            if (init) init_kernel<L, R, Mode::Thread><<<(n + 127) / 128, 128>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Thread><<<(n + 127) / 128, 128>>>(p_, st_, r, t0, t1);
+            break;
+        case Mode::Warp:
+            if (init) init_kernel<L, R, Mode::Warp><<<(n + 3) / 4, 128>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Warp><<<(n + 3) / 4, 128>>>(p_, st_, r, t0, t1);
+            break;
+        case Mode::Block256:
+            if (init) init_kernel<L, R, Mode::Block256><<<n, 256>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Block256><<<n, 256>>>(p_, st_, r, t0, t1);
+            break;
+        case Mode::Block1024:
+            if (init) init_kernel<L, R, Mode::Block1024><<<n, 1024>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Block1024><<<n, 1024>>>(p_, st_, r, t0, t1);
+            break;
+        }
+        DPR_CUDA_CHECK_LAUNCH();
+    }
+
+    typename L::Params p_;
+    EngineShape s_;
+    std::uint32_t nck_;
+    Mode mode_;
+    DevState<R> st_{};
+    cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_;
+    cuda::DeviceBuffer<R> real_, rows_real_;
+    std::vector<R> host_real_;
+    cuda::DeviceBuffer<sim::InstanceTotals<double, std::uint64_t>> acc_;
+    cuda::DeviceBuffer<std::uint64_t> ck_;
+};
+
+/// The engine for learner number `learner_index` in precision R.
+template <class R>
+std::unique_ptr<InstanceEngine> make_engine(std::size_t learner_index, const void* params, std::size_t params_bytes,
+                                            const EngineShape& shape) {
+    std::unique_ptr<InstanceEngine> out;
+    std::size_t i = 0;
+    for_each_type(learners::AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        if (i++ != learner_index) return;
+        if (params_bytes != sizeof(typename L::Params)) throw std::logic_error("make_cuda_engine: params size mismatch");
+        typename L::Params p;
+        std::memcpy(&p, params, sizeof p);
+        out = std::make_unique<CudaEngine<L, R>>(p, shape);
+    });
+    if (!out) throw std::logic_error("make_cuda_engine: learner index out of range");
+    return out;
+}
+
+} // namespace dpr::cuda_api::detail

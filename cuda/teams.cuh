@@ -1,0 +1,294 @@
+#pragma once
+// The GPU executor's teams (the Team concept of kernels/core/team.hpp):
+//
+//   thread per instance   SerialTeam<R> itself: one lane, coordinates in order, so a thread computes exactly
+//                         what the CPU computes with instance lanes (host/engine/cpu_teams.hpp) -- the same
+//                         operations in the same order. The executor interleaves the state of the 32 instances
+//                         of a warp (element e of lane l at [e 32 + l]) so that the warp's loads coalesce.
+//   WarpTeam<R>           one instance per warp: lane l handles coordinates l, l + 32, ...; reductions, argmin and
+//                         the inverse CDF's scan are CUB's (WarpReduce, WarpScan), in CUB's fixed order.
+//   BlockTeam<R, B>       one instance per block of B threads (large d, up to 2^20 experts and more): the same
+//                         with BlockReduce and BlockScan.
+// Reductions combine lanes in CUB's order, which differs from the CPU's tile-and-halving order: coordinate-lane
+// results agree with the CPU to rounding (tests/gpu/), thread-per-instance results bit for bit.
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/core/team.hpp"
+
+namespace dpr::cuda {
+
+/// A key and its index, reduced to the smallest key, ties to the lowest index; a NaN key never wins.
+template <class R>
+struct KeyArg {
+    R key;
+    std::uint32_t arg;
+};
+template <class R>
+struct KeyArgMin {
+    __device__ KeyArg<R> operator()(const KeyArg<R>& a, const KeyArg<R>& b) const {
+        const bool a_nan = a.key != a.key, b_nan = b.key != b.key;
+        if (a_nan) return b_nan ? (a.arg < b.arg ? a : b) : b;
+        if (b_nan) return a;
+        if (b.key < a.key || (b.key == a.key && b.arg < a.arg)) return b;
+        return a;
+    }
+};
+struct MaxOp {
+    template <class T>
+    __device__ T operator()(const T& a, const T& b) const {
+        return a < b ? b : a;
+    }
+};
+
+/// Shared memory a team needs for CUB's collectives (one per warp for WarpTeam, one per block for BlockTeam).
+template <class R>
+union WarpStorage {
+    typename cub::WarpReduce<R>::TempStorage reduce;
+    typename cub::WarpReduce<KeyArg<R>>::TempStorage argmin;
+    typename cub::WarpScan<R>::TempStorage scan;
+};
+template <class R, int B>
+struct BlockStorage {
+    union {
+        typename cub::BlockReduce<R, B>::TempStorage reduce;
+        typename cub::BlockReduce<KeyArg<R>, B>::TempStorage argmin;
+        typename cub::BlockScan<R, B>::TempStorage scan;
+    } cub;
+    double slot[2];
+};
+
+/// Members of a WarpTeam / BlockTeam: what every lane shares.
+template <class R>
+struct TeamCommon {
+    using real = R;
+    template <class T>
+    using lanes = T;
+    template <class T>
+    using uni = T;
+    using index = std::uint32_t;
+    template <class T>
+    using view = StridedView<T>;
+    using loss_row = ScalarLossRow<R>;
+
+    RngKey rng{};
+    std::uint32_t id = 0;
+
+    __device__ RngKey key() const { return rng; }
+    __device__ std::uint32_t instance() const { return id; }
+    __device__ static std::uint32_t element(std::uint32_t i) { return i; }
+
+    template <class T>
+    __device__ static T load(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    __device__ static void store(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    template <class T>
+    __device__ static T load_at(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    __device__ static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    __device__ static double get(const StridedView<double>& s, int j) { return s[static_cast<std::uint64_t>(j)]; }
+    __device__ static void put(const StridedView<double>& s, int j, double x) { s[static_cast<std::uint64_t>(j)] = x; }
+    __device__ static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
+    __device__ static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
+    __device__ static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
+};
+
+/// One instance per warp.
+template <class R>
+struct WarpTeam : TeamCommon<R> {
+    std::uint32_t lane = 0;
+    WarpStorage<R>* tmp = nullptr;
+
+    __device__ std::uint32_t rank() const { return lane; }
+    __device__ static constexpr std::uint32_t size() { return 32; }
+    __device__ static void sync() { __syncwarp(); }
+    template <class T>
+    __device__ T broadcast(T x) const {
+        return __shfl_sync(0xffffffffu, x, 0);
+    }
+
+    template <class F>
+    __device__ void for_each(std::uint32_t n, F&& f) const {
+        for (std::uint32_t i = lane; i < n; i += 32) f(i);
+    }
+
+    __device__ R sum_all(R x) const {
+        __syncwarp();
+        const R s = cub::WarpReduce<R>(tmp->reduce).Sum(x);
+        return __shfl_sync(0xffffffffu, s, 0);
+    }
+    __device__ R max_all(R x) const {
+        __syncwarp();
+        const R m = cub::WarpReduce<R>(tmp->reduce).Reduce(x, MaxOp{});
+        return __shfl_sync(0xffffffffu, m, 0);
+    }
+
+    template <int NS, int NM, class F>
+    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
+        Reduced<R, NS, NM> acc;
+        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
+        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = lane; i < n; i += 32) {
+            const Contrib<R, NS, NM> c = f(i);
+            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+        }
+        for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
+        for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
+        return acc;
+    }
+
+    template <int NM, class F>
+    __device__ ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
+        KeyArg<R> best{std::numeric_limits<R>::quiet_NaN(), 0u};
+        R m[NM > 0 ? NM : 1];
+        for (int k = 0; k < NM; ++k) m[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = lane; i < n; i += 32) {
+            const ArgContrib<R, NM> c = f(i);
+            if (c.key < best.key || (best.key != best.key && c.key == c.key)) best = KeyArg<R>{c.key, i};
+            for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], c.max[k]);
+        }
+        __syncwarp();
+        KeyArg<R> b = cub::WarpReduce<KeyArg<R>>(tmp->argmin).Reduce(best, KeyArgMin<R>{});
+        ArgReduced<R, std::uint32_t, NM> out;
+        out.key = __shfl_sync(0xffffffffu, b.key, 0);
+        out.arg = __shfl_sync(0xffffffffu, b.arg, 0);
+        for (int k = 0; k < NM; ++k) out.max[k] = max_all(m[k]);
+        return out;
+    }
+
+    /// Inverse CDF in index order, 32 weights at a time (an inclusive warp scan each).
+    template <class F>
+    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
+        R acc = R(0);
+        std::uint32_t last_positive = 0;
+        for (std::uint32_t base = 0; base < n; base += 32) {
+            const std::uint32_t i = base + lane;
+            const R w = i < n ? f(i) : R(0);
+            R cum;
+            __syncwarp();
+            cub::WarpScan<R>(tmp->scan).InclusiveSum(w > R(0) ? w : R(0), cum);
+            const unsigned positive = __ballot_sync(0xffffffffu, w > R(0));
+            const unsigned hit = __ballot_sync(0xffffffffu, w > R(0) && target < acc + cum);
+            if (hit) return base + static_cast<std::uint32_t>(__ffs(hit) - 1);
+            if (positive) last_positive = base + static_cast<std::uint32_t>(31 - __clz(positive));
+            acc = acc + __shfl_sync(0xffffffffu, cum, 31);
+        }
+        return last_positive;
+    }
+};
+
+/// One instance per block of B threads.
+template <class R, int B>
+struct BlockTeam : TeamCommon<R> {
+    std::uint32_t thread = 0;
+    BlockStorage<R, B>* tmp = nullptr;
+
+    __device__ std::uint32_t rank() const { return thread; }
+    __device__ static constexpr std::uint32_t size() { return B; }
+    __device__ static void sync() { __syncthreads(); }
+    template <class T>
+    __device__ T broadcast(T x) const {
+        __syncthreads();
+        if (thread == 0) tmp->slot[0] = static_cast<double>(x);
+        __syncthreads();
+        return static_cast<T>(tmp->slot[0]);
+    }
+
+    template <class F>
+    __device__ void for_each(std::uint32_t n, F&& f) const {
+        for (std::uint32_t i = thread; i < n; i += B) f(i);
+    }
+
+    __device__ R sum_all(R x) const {
+        __syncthreads();
+        const R s = cub::BlockReduce<R, B>(tmp->cub.reduce).Sum(x);
+        return broadcast(s);
+    }
+    __device__ R max_all(R x) const {
+        __syncthreads();
+        const R m = cub::BlockReduce<R, B>(tmp->cub.reduce).Reduce(x, MaxOp{});
+        return broadcast(m);
+    }
+
+    template <int NS, int NM, class F>
+    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
+        Reduced<R, NS, NM> acc;
+        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
+        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = thread; i < n; i += B) {
+            const Contrib<R, NS, NM> c = f(i);
+            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+        }
+        for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
+        for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
+        return acc;
+    }
+
+    template <int NM, class F>
+    __device__ ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
+        KeyArg<R> best{std::numeric_limits<R>::quiet_NaN(), 0u};
+        R m[NM > 0 ? NM : 1];
+        for (int k = 0; k < NM; ++k) m[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = thread; i < n; i += B) {
+            const ArgContrib<R, NM> c = f(i);
+            if (c.key < best.key || (best.key != best.key && c.key == c.key)) best = KeyArg<R>{c.key, i};
+            for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], c.max[k]);
+        }
+        __syncthreads();
+        const KeyArg<R> b = cub::BlockReduce<KeyArg<R>, B>(tmp->cub.argmin).Reduce(best, KeyArgMin<R>{});
+        ArgReduced<R, std::uint32_t, NM> out;
+        out.key = broadcast(b.key);
+        out.arg = broadcast(b.arg);
+        for (int k = 0; k < NM; ++k) out.max[k] = max_all(m[k]);
+        return out;
+    }
+
+    template <class F>
+    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
+        R acc = R(0);
+        std::uint32_t last_positive = 0;
+        for (std::uint32_t base = 0; base < n; base += B) {
+            const std::uint32_t i = base + thread;
+            const R w = i < n ? f(i) : R(0);
+            R cum, total;
+            __syncthreads();
+            cub::BlockScan<R, B>(tmp->cub.scan).InclusiveSum(w > R(0) ? w : R(0), cum, total);
+            // The first index whose running sum passes the target, and the last positive one, via a min / max
+            // over the block (each a reduction: the lowest hit and the highest positive index).
+            const std::uint32_t hit_i = (w > R(0) && target < acc + cum) ? i : 0xFFFFFFFFu;
+            // Integer min / max through atomics on shared words (the result does not depend on their order).
+            unsigned* words = reinterpret_cast<unsigned*>(tmp->slot);
+            if (thread == 0) {
+                words[0] = 0xFFFFFFFFu;
+                words[1] = 0u;
+            }
+            __syncthreads();
+            atomicMin(&words[0], hit_i);
+            if (w > R(0)) atomicMax(&words[1], i + 1);
+            __syncthreads();
+            const unsigned first_hit = words[0], last_pos = words[1];
+            if (first_hit != 0xFFFFFFFFu) return first_hit;
+            if (last_pos) last_positive = last_pos - 1;
+            acc = acc + total;
+        }
+        return last_positive;
+    }
+};
+
+} // namespace dpr::cuda

@@ -1,0 +1,90 @@
+#pragma once
+// The boundary between the CPU executor's front (host/engine/cpu_engine.cpp, compiled for the baseline
+// x86-64) and its kernels, compiled once per instruction set (host/engine/cpu_isa_*.cpp, each with its own
+// -march). Everything that crosses it is plain data and raw pointers: the per-ISA translation units rename
+// their `dpr` namespace and use no standard-library template on shared types, so that no function compiled
+// for AVX-512 can be chosen by the linker for code that runs on a CPU without it (COMDAT folding of
+// inline functions). tests/engine/test_cpu_isa.cpp runs the binary under an emulated CPU without AVX-512
+// to check it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dpr::cpu {
+
+/// What the vector lanes should hold (LaunchRequest::lanes); Auto lets the kernels decide from the learner
+/// and d (instance lanes for lane-safe learners at small d).
+enum class LanesRequest { Auto, Instances, Coordinates };
+
+/// Everything a per-ISA engine needs, resolved by the front.
+struct IsaEngineArgs {
+    std::size_t learner_index = 0;
+    const void* params = nullptr;  ///< the learner's resolved Params
+    std::uint32_t d = 0;
+    std::uint64_t T = 0;
+    std::uint32_t instances = 0;
+    std::uint32_t first_instance = 0;
+    std::uint32_t seed = 0;
+    std::uint32_t stream = 0;
+    const std::uint64_t* checkpoints = nullptr;
+    std::uint32_t ncheck = 0;
+    bool float_precision = false;
+    LanesRequest lanes = LanesRequest::Auto;
+    unsigned threads = 1;
+    /// Per-instance sequences: fill(ctx, sequence, t, out) writes instance `sequence`'s l_t; comparator(ctx,
+    /// L, d) is the set's comparator of the cumulative loss L. Null fill: rows are shared and passed to advance.
+    void (*fill)(const void* ctx, std::uint32_t sequence, std::uint64_t t, double* out) = nullptr;
+    double (*comparator)(const void* ctx, const double* L, std::uint32_t d) = nullptr;
+    const void* adversary_ctx = nullptr;
+};
+
+/// A per-ISA engine (the front wraps it into an InstanceEngine).
+class IsaEngine {
+  public:
+    virtual ~IsaEngine();
+    /// Rounds [t0, t1) with the shared rows ((t1 - t0) x d), or null with per-instance sequences.
+    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* rows) = 0;
+    /// instances x ncheck cumulative charged losses, comparators (per-instance sequences only, else
+    /// untouched), instances x diagnostics, per instance the first non-finite round.
+    virtual void read(double* expected, double* realized, double* comparators, double* diagnostics,
+                      std::uint64_t* first_nonfinite) const = 0;
+    virtual const char* policy() const = 0;
+};
+
+/// The instruction sets the kernels are compiled for (x86-64-v4, x86-64-v3, the baseline).
+enum class Isa { Avx512, Avx2, Generic };
+
+bool isa_supported(Isa isa); ///< by this CPU and this build
+Isa best_isa();
+const char* isa_name(Isa isa);
+/// "auto" (or "") -> best_isa(); a name -> that ISA; throws std::invalid_argument if unknown or unsupported.
+Isa resolve_isa(const std::string& requested);
+
+/// The lane vocabulary of one ISA on n inputs (n a multiple of 16), computed with that ISA's 16-lane packs
+/// (host/simd/pack.hpp) for tests/simd/test_simd.cpp, which checks every output against the scalar versions.
+struct LaneSelfTest {
+    std::size_t n = 0;
+    const double* x = nullptr;        ///< positive inputs (log)
+    const double* y = nullptr;        ///< exp arguments
+    const double* u = nullptr;        ///< uniforms in (0, 1) (cos2pi, Laplace)
+    const std::uint32_t* c0 = nullptr; ///< Philox counter word 0 (word 1..3 and the key are fixed)
+    double* out_d = nullptr;          ///< 4 n: log x, exp y, cos2pi u, laplace(u, 1.5)
+    float* out_f = nullptr;           ///< 4 n: the same in float
+    std::uint32_t* words = nullptr;   ///< 4 n: Philox blocks (word j of input i at [4 i + j])
+    double* u53 = nullptr;            ///< n: 53-bit uniforms from words 0, 1
+    float* u24 = nullptr;             ///< n: 24-bit uniforms from word 0
+};
+void lane_selftest_avx512(const LaneSelfTest&);
+void lane_selftest_avx2(const LaneSelfTest&);
+void lane_selftest_generic(const LaneSelfTest&);
+/// The self-test of an ISA (tests; the ISA must be supported).
+void lane_selftest(Isa isa, const LaneSelfTest& t);
+
+IsaEngine* make_isa_engine_avx512(const IsaEngineArgs&);
+IsaEngine* make_isa_engine_avx2(const IsaEngineArgs&);
+IsaEngine* make_isa_engine_generic(const IsaEngineArgs&);
+
+} // namespace dpr::cpu
+
+/// The boundary under a name without the token `dpr`, for the per-ISA translation units (which rename it).
+namespace dpr_cpu_boundary = dpr::cpu;

@@ -1,0 +1,329 @@
+// The fast path's guarantees, for every learner of the registry (the suite is written once and run for each
+// learner, instruction set, precision and lane layout -- Kokkos' TEST_EXECSPACE pattern over what the CPU has):
+//   - every instruction set gives the bits of the generic (fallback) build;
+//   - results do not depend on the thread count, also when threads share one large-d instance, nor on how the
+//     rounds are cut into chunks;
+//   - instance lanes compute each instance exactly as the serial oracle (SerialTeam) does, the bits a GPU thread
+//     per instance computes; coordinate lanes agree with them to rounding, with the same discrete choices;
+//   - a lockstep emulation of a 32-lane team (the GPU warp's code path) agrees with the serial oracle;
+//   - float and double give the same regret distribution (statistical, with a meta-test of the power).
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "host/engine/cpu_isa.hpp"
+#include "kernels/learners/registry.hpp"
+#include "kernels/sim/comparator.hpp"
+#include "kernels/sim/instance_loop.hpp"
+#include "learners/emu_team.hpp"
+#include "learners/simulate.hpp"
+#include "learners/solo.hpp"
+#include "noise/stat_tests.hpp"
+
+using namespace dpr;
+using test::SimOptions;
+using test::simulate;
+
+namespace {
+
+/// A learner with keys that make it private where it can be, and an adversary of its loss set.
+struct Case {
+    std::string learner;
+    test::KeyList keys;
+    std::string adversary;
+};
+
+const std::vector<Case>& all_cases() {
+    static const std::vector<Case> cases = [] {
+        std::vector<Case> v;
+        for (const std::string& n : learner_names()) {
+            Case c;
+            c.learner = n;
+            const bool priv = n.rfind("dp-", 0) == 0;
+            const bool ftpl = n.rfind("dp-ftpl", 0) == 0;
+            static const test::KeyList none = {}, eps = {{"epsilon", 1.0}}, eps_delta = {{"epsilon", 1.0}, {"delta", 1e-5}};
+            c.keys = ftpl ? eps_delta : priv ? eps : none;
+            Problem pb;
+            pb.d = 4;
+            pb.T = 16;
+            const Geometry g = resolve_learner(n, KeyValues{}, pb).geometry;
+            c.adversary = g == Geometry::Simplex ? "bernoulli" : g == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
+            v.push_back(c);
+        }
+        return v;
+    }();
+    return cases;
+}
+
+test::SimResult run(const Case& c, std::uint32_t d, std::uint64_t T, std::uint32_t n, unsigned threads,
+                    const SimOptions& o, std::uint32_t first = 0) {
+    return simulate(c.learner, c.keys, c.adversary, {}, d, T, n, threads, 3, false, 6, first, o);
+}
+
+void expect_identical(const test::SimResult& a, const test::SimResult& b, const std::string& what) {
+    EXPECT_EQ(a.regret, b.regret) << what << " | " << a.policy << " vs " << b.policy;
+    EXPECT_EQ(a.realized_regret, b.realized_regret) << what;
+    EXPECT_EQ(a.diagnostics, b.diagnostics) << what;
+}
+
+bool is_scrible(const std::string& n) { return n.find("scrible") != std::string::npos; }
+
+} // namespace
+
+TEST(FastPath, EveryInstructionSetGivesTheFallbackBits) {
+    int compared = 0;
+    for (const Case& c : all_cases())
+        for (Precision prec : {Precision::Double, Precision::Float})
+            for (std::uint32_t d : {12u, 200u}) { // instance lanes, coordinate lanes (auto)
+                SimOptions o;
+                o.precision = prec;
+                o.isa = "generic";
+                const auto ref = run(c, d, 48, 21, 2, o);
+                for (cpu::Isa isa : {cpu::Isa::Avx512, cpu::Isa::Avx2}) {
+                    if (!cpu::isa_supported(isa)) continue;
+                    o.isa = cpu::isa_name(isa);
+                    expect_identical(run(c, d, 48, 21, 2, o), ref, c.learner + " d=" + std::to_string(d) + " " + o.isa);
+                    ++compared;
+                }
+            }
+    RecordProperty("isa_comparisons", compared);
+    if (compared == 0) GTEST_SKIP() << "this CPU has only the generic instruction set (nothing to compare)";
+}
+
+TEST(FastPath, ResultsDoNotDependOnThreadsOrChunking) {
+    for (const Case& c : all_cases())
+        for (Precision prec : {Precision::Double, Precision::Float})
+            for (const char* lanes : {"instances", "coordinates"}) {
+                if (is_scrible(c.learner) && std::string(lanes) == "instances") continue; // scalar learners
+                SimOptions o;
+                o.precision = prec;
+                o.lanes = lanes;
+                const std::uint32_t d = 40;
+                const auto one = run(c, d, 64, 19, 1, o);
+                expect_identical(run(c, d, 64, 19, 2, o), one, c.learner + " 2 threads " + lanes);
+                expect_identical(run(c, d, 64, 19, 3, o), one, c.learner + " 3 threads " + lanes);
+                o.chunk_work = 1; // one round per chunk
+                expect_identical(run(c, d, 64, 19, 2, o), one, c.learner + " chunks of one round " + lanes);
+            }
+}
+
+TEST(FastPath, ThreadsSharingALargeInstanceGiveTheSameBits) {
+    // d >= 2 kTile with fewer instances than threads: every thread works on every instance (its tiles), and
+    // the reductions combine tiles in tile order -- the same bits as one thread alone.
+    for (const char* name : {"hedge", "dp-ftrl-experts", "dp-ftpl-experts", "dp-mab", "dp-ftrl-sphere", "dp-ftpl-cube"})
+        for (const Case& c : all_cases()) {
+            if (c.learner != name) continue;
+            const auto one = run(c, 5000, 40, 1, 1, SimOptions{});
+            const auto two = run(c, 5000, 40, 1, 2, SimOptions{});
+            const auto three = run(c, 5000, 40, 2, 3, SimOptions{});
+            EXPECT_NE(two.policy.find("shared by 2 threads"), std::string::npos) << two.policy;
+            expect_identical(two, one, c.learner + " shared by 2");
+            EXPECT_EQ(three.regret[three.regret.size() / 2 - 1], one.regret.back()) << c.learner << " shared by 3";
+        }
+}
+
+TEST(FastPath, AnInstanceIsTheSameAloneOrInAGroup) {
+    // With instance lanes an instance shares a SIMD group with 15 others: its result must not depend on them.
+    for (const Case& c : all_cases()) {
+        if (is_scrible(c.learner)) continue;
+        SimOptions o;
+        o.lanes = "instances";
+        const auto many = run(c, 9, 80, 37, 2, o);
+        const auto alone = run(c, 9, 80, 1, 1, o, 21); // instance 21 alone
+        const std::size_t nck = many.checkpoints.size();
+        for (std::size_t j = 0; j < nck; ++j) EXPECT_EQ(alone.regret[j], many.regret[21 * nck + j]) << c.learner;
+    }
+}
+
+namespace {
+
+/// Instance k of learner L played by the serial oracle on the shared rows of adversary A: its regret at T.
+template <class L>
+void expect_engine_equals_serial(const Case& c, std::uint32_t d, std::uint64_t T, Precision prec) {
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    pb.seed = 3;
+    const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
+    const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
+    typename L::Params p;
+    std::memcpy(&p, lr.params.data(), sizeof p);
+    SimOptions o;
+    o.precision = prec;
+    o.lanes = "instances";
+    const auto eng = run(c, d, T, 20, 2, o);
+    const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
+    std::vector<double> row(d), Lsum(d, 0.0);
+    for (std::uint32_t k : {0u, 7u, 19u}) {
+        const auto go = [&](auto tag) {
+            using R = decltype(tag);
+            test::Solo<L, R> solo(p, 3, k);
+            sim::CompensatedSum<double> e, r;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                ar.fill(sc, t, row.data());
+                const RoundCharge<double> q = solo.round(t, row.data());
+                e.add(q.expected);
+                r.add(q.realized);
+            }
+            std::fill(Lsum.begin(), Lsum.end(), 0.0);
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                ar.fill(sc, t, row.data());
+                for (std::uint32_t i = 0; i < d; ++i) Lsum[i] += row[i];
+            }
+            const double cmp = sim::comparator(ar.geometry, Lsum.data(), d);
+            EXPECT_EQ(eng.final_regret[k], e.value() - cmp) << c.learner << " instance " << k;
+            EXPECT_EQ(eng.final_realized[k], r.value() - cmp) << c.learner << " instance " << k;
+        };
+        if (prec == Precision::Float) go(float{});
+        else go(double{});
+    }
+}
+
+} // namespace
+
+TEST(FastPath, InstanceLanesComputeWhatTheSerialOracleComputes) {
+    // The serial team is the CPU oracle and what a GPU thread per instance runs: instance lanes must match it
+    // bit for bit (the same operations in the same order, in every lane).
+    for (const Case& c : all_cases()) {
+        if (is_scrible(c.learner)) continue;
+        std::size_t i = 0;
+        for_each_type(learners::AllLearners{}, [&](auto tag) {
+            using L = typename decltype(tag)::type;
+            if (learner_names()[i++] != c.learner) return;
+            if constexpr (L::kInstanceLanes) {
+                expect_engine_equals_serial<L>(c, 10, 90, Precision::Double);
+                expect_engine_equals_serial<L>(c, 10, 90, Precision::Float);
+            }
+        });
+    }
+}
+
+TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
+    // Coordinate lanes add the coordinates in another order (16 lane sums folded by halving): the charges
+    // agree to rounding, and the discrete choices (bandit arms, FTPL leaders) are the same.
+    for (const Case& c : all_cases()) {
+        if (is_scrible(c.learner)) continue;
+        SimOptions a, b;
+        a.lanes = "instances";
+        b.lanes = "coordinates";
+        const auto x = run(c, 60, 200, 24, 2, a), y = run(c, 60, 200, 24, 2, b);
+        ASSERT_EQ(x.regret.size(), y.regret.size());
+        for (std::size_t j = 0; j < x.regret.size(); ++j) {
+            const double scale = 1.0 + std::fabs(x.regret[j]);
+            EXPECT_NEAR(x.regret[j], y.regret[j], 1e-9 * scale) << c.learner << " entry " << j;
+            EXPECT_NEAR(x.realized_regret[j], y.realized_regret[j], 1e-9 * scale) << c.learner << " entry " << j;
+        }
+    }
+}
+
+TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
+    // The GPU's warp code path without a GPU: 32 CPU threads in lockstep as one team (strided loops, reductions
+    // through shared slots, rank-0 writes, barriers). Same arms and points, charges to rounding.
+    const std::uint32_t d = 70, T = 40;
+    for (const Case& c : all_cases()) {
+        static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+        static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        pb.seed = 3;
+        const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
+        const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
+        std::vector<std::vector<double>> rows(T + 1, std::vector<double>(d));
+        const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
+        for (std::uint64_t t = 1; t <= T; ++t) ar.fill(sc, t, rows[t].data());
+        std::size_t i = 0;
+        for_each_type(learners::AllLearners{}, [&](auto tag) {
+            using L = typename decltype(tag)::type;
+            if (learner_names()[i++] != c.learner) return;
+            typename L::Params p;
+            std::memcpy(&p, lr.params.data(), sizeof p);
+            test::Solo<L> solo(p, 3, 4);
+            std::vector<RoundCharge<double>> serial;
+            for (std::uint64_t t = 1; t <= T; ++t) serial.push_back(solo.round(t, rows[t].data()));
+            const auto lanes = test::run_emulated<L, double, std::vector<RoundCharge<double>>>(
+                p, 32, 3, 4, [&](auto& team, auto& ws) {
+                    L::init(p, team, ws);
+                    std::vector<RoundCharge<double>> out;
+                    for (std::uint64_t t = 1; t <= T; ++t)
+                        out.push_back(L::round(p, team, ws, t, ScalarLossRow<double>{rows[t].data(), rows[t].data()}));
+                    return out;
+                });
+            for (std::uint32_t lane = 0; lane < 32; ++lane)
+                for (std::uint64_t t = 0; t < T; ++t) {
+                    EXPECT_NEAR(lanes[lane][t].expected, serial[t].expected, 1e-11 * (1 + std::fabs(serial[t].expected)))
+                        << c.learner << " lane " << lane << " round " << t + 1;
+                    EXPECT_NEAR(lanes[lane][t].realized, serial[t].realized, 1e-11 * (1 + std::fabs(serial[t].realized)))
+                        << c.learner << " lane " << lane << " round " << t + 1;
+                }
+        });
+    }
+}
+
+// ---- float vs double ------------------------------------------------------------------------------------
+
+namespace {
+
+/// Float and double draw the same uniforms (24 vs 53 bits of them), so their regrets are paired: the mean of
+/// the differences must be within 5 standard errors of 0 (or below 1e-4 of the regret scale, for learners
+/// whose float and double runs nearly coincide), and the two final-regret samples must pass a two-sample KS
+/// test at alpha = 1e-6.
+bool same_law(const test::SimResult& f, const test::SimResult& d, std::string* why) {
+    const std::size_t n = f.final_regret.size();
+    double md = 0, s2 = 0, scale = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const double x = f.final_regret[k] - d.final_regret[k];
+        md += x;
+        scale = std::max(scale, std::fabs(d.final_regret[k]));
+    }
+    md /= static_cast<double>(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const double x = f.final_regret[k] - d.final_regret[k] - md;
+        s2 += x * x;
+    }
+    const double se = std::sqrt(s2 / static_cast<double>(n - 1) / static_cast<double>(n));
+    double spread = 0;
+    for (double x : d.final_regret) spread = std::max(spread, std::fabs(x - d.final_regret[0]));
+    const bool close_means = std::fabs(md) <= 5.0 * se || std::fabs(md) <= 1e-4 * (1.0 + scale);
+    if (spread <= 1e-9 * (1.0 + scale)) { // a deterministic learner: every instance has the same regret
+        double worst = 0;
+        for (std::size_t k = 0; k < n; ++k) worst = std::max(worst, std::fabs(f.final_regret[k] - d.final_regret[k]));
+        *why = "deterministic: largest |float - double| " + std::to_string(worst);
+        return worst <= 1e-4 * (1.0 + scale);
+    }
+    std::vector<double> a = f.final_regret, b = d.final_regret;
+    const auto ks = test::ks_two_sample(a, b);
+    *why = "mean difference " + std::to_string(md) + " (se " + std::to_string(se) + "), KS " + ks.str();
+    return close_means && ks.p > test::kAlpha;
+}
+
+} // namespace
+
+TEST(FastPath_Stat, FloatAndDoubleGiveTheSameRegretDistribution) {
+    for (const Case& c : all_cases())
+        for (const char* lanes : {"auto", "coordinates"}) {
+            SimOptions f, d;
+            f.precision = Precision::Float;
+            f.lanes = d.lanes = lanes;
+            const std::uint32_t dim = std::string(lanes) == "auto" ? 8u : 48u;
+            const auto rf = run(c, dim, 512, 400, 2, f);
+            const auto rd = run(c, dim, 512, 400, 2, d);
+            std::string why;
+            EXPECT_TRUE(same_law(rf, rd, &why)) << c.learner << " " << lanes << ": " << why;
+            RecordProperty(c.learner + "_" + lanes, why);
+        }
+}
+
+TEST(FastPath_Stat, MetaTheFloatDoubleTestRejectsADifferentNoiseScale) {
+    // The comparison above has power: double against double with the node noise 10% larger is rejected.
+    const test::KeyList base = {{"epsilon", 1.0}}, larger = {{"epsilon", 1.0 / 1.1}};
+    const auto a = simulate("dp-ftrl-experts", base, "bernoulli", {}, 8, 512, 400, 2, 3, false, 6);
+    const auto b = simulate("dp-ftrl-experts", larger, "bernoulli", {}, 8, 512, 400, 2, 3, false, 6);
+    std::string why;
+    EXPECT_FALSE(same_law(a, b, &why)) << why;
+}
