@@ -14,6 +14,7 @@
 #include "host/config/component_info.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/checkpoints.hpp"
+#include "host/engine/cpu_isa.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
@@ -148,6 +149,19 @@ void run_command(const RunOptions& o) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+    // The launch request: an instruction set this CPU lacks, or a GPU team size the CUDA backend does not have,
+    // is a usage error before anything runs.
+    if (backend == Backend::Cpu) {
+        try {
+            (void)cpu::resolve_isa(cfg.run.isa);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("[run] ") + e.what());
+        }
+    }
+    if (cfg.run.team_threads != 0 && cfg.run.team_threads != 32 && cfg.run.team_threads != 256 &&
+        cfg.run.team_threads != 1024)
+        throw UsageError("[run] team_threads = " + std::to_string(cfg.run.team_threads) +
+                         ": must be 0 (auto), 32 (a warp), 256 or 1024 (a block)");
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     if (backend == Backend::Cuda) {
         const auto info = cuda_api::query_devices();
@@ -179,6 +193,10 @@ void run_command(const RunOptions& o) {
         job.shape.seed = p.problem.seed;
         job.shape.stream = p.stream;
         job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);
+        job.shape.precision = cfg.run.precision == "float" ? Precision::Float : Precision::Double;
+        job.shape.launch.lanes = cfg.run.lanes;
+        job.shape.launch.isa = cfg.run.isa;
+        job.shape.launch.team_threads = cfg.run.team_threads;
         job.per_instance = p.per_instance;
         job.backend = backend;
         job.threads = threads;

@@ -33,6 +33,18 @@ const std::vector<KeySpec>& run_keys() {
          "true: every point uses the same noise streams (stream key 0); false: point p uses stream key p + "
          "1; "
          "cannot be swept"},
+        {"precision", KeyType::Choice, "double", 0, 1, "double|float",
+         "arithmetic of the noise, scores and weights (float: 24-bit uniforms, float32 math; cumulative losses "
+         "and regret stay double; docs/RANDOMNESS.md); cannot be swept"},
+        {"lanes", KeyType::Choice, "auto", 0, 2, "auto|instances|coordinates",
+         "what the vector lanes hold: instances (small d) or the coordinates of one instance; auto decides from "
+         "the learner and d (docs/RANDOMNESS.md); cannot be swept"},
+        {"isa", KeyType::Choice, "auto", 0, 3, "auto|avx512|avx2|generic",
+         "CPU instruction set of the kernels; auto = the best this CPU has (generic runs anywhere); cannot be "
+         "swept"},
+        {"team_threads", KeyType::Int, "0", 0.0, 1024.0, nullptr,
+         "GPU threads per instance with coordinate lanes: 32 (a warp) to 1024 (a block); 0 = auto from d; "
+         "cannot be swept"},
     };
     return keys;
 }
@@ -47,7 +59,7 @@ const std::vector<std::string> kSections = {"run", "adversary", "learner"};
 /// Combinations before merging; a larger sweep is almost certainly a mistake (and would not fit in memory).
 constexpr std::size_t kMaxCombinations = 1000000;
 
-enum RunKey { kSeed = 0, kInstances, kRounds, kCheckpoints, kCommonRandomNumbers };
+enum RunKey { kSeed = 0, kInstances, kRounds, kCheckpoints, kCommonRandomNumbers, kPrecision, kLanes, kIsa, kTeamThreads };
 
 /// One value of a key, with where it was given.
 struct Value {
@@ -372,7 +384,7 @@ class Loader {
                 if (*keys[i].default_text == '\0') missing("run", keys[i]);
                 continue;
             }
-            const bool whole_run = i == kInstances || i == kCheckpoints || i == kCommonRandomNumbers;
+            const bool whole_run = i != kSeed && i != kRounds;
             Axis axis = common_axis("run", keys[i], *node, !whole_run);
             const double x = axis.converted[0][0]->num;
             if (i == kInstances)
@@ -381,6 +393,14 @@ class Loader {
                 run_.checkpoints = static_cast<std::uint32_t>(x);
             else if (i == kCommonRandomNumbers)
                 run_.common_random_numbers = x != 0.0;
+            else if (i == kPrecision)
+                run_.precision = static_cast<int>(x) == 1 ? "float" : "double";
+            else if (i == kLanes)
+                run_.lanes = static_cast<int>(x) == 1 ? "instances" : static_cast<int>(x) == 2 ? "coordinates" : "auto";
+            else if (i == kIsa)
+                run_.isa = static_cast<int>(x) == 1 ? "avx512" : static_cast<int>(x) == 2 ? "avx2" : static_cast<int>(x) == 3 ? "generic" : "auto";
+            else if (i == kTeamThreads)
+                run_.team_threads = static_cast<unsigned>(x);
             else
                 axes_.push_back(std::move(axis));
         }

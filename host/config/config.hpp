@@ -3,7 +3,8 @@
 // validate every key against the [run] schema, the common [adversary]/[learner] keys and the keys the
 // components declare (kernels/core/params.hpp), and expand sweeps into config points.
 //
-//   [run]        seed, instances, rounds (= T), checkpoints, common_random_numbers
+//   [run]        seed, instances, rounds (= T), checkpoints, common_random_numbers, precision, lanes, isa,
+//                team_threads
 //   [adversary]  kind, d, per_instance, and the keys of the chosen kind(s)
 //   [learner]    algorithm, and the keys of the chosen algorithm(s)
 //
@@ -48,6 +49,10 @@ struct RunSettings {
     std::uint64_t instances = 1000;    ///< [run] instances: independent learner instances per point
     std::uint32_t checkpoints = 16;    ///< [run] checkpoints: rounds at which regret is recorded
     bool common_random_numbers = true; ///< [run] common_random_numbers (see Point::stream)
+    std::string precision = "double";  ///< [run] precision: "double" or "float"
+    std::string lanes = "auto";        ///< [run] lanes: "auto", "instances", "coordinates"
+    std::string isa = "auto";          ///< [run] isa: "auto", "avx512", "avx2", "generic"
+    unsigned team_threads = 0;         ///< [run] team_threads (GPU, coordinate lanes); 0 = auto
 };
 
 /// One combination of a sweep: everything the engine needs to run one config point.

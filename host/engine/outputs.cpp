@@ -12,6 +12,7 @@
 #include "host/stats/summary.hpp"
 #include "host/version.hpp"
 #include "kernels/rng/philox.hpp"
+#include "kernels/rng/stream.hpp"
 
 namespace dpr {
 namespace {
@@ -128,10 +129,12 @@ void write_run_json(const std::string& path, const config::Config& cfg, const st
     j["dpregret"] = {{"version", b.version}, {"git_commit", b.git_commit}, {"compiler", b.compiler},
                      {"cuda_compiled", b.cuda_compiled}, {"cuda_architectures", b.cuda_archs}};
     j["rng"] = b.rng;
+    j["rng_stream_layout"] = rng::kStreamLayout;
     j["config"] = {{"path", meta.config_path}, {"overrides", meta.overrides}, {"resolved_toml", cfg.resolved_toml},
                    {"swept_keys", cfg.swept_keys}};
     j["run"] = {{"instances", cfg.run.instances}, {"checkpoints", cfg.run.checkpoints},
-                {"common_random_numbers", cfg.run.common_random_numbers}};
+                {"common_random_numbers", cfg.run.common_random_numbers}, {"precision", cfg.run.precision},
+                {"lanes", cfg.run.lanes}, {"isa", cfg.run.isa}, {"team_threads", cfg.run.team_threads}};
     j["backend"] = recs.empty() ? "cpu" : recs.front().outcome.backend;
     j["backend_requested"] = meta.backend_requested;
     j["device"] = meta.device;

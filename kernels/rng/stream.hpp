@@ -26,6 +26,11 @@
 
 namespace dpr::rng {
 
+/// Version of the mapping from meanings to counters and uniforms (printed into run.json): 2 since the fast path
+/// (uniform streams, Purpose::TreeStream; docs/RANDOMNESS.md). The same seed gives other draws under another
+/// layout; laws are unchanged.
+inline constexpr int kStreamLayout = 2;
+
 /// What a draw is for. Values are part of the reproducibility contract: never renumber.
 enum class Purpose : std::uint8_t {
     Adversary = 1,     ///< oblivious adversary's loss sequence
