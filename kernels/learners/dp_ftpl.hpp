@@ -97,7 +97,7 @@ struct DpFtpl {
          "c in sigma_reg = c L_Y sqrt(T/(sqrt(d) k)); auto = (2 pi)^(-1/4) = 0.6316 (A2 [DERIVED])"},
         {"priv_constant", KeyType::Real, "1", 0.0, kInf, "",
          "multiplies sigma_priv (A2 [RECON — verify]); the reported epsilon follows the sigma used", true},
-        {"node_scale", KeyType::Real, "auto", 0.0, kInf, "",
+        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
          "override sigma (node noise standard deviation); the reported eps is then computed from it", true},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
@@ -178,7 +178,7 @@ struct DpFtpl {
         return p;
     }
 
-    static bool check(const KeyValues& kv, const Problem&, Diagnostic& diag) {
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 0;
         const bool priv = kv.get(kPrivacy, 1.0) != 0.0;
         if (gaussian && priv && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&
@@ -186,7 +186,9 @@ struct DpFtpl {
             return diag.fail("delta",
                              "%s (Gaussian tree noise) needs delta in (0, 1) when privacy = true (got %g)",
                              kName, kv.get(kDelta, 0.0));
-        return true;
+        const Params p = resolve(kv, pb);
+        const char* key = kv.given[kNodeScale] ? "node_scale" : p.sigma_priv >= p.sigma_reg ? "epsilon" : "reg_constant";
+        return check_node_scale(p.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {

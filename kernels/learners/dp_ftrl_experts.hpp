@@ -42,7 +42,7 @@ struct DpFtrlExperts {
          "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = non-private control"},
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          "paper: lambda = ||Y||_1 ceil(log2 T)/eps; strict: exact replace-one sensitivity and h' (§1.5)"},
-        {"node_scale", KeyType::Real, "auto", 0.0, kInf, "",
+        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
          "override the node noise scale (Laplace b / Gaussian sigma); the reported eps is then computed from it",
          true},
     };
@@ -91,7 +91,8 @@ struct DpFtrlExperts {
         if (gaussian && !std::isinf(kv.num[kEpsilon]) && !(kv.get(kDelta, 0.0) > 0.0))
             return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
         if (pb.d < 2) return diag.fail("d", "dp-ftrl-experts needs d >= 2 experts (got %u)", pb.d);
-        return true;
+        return check_node_scale(resolve(kv, pb).scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+                                "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {

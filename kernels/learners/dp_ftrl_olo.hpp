@@ -65,7 +65,7 @@ struct DpFtrlOlo {
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          kSphere ? "paper: lambda = sqrt(d) ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2 sqrt(d), h'"
                  : "paper: lambda = ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2, h'"},
-        {"node_scale", KeyType::Real, "auto", 0.0, kInf, "",
+        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
          "override the node noise scale (Laplace b / Gaussian sigma); the reported eps follows from it",
          true},
     };
@@ -112,13 +112,14 @@ struct DpFtrlOlo {
         return p;
     }
 
-    static bool check(const KeyValues& kv, const Problem&, Diagnostic& diag) {
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
         if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&
             !(kv.get(kDelta, 0.0) > 0.0))
             return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)",
                              kv.get(kDelta, 0.0));
-        return true;
+        return check_node_scale(resolve(kv, pb).scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+                                "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {

@@ -56,16 +56,18 @@ struct DpMab {
         {"noise_scale", KeyType::Real, "auto", 0.0, 1e12, "",
          "Laplace scale lambda of the feedback noise; auto = loss_bound/epsilon (Lemma 4.2); 0 = no noise; "
          "the reported eps is then loss_bound/lambda"},
-        {"btilde", KeyType::Real, "auto", 0.0, 1e12, "",
-         "B~, bound on |c~_t| on the good event; auto = 1 + lambda ln(N T^2) (A3; Thm 4.1 [RECON]: "
-         "1 + ln(N T^2)/eps)",
-         true},
-        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
+        {"btilde", KeyType::Real, "auto", 1.0, 1e12, "",
+         "B~, bound on |c~_t| on the good event (>= 1: |c_t| itself reaches 1); auto = 1 + lambda ln(N T^2) "
+         "(A3; Thm 4.1 [RECON]: 1 + ln(N T^2)/eps)"},
+        {"eta", KeyType::Real, "auto", 0.0, 1e6, "",
          "learning rate; auto = sqrt(ln N / (3 N T B~^2)) (Thm 4.1 [RECON], ALGORITHMS.md A4)"},
         {"gamma", KeyType::Real, "auto", 0.0, 1.0, "",
          "uniform exploration of Alg. 5; auto = eta N B~ (Thm 4.1 [RECON]), capped at 1 when T < N ln N / 3"},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    /// The largest feedback noise scale (noise_scale's range): beyond it the estimates c~ / p reach the
+    /// limits of double arithmetic within a few rounds, and every play is uniformly random anyway.
+    static constexpr double kMaxLambda = 1e12;
     static constexpr int kLossBound = key_index(kKeys, "loss_bound");
     static constexpr int kNoiseScale = key_index(kKeys, "noise_scale");
     static constexpr int kBtilde = key_index(kKeys, "btilde");
@@ -117,6 +119,11 @@ struct DpMab {
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         if (pb.d < 1) return diag.fail("d", "dp-mab needs d >= 1 arms (got %u)", pb.d);
         const Params p = resolve_uncapped(kv, pb);
+        if (!kv.given[kNoiseScale] && p.lambda > kMaxLambda)
+            return diag.fail("epsilon",
+                             "gives a feedback noise scale lambda = loss_bound / eps = %g, above %g (the range of "
+                             "noise_scale): raise epsilon or lower loss_bound",
+                             p.lambda, kMaxLambda);
         const double n = static_cast<double>(pb.d);
         if (p.base.gamma > 1.0) {
             // Accepted: the run is meaningful (uniform play), only Thm 4.1's bound is void.

@@ -98,14 +98,14 @@ inline constexpr KeySpec kNoiseScaleKey{
     KeyType::Real,
     "auto",
     0.0,
-    kInf,
+    mech::kMaxNoiseScale,
     "",
     "override lambda, the Laplace scale of each coordinate of Z_t; the reported eps is then Delta/lambda",
     true};
 inline constexpr KeySpec kBTildeKey{"b_tilde",
                                     KeyType::Real,
                                     "auto",
-                                    0.0,
+                                    1.0,
                                     kInf,
                                     "",
                                     "B~ of AS17 Thm 4.5 [RECON]; auto = M + ||X||_1 lambda ln(d T^2) (= M + "
@@ -117,7 +117,8 @@ inline constexpr KeySpec kEtaKey{"eta",
                                  0.0,
                                  kInf,
                                  "",
-                                 "step size; auto = sqrt(nu ln T)/(4 n sqrt T) (AHR; AS17 Thm D.1) [RECON]",
+                                 "step size; auto = sqrt(nu ln T)/(4 n sqrt T) (AHR; AS17 Thm D.1) [RECON]; a given "
+                                 "eta must keep eta n <= 1 (stability)",
                                  true};
 inline constexpr KeySpec kDpEtaKey{"eta",
                                    KeyType::Real,
@@ -125,7 +126,8 @@ inline constexpr KeySpec kDpEtaKey{"eta",
                                    0.0,
                                    kInf,
                                    "",
-                                   "step size; auto = sqrt(nu ln T)/(4 n B~ sqrt T) (AS17 Thm 4.5) [RECON]",
+                                   "step size; auto = sqrt(nu ln T)/(4 n B~ sqrt T) (AS17 Thm 4.5) [RECON]; a given "
+                                   "eta must keep eta n B~ <= 1 (stability; B~ from lambda)",
                                    true};
 inline constexpr KeySpec kNewtonTolKey{
     "newton_tol",
@@ -258,10 +260,29 @@ struct ScribleLearner {
         return p;
     }
 
-    static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         const std::uint32_t dmin = B::kGeometry == Geometry::Simplex ? 2 : 1;
         if (pb.d < dmin) return diag.fail("d", "%s needs d >= %u (got %u)", kName, dmin, pb.d);
+        const Params p = resolve(kv, pb);
+        if (!(p.lambda <= mech::kMaxNoiseScale))
+            return diag.fail("epsilon",
+                             "gives a feedback noise scale lambda = %g, above %g, the largest the engine computes with",
+                             p.lambda, mech::kMaxNoiseScale);
+        // Stability (AHR; ALGORITHMS.md A5): the analysis needs eta ||lhat_t||*_{x_t} = eta n |c~_t| <= 1/2, and
+        // with eta n B~ much above 1 the iterate runs into the boundary of K faster than double precision can
+        // follow (the Hessian's eigenvalues overflow within a few hundred rounds). B~ here is the feedback's scale
+        // on the good event, M + ||X||_1 lambda ln(d T^2), whatever b_tilde says. Only a given eta or b_tilde is
+        // refused; the automatic one meets it whenever nu ln T <= 16 T.
         const double Td = static_cast<double>(pb.T);
+        const double btilde = kM + B::x_norm1(pb.d) * p.lambda * std::log(static_cast<double>(pb.d) * Td * Td);
+        const double stab = p.eta * static_cast<double>(p.n) * btilde;
+        const bool given = kv.given[kEta] || (kBTilde >= 0 && kv.given[kBTilde]);
+        if (given && !(stab <= 1.0))
+            return diag.fail(kv.given[kEta] ? "eta" : "b_tilde",
+                             "gives eta n B~ = %g (eta = %g, n = %u, B~ = %g): above 1, where SCRiBLe's iterate runs "
+                             "into the boundary of K faster than double precision follows (AHR's stability condition "
+                             "is eta n B~ <= 1/2)",
+                             stab, p.eta, p.n, btilde);
         const double nu = B::nu(B::params(pb.d));
         if (!(Td > 8.0 * nu * std::log(Td))) {
             diag.fail("rounds", "T = %llu <= 8 nu ln T = %.0f (nu = %g): outside AS17 Thm D.1's condition",

@@ -40,6 +40,17 @@ TreeSettings resolve_tree_settings(const KeyValues& kv, double epsilon, double d
     return s;
 }
 
+/// Refuses a node scale above mech::kMaxNoiseScale (its noise could not be computed in float, and it would make
+/// every play random): p.scale of L's resolved Params. `key` is the key that set it (epsilon, delta or
+/// node_scale; for FTPL possibly reg_constant), `how` says how it follows from the key.
+inline bool check_node_scale(double scale, const char* key, const char* how, Diagnostic& diag) {
+    if (scale <= mech::kMaxNoiseScale) return true;
+    return diag.fail(key,
+                     "gives a node noise scale of %g (%s), above %g, the largest the engine computes with: its draws "
+                     "would overflow float arithmetic and every play would be random",
+                     scale, how, mech::kMaxNoiseScale);
+}
+
 /// `mechanism` describes the noise for run.json; nullptr = the tree variant's name.
 inline PrivacyReport tree_privacy_report(mech::NodeNoise noise, mech::TreeVariant tree, mech::Calibration cal,
                                          double scale, double delta, const mech::LossSetNorms& norms,

@@ -37,6 +37,12 @@
 
 namespace dpr::mech {
 
+/// The largest noise scale (a node's Laplace b or Gaussian sigma, a feedback noise's lambda) the engine
+/// accepts. Its draws reach ~17 scales (24-bit uniforms), a padded prefix sums up to 33 of them, and all of it
+/// must stay finite in float arithmetic (3.4e38): 1e30 leaves room for T and d. A scale that large makes every
+/// play uniformly random anyway; configurations that resolve to more are refused naming the key.
+inline constexpr double kMaxNoiseScale = 1e30;
+
 /// `paper` = the paper's formula; `strict` = exact replace-one sensitivity and released tree depth.
 enum class Calibration : std::uint8_t { Paper, Strict };
 
@@ -99,10 +105,10 @@ DPR_HD inline double gaussian_node_scale(Calibration cal, double eps, double del
         const std::uint32_t k = ceil_log2(T);
         if (k == 0) return 0.0;
         const double kd = static_cast<double>(k);
-        return y.y2 * kd * std::log(kd / delta) / eps;
+        return y.y2 * kd * (std::log(kd) - std::log(delta)) / eps; // ln(k/delta), finite for any delta > 0
     }
     const double hp = static_cast<double>(levels_released(T, release_final));
-    return std::sqrt(hp) * y.delta2 * std::sqrt(2.0 * std::log(1.25 / delta)) / eps;
+    return std::sqrt(hp) * y.delta2 * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / eps;
 }
 
 /// Gaussian node scale from zCDP, valid for every eps > 0 (the classical formula above needs eps < 1):
@@ -113,7 +119,7 @@ DPR_HD inline double gaussian_node_scale(Calibration cal, double eps, double del
 DPR_HD inline double gaussian_node_scale_zcdp(double eps, double delta, const LossSetNorms& y,
                                               std::uint64_t T, bool release_final) {
     const double hp = static_cast<double>(levels_released(T, release_final));
-    const double L = std::log(1.0 / delta);
+    const double L = -std::log(delta);
     const double r = std::sqrt(L + eps) - std::sqrt(L);
     return std::sqrt(hp / 2.0) * y.delta2 / r;
 }
@@ -144,7 +150,7 @@ DPR_HD inline double zcdp_rho(double sigma, double delta2, std::uint32_t hprime)
 
 /// rho-zCDP -> (eps, delta)-DP: eps = rho + 2 sqrt(rho ln(1/delta)) (§1.2; Bun-Steinke 2016 Prop 1.3).
 DPR_HD inline double zcdp_epsilon(double rho, double delta) {
-    return rho + 2.0 * std::sqrt(rho * std::log(1.0 / delta));
+    return rho + 2.0 * std::sqrt(rho * -std::log(delta));
 }
 
 /// Classical Gaussian mechanism read backwards (§1.2, Dwork-Roth Thm A.1, l2-sensitivity
@@ -154,7 +160,7 @@ DPR_HD inline double gaussian_classical_epsilon(double sigma, double delta2, std
                                                 double delta) {
     if (hprime == 0) return 0.0;
     if (!(sigma > 0.0)) return std::numeric_limits<double>::infinity();
-    return std::sqrt(static_cast<double>(hprime)) * delta2 * std::sqrt(2.0 * std::log(1.25 / delta)) / sigma;
+    return std::sqrt(static_cast<double>(hprime)) * delta2 * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / sigma;
 }
 
 /// The guarantee a tree release provides.
