@@ -11,6 +11,7 @@
 
 #include "host/backend/cuda_api.hpp"
 #include "host/cli/errors.hpp"
+#include "host/cli/run_pipeline.hpp"
 #include "host/config/component_info.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/checkpoints.hpp"
@@ -49,45 +50,12 @@ std::string utc_now(const char* fmt) {
     return buf;
 }
 
-config::ConfigInputs config_inputs() {
-    config::ConfigInputs in;
-    in.learners = config::describe_all<learners::AllLearners>("learner");
-    in.adversaries = config::describe_all<adversaries::AllAdversaries>("adversary");
-    in.file_dimension = [](const std::string& path) { return loss_file_columns(path); };
-    in.file_values = [](const std::string& path, const Problem& pb) {
-        return load_loss_file(path, pb.T, pb.d, 0.0, 1.0);
-    };
-    return in;
-}
-
 /// Every key a run accepts: [run], then each adversary kind and each learner with defaults and ranges.
 void print_keys() {
-    const config::ConfigInputs in = config_inputs();
+    const config::ConfigInputs in = run_config_inputs();
     std::cout << config::describe_run_keys() << "\n";
     for (const auto& c : in.adversaries) std::cout << config::describe_keys(c) << "\n";
     for (const auto& c : in.learners) std::cout << config::describe_keys(c) << "\n";
-}
-
-/// Consistency that spans components: decision set vs loss set, RNG layout limits.
-void check_point(const config::Point& p, const config::Config& cfg, const LearnerRuntime& lr,
-                 const AdversaryRuntime& ar) {
-    if (lr.geometry != ar.geometry)
-        throw UsageError("[learner] algorithm = \"" + p.learner + "\" plays in the " +
-                         geometry_name(lr.geometry) + ", but [adversary] kind = \"" + p.adversary +
-                         "\" produces losses for the " + geometry_name(ar.geometry) +
-                         "; choose a matching pair (docs/ADVERSARIES.md)");
-    switch (rng::check_layout(p.problem.seed, cfg.run.instances, p.problem.T, p.problem.d)) {
-    case rng::LayoutError::Ok:
-        break;
-    case rng::LayoutError::Seed:
-        throw UsageError("[run] seed must be an integer in [0, 4294967295]");
-    case rng::LayoutError::Instances:
-        throw UsageError("[run] instances must be at most 2^32 (the instance field of the RNG counter)");
-    case rng::LayoutError::Rounds:
-        throw UsageError("[run] rounds must be below 2^32 (the round field of the RNG counter)");
-    case rng::LayoutError::Elements:
-        throw UsageError("[adversary] d must be at most 2^32 (the element field of the RNG counter)");
-    }
 }
 
 /// Handlers for SIGINT/SIGTERM for the whole command (installed before anything slow, so that an early
@@ -105,7 +73,7 @@ void run_command(const RunOptions& o) {
     const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
     config::Config cfg;
     try {
-        cfg = config::load_config(o.config, o.sets, config_inputs());
+        cfg = config::load_config(o.config, o.sets, run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
@@ -125,17 +93,11 @@ void run_command(const RunOptions& o) {
     }
 
     // Resolve every point before running anything, so a bad combination fails fast.
-    std::vector<PointRecord> recs(cfg.points.size());
+    std::vector<PointRecord> recs = resolve_points(cfg);
     std::uint64_t total_work = 0;
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        const config::Point& p = cfg.points[i];
-        PointRecord& r = recs[i];
-        r.point = &p;
-        r.learner = resolve_learner(p.learner, p.learner_values, p.problem);
-        r.adversary = resolve_adversary(p.adversary, p.adversary_values, p.problem);
-        check_point(p, cfg, r.learner, r.adversary);
-        total_work += cfg.run.instances * p.problem.T;
-        for (const std::string& w : p.warnings)
+        total_work += cfg.run.instances * cfg.points[i].problem.T;
+        for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
 
@@ -189,7 +151,7 @@ void run_command(const RunOptions& o) {
         job.adversary = recs[i].adversary;
         job.shape.d = p.problem.d;
         job.shape.T = p.problem.T;
-        job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances);
+        job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances); // < 2^32: check_instance_ids
         job.shape.seed = p.problem.seed;
         job.shape.stream = p.stream;
         job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);

@@ -23,8 +23,9 @@ const std::vector<KeySpec>& run_keys() {
     static const std::vector<KeySpec> keys = {
         {"seed", KeyType::Int, "1", 0.0, 4294967295.0, nullptr,
          "run seed: the Philox key of every draw (DESIGN.md §2); may be swept"},
-        {"instances", KeyType::Int, "1000", 1.0, 4294967296.0, nullptr,
-         "independent learner instances per point; cannot be swept"},
+        {"instances", KeyType::Int, "1000", 1.0, 4294967295.0, nullptr,
+         "independent learner instances per point (ids 0 .. 2^32-2: 32-bit RNG counter words, 0xFFFFFFFF "
+         "is the shared loss sequence's); cannot be swept"},
         {"rounds", KeyType::Int, "", 1.0, 4294967295.0, nullptr,
          "horizon T: rounds per instance; may be swept"},
         {"checkpoints", KeyType::Int, "16", 1.0, 1024.0, nullptr,

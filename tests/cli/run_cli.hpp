@@ -55,13 +55,21 @@ struct CliResult {
     std::string out, err;
 };
 
+/// The binary under test: DPREGRET_BINARY (this build's), or the environment variable
+/// DPREGRET_TEST_BINARY if set, so that a regression test can be run against another build (e.g. the
+/// main branch's) to show that it fails there.
+inline std::string binary() {
+    const char* env = std::getenv("DPREGRET_TEST_BINARY");
+    return env && *env ? env : DPREGRET_BINARY;
+}
+
 /// Runs `[prefix] dpregret <args>` with `dir` as the working directory; stdout/stderr are captured
 /// in a separate directory so that `dir` holds only what the command wrote. `prefix` may be e.g.
 /// "timeout -s INT 2" to interrupt the run.
 inline CliResult run_cli(const TempDir& dir, const std::string& args, const std::string& prefix = "") {
     static TempDir capture;
     const std::string out = capture.file("stdout"), err = capture.file("stderr");
-    const std::string cmd = "cd '" + dir.path().string() + "' && " + prefix + " '" DPREGRET_BINARY "' " + args +
+    const std::string cmd = "cd '" + dir.path().string() + "' && " + prefix + " '" + binary() + "' " + args +
                             " >'" + out + "' 2>'" + err + "'";
     const int status = std::system(cmd.c_str());
     CliResult r;
