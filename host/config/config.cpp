@@ -745,6 +745,9 @@ Config parse_config(std::string_view toml_text, const std::string& source_name,
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const ConfigInputs& inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw ConfigError("", "cannot read config file " + path + ": it is a directory (give a .toml file)");
     std::ifstream file(path, std::ios::binary);
     if (!file) throw ConfigError("", "cannot read config file " + path + ": " + std::strerror(errno));
     std::ostringstream text;

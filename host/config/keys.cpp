@@ -226,7 +226,10 @@ Converted convert(const KeySpec& spec, const toml::node& node, const std::string
         if (p.is_relative() && !where.base_dir.empty()) p = where.base_dir / p;
         p = std::filesystem::absolute(p).lexically_normal();
         std::error_code ec;
-        if (!std::filesystem::is_regular_file(p, ec)) throw fail("no such file: " + p.string());
+        const std::filesystem::file_status st = std::filesystem::status(p, ec);
+        if (std::filesystem::is_directory(st)) throw fail("is a directory, not a file: " + p.string());
+        if (!std::filesystem::exists(st)) throw fail("no such file: " + p.string());
+        if (!std::filesystem::is_regular_file(st)) throw fail("not a regular file: " + p.string());
         c.str = std::make_shared<const std::string>(p.string());
         c.text = v->get();
         c.identity = p.string();

@@ -25,14 +25,23 @@ io::Matrix read_matrix(const std::string& path) {
 } // namespace
 
 std::uint32_t loss_file_columns(const std::string& path) {
+    std::uint64_t cols = 0;
     if (is_npy(path)) {
         const io::NpyHeader h = io::read_npy_header(path);
         if (h.shape.size() != 2)
             throw io::IoError(path + ": a loss file must be a 2-D array of shape (T, d), found " +
                               io::shape_string(h.shape));
-        return static_cast<std::uint32_t>(h.shape[1]);
+        cols = h.shape[1];
+        if (cols == 0)
+            throw io::IoError(path + ": has shape " + io::shape_string(h.shape) +
+                              ": a loss file needs d >= 1 columns (one per expert or coordinate)");
+    } else {
+        cols = io::read_csv_matrix(path).cols;
     }
-    return static_cast<std::uint32_t>(io::read_csv_matrix(path).cols);
+    if (cols > kMaxLossFileColumns)
+        throw io::IoError(path + ": has " + std::to_string(cols) + " columns; d must be at most " +
+                          std::to_string(kMaxLossFileColumns) + " ([adversary] d)");
+    return static_cast<std::uint32_t>(cols);
 }
 
 std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& path, std::uint64_t T, std::uint32_t d,
@@ -49,8 +58,8 @@ std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& pat
             const double v = m(r, c);
             if (!(v >= lo && v <= hi)) {
                 std::ostringstream os;
-                os << path << ": row " << r + 1 << ", column " << c + 1 << ": loss " << v << " is outside [" << lo
-                   << ", " << hi << "]";
+                os << path << ": row " << r + 1 << ", column " << c + 1 << ": loss " << io::format_double(v)
+                   << " is outside [" << io::format_double(lo) << ", " << io::format_double(hi) << "]";
                 throw io::IoError(os.str());
             }
         }

@@ -8,7 +8,11 @@
 
 namespace dpr {
 
-/// Number of columns (experts) of the loss file at `path`. Throws io::IoError naming the file.
+/// The largest d a loss file may have: the maximum of [adversary] d.
+inline constexpr std::uint64_t kMaxLossFileColumns = 2147483648ull;
+
+/// Number of columns (experts) of the loss file at `path`, in [1, kMaxLossFileColumns]. Throws
+/// io::IoError naming the file.
 std::uint32_t loss_file_columns(const std::string& path);
 
 /// The whole matrix, row-major, after checking that it has exactly T rows and d columns and that every

@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <istream>
 #include <ostream>
@@ -72,17 +74,58 @@ std::vector<Field> split_line(const std::string& s, const std::string& name, std
     return fields;
 }
 
-/// Parses a whole field as a double: optional sign, decimal or scientific notation, inf/nan.
-bool parse_number(const std::string& t, double& out) {
-    if (t.empty()) return false;
+enum class Parsed { Number, NotANumber, Overflow };
+
+/// Parses a whole field as a double: optional sign, decimal or scientific notation, inf/nan. A value
+/// below the smallest subnormal (1e-400) underflows to the nearest double (0 or a subnormal), as
+/// strtod rounds it; one beyond the largest double (1e400) is Overflow, not a parse error.
+Parsed parse_number(const std::string& t, double& out) {
+    if (t.empty()) return Parsed::NotANumber;
     const char* first = t.data();
     const char* last = t.data() + t.size();
     if (*first == '+') {
         ++first; // from_chars rejects a leading '+', CSV writers may emit one
-        if (first == last || *first == '+' || *first == '-') return false;
+        if (first == last || *first == '+' || *first == '-') return Parsed::NotANumber;
     }
     const auto r = std::from_chars(first, last, out);
-    return r.ec == std::errc() && r.ptr == last;
+    if (r.ptr != last) return Parsed::NotANumber;
+    if (r.ec == std::errc()) return Parsed::Number;
+    if (r.ec != std::errc::result_out_of_range) return Parsed::NotANumber;
+    // Out of range: from_chars leaves `out` unset; strtod (C locale) gives the rounded value with
+    // ERANGE: +-HUGE_VAL on overflow, 0 or a subnormal on underflow.
+    const std::string text(first, last);
+    errno = 0;
+    const double v = std::strtod(text.c_str(), nullptr);
+    if (std::isinf(v)) return Parsed::Overflow;
+    out = v;
+    return Parsed::Number;
+}
+
+bool is_number(const std::string& t) {
+    double v;
+    return parse_number(t, v) != Parsed::NotANumber;
+}
+
+/// The UTF-8 byte order mark that some editors (and Excel) put at the start of a CSV file.
+constexpr char kUtf8Bom[] = "\xEF\xBB\xBF";
+
+/// Refuses input that is not text before parsing it line by line: a NUL byte in the first block (a
+/// binary file, a .npy without its extension, UTF-16 text) would otherwise be read as one huge line.
+void check_text(std::istream& in, const std::string& name) {
+    char block[4096];
+    in.read(block, sizeof block);
+    const std::size_t n = static_cast<std::size_t>(in.gcount());
+    in.clear();
+    in.seekg(0);
+    if (n >= 2 && ((block[0] == '\xFF' && block[1] == '\xFE') || (block[0] == '\xFE' && block[1] == '\xFF')))
+        throw IoError(name + ": is UTF-16 text; save the CSV file as UTF-8 (or ASCII)");
+    if (n >= 6 && std::memcmp(block, "\x93NUMPY", 6) == 0)
+        throw IoError(name + ": is a NumPy .npy file; give it a name ending in .npy");
+    const void* nul = std::memchr(block, '\0', n);
+    if (nul != nullptr)
+        throw IoError(name + ": is not a text (CSV) file: byte " +
+                      std::to_string(static_cast<const char*>(nul) - block + 1) +
+                      " is NUL; loss files are CSV text or .npy (by extension)");
 }
 
 std::string quote_if_needed(const std::string& s) {
@@ -138,9 +181,13 @@ Matrix read_csv_matrix(std::istream& in, const std::string& name, const CsvReadO
     std::size_t line_no = 0;
     std::size_t first_data_line = 0; // line that fixed the number of columns
     bool header_decided = options.header == CsvHeader::Absent;
+    if (in.tellg() == std::streampos(0)) check_text(in, name); // a seekable stream at its start
     while (std::getline(in, line)) {
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line_no == 1 && line.compare(0, 3, kUtf8Bom) == 0) line.erase(0, 3);
+        if (const std::size_t nul = line.find('\0'); nul != std::string::npos)
+            fail_at(name, line_no, nul + 1, "a NUL byte: not a text (CSV) file");
         std::size_t k = 0;
         while (k < line.size() && is_space(line[k])) ++k;
         if (k == line.size() || line[k] == '#') continue; // blank line or comment
@@ -151,9 +198,8 @@ Matrix read_csv_matrix(std::istream& in, const std::string& name, const CsvReadO
             bool is_header = options.header == CsvHeader::Present;
             if (options.header == CsvHeader::Auto) {
                 is_header = true;
-                double v;
                 for (const Field& f : fields) {
-                    if (parse_number(f.text, v)) {
+                    if (is_number(f.text)) {
                         is_header = false;
                         break;
                     }
@@ -178,7 +224,12 @@ Matrix read_csv_matrix(std::istream& in, const std::string& name, const CsvReadO
         for (std::size_t j = 0; j < fields.size(); ++j) {
             double v = 0;
             const Field& f = fields[j];
-            if (!parse_number(f.text, v)) {
+            const Parsed parsed = parse_number(f.text, v);
+            if (parsed == Parsed::Overflow)
+                fail_at(name, line_no, f.column,
+                        "field " + std::to_string(j + 1) + " is beyond the range of a double (|x| <= " +
+                            format_double(std::numeric_limits<double>::max()) + "): '" + f.text + "'");
+            if (parsed == Parsed::NotANumber) {
                 fail_at(name, line_no, f.column,
                         f.text.empty()
                             ? "field " + std::to_string(j + 1) + " is empty (expected a number)"

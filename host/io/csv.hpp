@@ -5,8 +5,11 @@
 // holds exactly the values of the matching .npy file.
 //
 // Reading: a numeric matrix. Blank lines and lines starting with '#' are skipped; fields may be
-// surrounded by spaces. Every error is an IoError of the form "file:line:column: what", with 1-based
-// line and column (the column of the offending field's first character), e.g.
+// surrounded by spaces; a UTF-8 byte order mark at the start is ignored. A number too small for a
+// double (1e-400) reads as the nearest double (0 or a subnormal), one too large (1e400) is an error.
+// Input that is not text (a NUL byte in the first 4 KiB, UTF-16, a .npy under another name) is refused
+// before parsing. Every error is an IoError of the form "file:line:column: what", with 1-based line and
+// column (the column of the offending field's first character), e.g.
 //     losses.csv:3:7: field 2 is not a number: 'abc'
 //     losses.csv:4:1: expected 3 fields (as on line 2), found 2
 #include <cstddef>

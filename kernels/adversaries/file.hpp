@@ -49,7 +49,7 @@ struct File {
         for (unsigned long long k = 0; k < want; ++k) {
             const double v = kv.list[kPath][k];
             if (!(v >= 0.0 && v <= 1.0))
-                return diag.fail("path", "loss at row %llu, column %llu is %g; losses must lie in [0, 1]",
+                return diag.fail("path", "loss at row %llu, column %llu is %.17g; losses must lie in [0, 1]",
                                  k / pb.d + 1, k % pb.d + 1, v);
         }
         return true;
