@@ -18,8 +18,8 @@ config::ConfigInputs run_config_inputs() {
     in.learners = config::describe_all<learners::AllLearners>("learner");
     in.adversaries = config::describe_all<adversaries::AllAdversaries>("adversary");
     in.file_dimension = [](const std::string& path) { return loss_file_columns(path); };
-    in.file_values = [](const std::string& path, const Problem& pb) {
-        return load_loss_file(path, pb.T, pb.d, 0.0, 1.0);
+    in.file_values = [](const std::string& path, const Problem& pb, Geometry loss_set) {
+        return load_loss_file(path, pb.T, pb.d, loss_set);
     };
     return in;
 }

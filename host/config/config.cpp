@@ -81,6 +81,12 @@ struct Axis {
     std::string qualified() const { return section + "." + key; }
 };
 
+bool has_path_key(const ComponentInfo& c) {
+    for (int i = 0; i < c.nkeys; ++i)
+        if (c.keys[i].type == KeyType::Path) return true;
+    return false;
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
     std::string out;
     for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
@@ -568,7 +574,7 @@ class Loader {
             }
             if (c->list) {
                 kv.list[i] = c->list->data();
-                kv.list_size[i] = static_cast<std::uint32_t>(c->list->size());
+                kv.list_size[i] = c->list->size();
                 point.storage.push_back(c->list);
             }
             point.settings.emplace_back(sec + "." + spec.name, c->text);
@@ -618,16 +624,17 @@ class Loader {
             p.problem.d = it->second;
         }
         if (in_.file_values) {
-            const auto cache_key = std::make_tuple(path, p.problem.d, p.problem.T);
+            const auto cache_key = std::make_tuple(path, p.problem.d, p.problem.T, adv.geometry);
             auto it = values_cache_.find(cache_key);
             if (it == values_cache_.end())
                 it = values_cache_
-                         .emplace(cache_key, call_hook([&] { return in_.file_values(path, p.problem); },
-                                                       path_subject, ctx))
+                         .emplace(cache_key,
+                                  call_hook([&] { return in_.file_values(path, p.problem, adv.geometry); },
+                                            path_subject, ctx))
                          .first;
             if (it->second) {
                 p.adversary_values.list[path_key] = it->second->data();
-                p.adversary_values.list_size[path_key] = static_cast<std::uint32_t>(it->second->size());
+                p.adversary_values.list_size[path_key] = it->second->size();
                 p.storage.push_back(it->second);
             }
         }
@@ -698,13 +705,21 @@ class Loader {
 
         const ComponentInfo& adv = in_.adversaries[ai];
         const ComponentInfo& lrn = in_.learners[li];
-        if (adv.geometry != lrn.geometry)
+        if (adv.geometry != lrn.geometry) {
+            // A loss file can be read for every loss set: name the file kind of the learner's.
+            std::string hint;
+            if (has_path_key(adv))
+                for (const ComponentInfo& c : in_.adversaries)
+                    if (c.geometry == lrn.geometry && has_path_key(c))
+                        hint += (hint.empty() ? "; for a loss file of this set use kind = \"" : " or \"") + c.name +
+                                "\"";
             throw ConfigError("learner.algorithm",
                               subject("learner", "algorithm", idx, ai, li, "") + ": plays on the " +
                                   geometry_name(lrn.geometry) + ", but " +
                                   subject("adversary", "kind", idx, ai, li, "") + " draws losses for the " +
-                                  geometry_name(adv.geometry) + "; pair components of the same geometry" +
+                                  geometry_name(adv.geometry) + "; pair components of the same geometry" + hint +
                                   context(idx, ai, li));
+        }
         if (adv.shared_only && p.per_instance)
             throw ConfigError(
                 "adversary.per_instance",
@@ -730,7 +745,7 @@ class Loader {
     std::size_t adversary_axis_ = 0, learner_axis_ = 0;
     std::vector<std::size_t> adversary_sweep_, learner_sweep_; ///< swept components, first appearance order
     std::map<std::string, std::uint32_t> dimension_cache_;
-    std::map<std::tuple<std::string, std::uint32_t, std::uint64_t>,
+    std::map<std::tuple<std::string, std::uint32_t, std::uint64_t, Geometry>,
              std::shared_ptr<const std::vector<double>>>
         values_cache_;
 };

@@ -109,8 +109,10 @@ struct ConfigInputs {
     std::function<std::uint32_t(const std::string& path)> file_dimension;
     /// Optional: the values of that file (row-major), passed to the adversary in KeyValues::list of its
     /// Path key with list_size = size() (e.g. the `file` adversary's T x d loss matrix). Called with the
-    /// point's Problem once d is known; results are cached per (path, d, T). May throw.
-    std::function<std::shared_ptr<const std::vector<double>>(const std::string& path, const Problem&)>
+    /// point's Problem once d is known and with the adversary's loss set, which every row must lie in;
+    /// results are cached per (path, d, T, loss set). May throw.
+    std::function<std::shared_ptr<const std::vector<double>>(const std::string& path, const Problem&,
+                                                             Geometry loss_set)>
         file_values;
 };
 

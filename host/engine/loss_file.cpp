@@ -8,6 +8,7 @@
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
+#include "kernels/adversaries/file.hpp"
 
 namespace dpr {
 namespace {
@@ -45,24 +46,35 @@ std::uint32_t loss_file_columns(const std::string& path) {
 }
 
 std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& path, std::uint64_t T, std::uint32_t d,
-                                                          double lo, double hi) {
+                                                          Geometry loss_set) {
     io::Matrix m = read_matrix(path);
     if (m.rows != T || m.cols != d) {
         std::ostringstream os;
         os << path << ": has " << m.rows << " rows x " << m.cols << " columns, but the run needs T = " << T
-           << " rows (one per round, [run] rounds) and d = " << d << " columns (one per expert)";
+           << " rows (one per round, [run] rounds) and d = " << d
+           << " columns (one per expert or coordinate, [adversary] d)";
         throw io::IoError(os.str());
     }
-    for (std::size_t r = 0; r < m.rows; ++r)
-        for (std::size_t c = 0; c < m.cols; ++c) {
-            const double v = m(r, c);
-            if (!(v >= lo && v <= hi)) {
-                std::ostringstream os;
-                os << path << ": row " << r + 1 << ", column " << c + 1 << ": loss " << io::format_double(v)
-                   << " is outside [" << io::format_double(lo) << ", " << io::format_double(hi) << "]";
-                throw io::IoError(os.str());
-            }
+    for (std::size_t r = 0; r < m.rows; ++r) {
+        const double* row = m.row(r);
+        if (loss_set == Geometry::Simplex) {
+            for (std::size_t c = 0; c < m.cols; ++c)
+                if (!(row[c] >= 0.0 && row[c] <= 1.0))
+                    throw io::IoError(path + ": row " + std::to_string(r + 1) + ", column " + std::to_string(c + 1) +
+                                      ": loss " + io::format_double(row[c]) +
+                                      " is outside [0, 1] (experts and bandit losses lie in [0, 1]^d)");
+            continue;
         }
+        const double norm = adversaries::loss_row_norm(loss_set, row, d);
+        if (!(norm <= 1.0 + adversaries::kNormSlack)) {
+            const bool ball = loss_set == Geometry::Ball;
+            const std::string norm_name = ball ? "||l||_2" : "||l||_1";
+            throw io::IoError(path + ": row " + std::to_string(r + 1) + ": " + norm_name + " = " +
+                              io::format_double(norm) + (std::isnan(norm) ? " (a value is NaN)" : " exceeds 1") +
+                              "; the losses of the " + (ball ? "unit l2 ball" : "cube [-1,1]^d") +
+                              " learners must have " + norm_name + " <= 1");
+        }
+    }
     return std::make_shared<const std::vector<double>>(std::move(m.values));
 }
 

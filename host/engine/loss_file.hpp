@@ -1,10 +1,13 @@
 #pragma once
-// Loss files for the `file` adversary: a (T, d) matrix of losses, as CSV (one row per round, one
-// column per expert, optional header) or .npy (float32/float64, shape (T, d)), chosen by extension.
+// Loss files for the `file`, `file-ball` and `file-cube` adversaries (kernels/adversaries/file.hpp): a
+// (T, d) matrix of losses, as CSV (one row per round, one column per expert or coordinate, optional
+// header) or .npy (float32/float64, shape (T, d)), chosen by extension.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "kernels/core/sets.hpp"
 
 namespace dpr {
 
@@ -16,8 +19,11 @@ inline constexpr std::uint64_t kMaxLossFileColumns = 2147483648ull;
 std::uint32_t loss_file_columns(const std::string& path);
 
 /// The whole matrix, row-major, after checking that it has exactly T rows and d columns and that every
-/// value lies in [lo, hi]; errors name the file, the row and column (1-based) and the valid range.
+/// row lies in `loss_set` (kernels/core/sets.hpp): entries in [0, 1] for the simplex, ||l_t||_2 <= 1 for
+/// the ball, ||l_t||_1 <= 1 for the cube (norms up to adversaries::kNormSlack above 1 are rounding).
+/// Errors name the file, the row (1-based) and the column or the norm, with the value in its shortest
+/// exact form, and the valid range.
 std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& path, std::uint64_t T, std::uint32_t d,
-                                                          double lo, double hi);
+                                                          Geometry loss_set);
 
 } // namespace dpr

@@ -24,7 +24,9 @@ using AllAdversaries = TypeList<
     Switching,
     UnitVectors,
     Drifting,
-    CubeCoordinate>;
+    FileBall,
+    CubeCoordinate,
+    FileCube>;
 // clang-format on
 
 } // namespace dpr::adversaries

@@ -56,8 +56,8 @@ struct Switching {
         p.p = kv.get(kP, 0.5);
         p.gap = kv.get(kGap, 0.1);
         if (kv.given[kSwitchAt]) {
-            const std::uint32_t n = kv.list_size[kSwitchAt];
-            p.switches = n < kMaxSwitches ? n : kMaxSwitches;
+            const std::uint64_t n = kv.list_size[kSwitchAt];
+            p.switches = n < kMaxSwitches ? static_cast<std::uint32_t>(n) : kMaxSwitches;
             for (std::uint32_t r = 0; r < p.switches; ++r)
                 p.switch_at[r] = static_cast<std::uint32_t>(kv.list[kSwitchAt][r]);
         } else {
@@ -77,11 +77,11 @@ struct Switching {
                 "gap", "gap = %g exceeds p = %g: the best expert's loss probability p - gap must be >= 0",
                 gap, p);
         if (!kv.given[kSwitchAt]) return true;
-        const std::uint32_t n = kv.list_size[kSwitchAt];
+        if (kv.list_size[kSwitchAt] > kMaxSwitches)
+            return diag.fail("switch_at", "switch_at has %llu rounds; at most %u are supported",
+                             static_cast<unsigned long long>(kv.list_size[kSwitchAt]), kMaxSwitches);
+        const std::uint32_t n = static_cast<std::uint32_t>(kv.list_size[kSwitchAt]); // <= kMaxSwitches
         const double* s = kv.list[kSwitchAt];
-        if (n > kMaxSwitches)
-            return diag.fail("switch_at", "switch_at has %u rounds; at most %u are supported", n,
-                             kMaxSwitches);
         if (n > 0 && pb.d < 2)
             return diag.fail("switch_at", "the best expert cannot change with d = %u expert", pb.d);
         for (std::uint32_t r = 0; r < n; ++r) {

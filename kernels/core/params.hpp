@@ -47,7 +47,7 @@ struct KeyValues {
     bool given[kMaxKeys] = {};
     const char* str[kMaxKeys] = {};
     const double* list[kMaxKeys] = {};
-    std::uint32_t list_size[kMaxKeys] = {};
+    std::uint64_t list_size[kMaxKeys] = {}; ///< 64-bit: a T x d loss file may hold more than 2^32 values
 
     double get(int i, double fallback) const { return given[i] ? num[i] : fallback; }
 };

@@ -55,7 +55,7 @@ void set_list(KeyValues& kv, const char* name, const std::vector<double>& values
     ASSERT_GE(i, 0);
     kv.given[i] = true;
     kv.list[i] = values.data();
-    kv.list_size[i] = static_cast<std::uint32_t>(values.size());
+    kv.list_size[i] = values.size();
 }
 
 inline SequenceCtx ctx(std::uint32_t seed, std::uint32_t sequence = dpr::adversaries::kSharedSequence,

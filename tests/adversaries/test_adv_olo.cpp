@@ -5,6 +5,9 @@
 // chi-square tests pass at p > 1e-6.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +15,7 @@
 #include "adversaries/adv_test_util.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
 #include "kernels/adversaries/drifting.hpp"
+#include "kernels/adversaries/file.hpp"
 #include "kernels/adversaries/unit_vectors.hpp"
 
 using namespace dpr;
@@ -209,4 +213,75 @@ TEST(CubeCoordinateAdversary_Stat, CoordinateAndSignAreUniform) {
         }
         EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
     }
+}
+
+// ---- file-ball, file-cube ------------------------------------------------------------------------
+
+TEST(FileLossSets, RowNormIsExactOnSimpleRowsAndSafeAtTheExtremes) {
+    const double a[] = {0.6, -0.8, 0.0};
+    EXPECT_EQ(loss_row_norm(Geometry::Ball, a, 3), 1.0);
+    EXPECT_DOUBLE_EQ(loss_row_norm(Geometry::Cube, a, 3), 1.4);
+    const double zero[] = {0.0, -0.0};
+    EXPECT_EQ(loss_row_norm(Geometry::Ball, zero, 2), 0.0);
+    // No overflow or underflow in the squares: 1e200 and 1e-200 scale out.
+    const double huge[] = {3e200, 4e200};
+    EXPECT_DOUBLE_EQ(loss_row_norm(Geometry::Ball, huge, 2), 5e200);
+    const double tiny[] = {3e-200, -4e-200};
+    EXPECT_DOUBLE_EQ(loss_row_norm(Geometry::Ball, tiny, 2), 5e-200);
+    const double inf[] = {0.1, -std::numeric_limits<double>::infinity()};
+    EXPECT_EQ(loss_row_norm(Geometry::Cube, inf, 2), std::numeric_limits<double>::infinity());
+    const double nan[] = {0.1, std::nan("")};
+    EXPECT_TRUE(std::isnan(loss_row_norm(Geometry::Ball, nan, 2)));
+    const double nan_first[] = {std::nan(""), 0.1};
+    EXPECT_TRUE(std::isnan(loss_row_norm(Geometry::Ball, nan_first, 2)));
+    // A long row of equal entries 1/d has l1 norm 1 to a few ulp (compensated summation).
+    std::vector<double> row(1u << 20, 1.0 / (1u << 20) / 3.0 * 3.0);
+    EXPECT_NEAR(loss_row_norm(Geometry::Cube, row.data(), static_cast<std::uint32_t>(row.size())), 1.0, 1e-15);
+}
+
+namespace {
+/// check() of a file kind on a T x d matrix, with the message.
+template <class F>
+bool file_check(const std::vector<double>& data, std::uint32_t d, std::string* message = nullptr) {
+    KeyValues kv;
+    kv.given[F::kPath] = true;
+    kv.list[F::kPath] = data.data();
+    kv.list_size[F::kPath] = data.size();
+    Diagnostic diag;
+    const bool ok = F::check(kv, Problem{d, data.size() / d, 1}, diag);
+    if (message) *message = diag.message;
+    if (!ok) EXPECT_STREQ(diag.key, "path");
+    return ok;
+}
+} // namespace
+
+TEST(FileLossSets, EachKindChecksItsOwnSetAndReplaysTheMatrix) {
+    EXPECT_EQ(FileBall::kGeometry, Geometry::Ball);
+    EXPECT_EQ(FileCube::kGeometry, Geometry::Cube);
+    EXPECT_TRUE(FileBall::kSharedOnly && FileCube::kSharedOnly);
+    // Row 1 has ||.||_2 = 1 and ||.||_1 = 1.4; row 2 is small: a ball matrix, not a cube matrix.
+    const std::vector<double> m = {0.6, -0.8, 0.1, 0.2};
+    std::string msg;
+    EXPECT_TRUE(file_check<FileBall>(m, 2, &msg)) << msg;
+    EXPECT_FALSE(file_check<FileCube>(m, 2, &msg));
+    EXPECT_NE(msg.find("row 1 has ||l||_1 = 1.4000000000000001"), std::string::npos) << msg;
+    EXPECT_FALSE(file_check<File>(m, 2, &msg)); // -0.8 is not an expert loss
+    // Rounding above 1 (a normalised row) is accepted; 1 + 1e-9 is not.
+    const double s = 1.0 / std::sqrt(3.0);
+    EXPECT_TRUE(file_check<FileBall>({s, s, s}, 3, &msg)) << msg;
+    EXPECT_TRUE(file_check<FileCube>({0.5, -0.5 - 1e-13}, 2, &msg)) << msg;
+    EXPECT_FALSE(file_check<FileCube>({0.5, -0.5 - 1e-9}, 2, &msg));
+    EXPECT_NE(msg.find("row 1 has ||l||_1 = 1.00000000"), std::string::npos) << msg;
+    EXPECT_FALSE(file_check<FileBall>({0.0, 0.0, 0.0, std::nan("")}, 2, &msg));
+    EXPECT_NE(msg.find("row 2"), std::string::npos) << msg;
+    // fill() returns row t - 1 whatever the context.
+    KeyValues kv;
+    kv.given[FileCube::kPath] = true;
+    const std::vector<double> cube = {0.25, -0.75, 0.0, 1.0, -0.5, 0.5};
+    kv.list[FileCube::kPath] = cube.data();
+    kv.list_size[FileCube::kPath] = cube.size();
+    const auto p = FileCube::resolve(kv, Problem{2, 3, 1});
+    for (std::uint64_t t = 1; t <= 3; ++t)
+        for (const SequenceCtx c : {ctx(1), ctx(2, 7)})
+            EXPECT_EQ(advtest::row<FileCube>(p, c, t), (std::vector<double>{cube[2 * t - 2], cube[2 * t - 1]}));
 }

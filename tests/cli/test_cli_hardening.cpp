@@ -3,6 +3,7 @@
 // behind after a failure.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,10 @@
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
+#include "host/io/csv.hpp"
 #include "host/io/npy.hpp"
+#include "kernels/adversaries/cube_coordinate.hpp"
+#include "kernels/adversaries/unit_vectors.hpp"
 
 using dpr::test::CliResult;
 using dpr::test::run_cli;
@@ -133,4 +137,105 @@ TEST(CliRunMessages, ABinaryLossFileIsRefusedAtOnce) {
     const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
     EXPECT_EQ(r.rc, 2);
     EXPECT_TRUE(contains(r.err, "is not a text (CSV) file: byte 1 is NUL")) << r.err;
+}
+
+// Item 11: loss files for every loss set. A file-ball / file-cube file holding exactly the rows that
+// unit-vectors / cube-coordinate generate gives the same regret bit for bit (the learner's draws do not
+// depend on the adversary), with a private, randomised learner too; a row outside the set is refused
+// with its row number and norm; a `file` kind paired with a ball learner names the kind to use.
+namespace {
+
+template <class A>
+void write_sequence_csv(const TempDir& dir, const std::string& name, std::uint32_t seed, std::uint32_t d,
+                        std::uint64_t T) {
+    const typename A::Params p = A::resolve(dpr::KeyValues{}, dpr::Problem{d, T, seed});
+    const dpr::adversaries::SequenceCtx ctx{seed, 0, dpr::adversaries::kSharedSequence};
+    std::string csv;
+    std::vector<double> row(d);
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        A::fill(p, ctx, t, row.data());
+        for (std::uint32_t i = 0; i < d; ++i) csv += (i ? "," : "") + dpr::io::format_double(row[i]);
+        csv += "\n";
+    }
+    dir.write(name, csv);
+}
+
+std::string column(const std::string& csv, std::size_t col) {
+    std::istringstream in(csv);
+    std::string out, line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string f;
+        for (std::size_t c = 0; c <= col && std::getline(fields, f, ','); ++c) {
+        }
+        out += f + "\n";
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(CliLossFiles, BallAndCubeFilesReplayAGeneratedSequenceExactly) {
+    TempDir dir;
+    write_sequence_csv<dpr::adversaries::UnitVectors>(dir, "ball.csv", 5, 3, 60);
+    write_sequence_csv<dpr::adversaries::CubeCoordinate>(dir, "cube.csv", 5, 4, 60);
+    struct Case {
+        std::string learner, generated, file_kind, file, d;
+    };
+    const std::vector<Case> cases = {
+        {"algorithm = \"ftrl-l2-ball\"\n", "unit-vectors", "file-ball", "ball.csv", "3"},
+        {"algorithm = \"dp-ftrl-sphere\"\nepsilon = 1\n", "unit-vectors", "file-ball", "ball.csv", "3"},
+        {"algorithm = \"scrible-ball\"\n", "unit-vectors", "file-ball", "ball.csv", "3"},
+        {"algorithm = \"ftrl-l2-cube\"\n", "cube-coordinate", "file-cube", "cube.csv", "4"},
+        {"algorithm = \"dp-ftrl-cube\"\nepsilon = 1\n", "cube-coordinate", "file-cube", "cube.csv", "4"},
+        {"algorithm = \"scrible-cube\"\n", "cube-coordinate", "file-cube", "cube.csv", "4"},
+    };
+    for (const Case& c : cases) {
+        const std::string run = "[run]\nseed = 5\nrounds = 60\ninstances = 3\ncheckpoints = 4\n";
+        dir.write("gen.toml", run + "[adversary]\nkind = \"" + c.generated + "\"\nd = " + c.d + "\n[learner]\n" + c.learner);
+        dir.write("file.toml", run + "[adversary]\nkind = \"" + c.file_kind + "\"\npath = \"" + c.file +
+                                   "\"\n[learner]\n" + c.learner);
+        fs::remove_all(dir.file("gen"));
+        fs::remove_all(dir.file("file"));
+        const CliResult a = run_cli(dir, "run gen.toml --out gen --quiet");
+        const CliResult b = run_cli(dir, "run file.toml --out file --quiet");
+        ASSERT_EQ(a.rc, 0) << c.learner << a.err;
+        ASSERT_EQ(b.rc, 0) << c.learner << b.err;
+        EXPECT_EQ(slurp(dir.file("gen/final_regret.csv")), slurp(dir.file("file/final_regret.csv"))) << c.learner;
+        const std::string sa = slurp(dir.file("gen/summary.csv")), sb = slurp(dir.file("file/summary.csv"));
+        for (std::size_t col : {8u, 13u, 18u, 20u}) // mean, q50, realized_mean, comparator_mean
+            EXPECT_EQ(column(sa, col), column(sb, col)) << c.learner << " column " << col;
+    }
+}
+
+TEST(CliLossFiles, RowsOutsideTheLossSetAreRefusedWithTheRowAndTheNorm) {
+    TempDir dir;
+    const std::string run = "[run]\nrounds = 3\ninstances = 2\n";
+    dir.write("ball.csv", "0.6,-0.8\n0.6,0.80001\n0,0\n");
+    dir.write("b.toml", run + "[adversary]\nkind = \"file-ball\"\npath = \"ball.csv\"\n[learner]\nalgorithm = \"ftrl-l2-ball\"\n");
+    CliResult r = run_cli(dir, "run b.toml --out out --quiet");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_TRUE(contains(r.err, "[adversary] path = \"ball.csv\"")) << r.err;
+    EXPECT_TRUE(contains(r.err, "row 2: ||l||_2 = 1.0000080")) << r.err;
+    EXPECT_TRUE(contains(r.err, "must have ||l||_2 <= 1")) << r.err;
+    // The same rows are fine for the ball but row 1 (||l||_1 = 1.4) is not in the cube's loss set.
+    dir.write("ball_ok.csv", "0.6,-0.8\n0,1\n0,0\n");
+    dir.write("c.toml", run + "[adversary]\nkind = \"file-cube\"\npath = \"ball_ok.csv\"\n[learner]\nalgorithm = \"ftrl-l2-cube\"\n");
+    r = run_cli(dir, "run c.toml --out out --quiet");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_TRUE(contains(r.err, "row 1: ||l||_1 = 1.4")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out/run.json")));
+    dir.write("b2.toml", run + "[adversary]\nkind = \"file-ball\"\npath = \"ball_ok.csv\"\n[learner]\nalgorithm = \"ftrl-l2-ball\"\n");
+    r = run_cli(dir, "run b2.toml --out ok --quiet");
+    EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+TEST(CliLossFiles, AFileKindForAnotherLossSetNamesTheRightOne) {
+    TempDir dir;
+    dir.write("l.csv", "0.5,0.5\n0,1\n");
+    dir.write("c.toml", "[run]\nrounds = 2\ninstances = 2\n[adversary]\nkind = \"file\"\npath = \"l.csv\"\n"
+                        "[learner]\nalgorithm = \"ftrl-l2-ball\"\n");
+    const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_TRUE(contains(r.err, "for a loss file of this set use kind = \"file-ball\"")) << r.err;
 }

@@ -324,7 +324,7 @@ TEST(Config, PathIsResolvedAgainstTheFileAndDimensionComesFromIt) {
         ++dimension_calls;
         return 2u;
     };
-    in.file_values = [&](const std::string&, const Problem& pb) {
+    in.file_values = [&](const std::string&, const Problem& pb, Geometry) {
         ++value_calls;
         EXPECT_EQ(pb.d, 2u);
         EXPECT_EQ(pb.T, 2u);
