@@ -3,6 +3,7 @@
 // line here, its tests; both backends and the config layer instantiate from this list.
 #include "kernels/adversaries/bernoulli.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
+#include "kernels/adversaries/cube_drift.hpp"
 #include "kernels/adversaries/drifting.hpp"
 #include "kernels/adversaries/file.hpp"
 #include "kernels/adversaries/halving.hpp"
@@ -26,6 +27,7 @@ using AllAdversaries = TypeList<
     Drifting,
     FileBall,
     CubeCoordinate,
+    CubeDrift,
     FileCube>;
 // clang-format on
 

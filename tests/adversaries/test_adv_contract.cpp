@@ -101,11 +101,11 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     EXPECT_EQ(names.size(), AllAdversaries::size);
     EXPECT_EQ(simplex, 6);
     EXPECT_EQ(ball, 3);
-    EXPECT_EQ(cube, 2);
+    EXPECT_EQ(cube, 3);
     EXPECT_EQ(shared_only, 3); // file, file-ball, file-cube
     EXPECT_EQ(names, (std::set<std::string>{"file", "bernoulli", "realizable", "halving", "lower-bound",
                                             "switching", "unit-vectors", "drifting", "file-ball",
-                                            "cube-coordinate", "file-cube"}));
+                                            "cube-coordinate", "cube-drift", "file-cube"}));
 }
 
 TEST(AdversaryRegistry, DefaultsPassCheck) {

@@ -1,7 +1,8 @@
-// The OLO adversaries: unit-vectors and drifting (Geometry::Ball), cube-coordinate (Geometry::Cube).
-// Defining properties: unit l2 norm to 1e-12; isotropy (moments of the uniform distribution on the
-// sphere); the drifting mean direction is theta; one signed coordinate per round, uniform over the 2d
-// (coordinate, sign) pairs. Means are "equal" within 5 standard errors estimated from the sample;
+// The OLO adversaries: unit-vectors and drifting (Geometry::Ball), cube-coordinate and cube-drift
+// (Geometry::Cube), and the file kinds of both sets. Defining properties: unit l2 norm to 1e-12;
+// isotropy (moments of the uniform distribution on the sphere); the drifting mean direction is theta;
+// one signed coordinate per round, uniform over the 2d (coordinate, sign) pairs; cube-drift's mean
+// -(drift/d) c* toward a hidden corner c* uniform over the 2^d corners. Means are "equal" within 5 standard errors estimated from the sample;
 // chi-square tests pass at p > 1e-6.
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "adversaries/adv_test_util.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
+#include "kernels/adversaries/cube_drift.hpp"
 #include "kernels/adversaries/drifting.hpp"
 #include "kernels/adversaries/file.hpp"
 #include "kernels/adversaries/unit_vectors.hpp"
@@ -210,6 +212,100 @@ TEST(CubeCoordinateAdversary_Stat, CoordinateAndSignAreUniform) {
             ASSERT_LT(cur, 6u);
             ++counts[prev * 6 + cur];
             prev = cur;
+        }
+        EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
+    }
+}
+
+// ---- cube-drift -----------------------------------------------------------------------------------
+
+namespace {
+CubeDrift::Params drift_params(std::uint32_t d, std::uint64_t T, double drift) {
+    return CubeDrift::resolve(keys<CubeDrift>({{"drift", drift}}), Problem{d, T, 1});
+}
+} // namespace
+
+TEST(CubeDriftAdversary, DefaultsAndExactlyOneSignedUnitEntry) {
+    EXPECT_EQ(CubeDrift::resolve(keys<CubeDrift>(), Problem{3, 10, 1}).drift, 0.5);
+    for (double drift : {0.0, 0.3, 1.0})
+        for (std::uint32_t d : {1u, 2u, 5u, 64u}) {
+            const auto p = drift_params(d, 300, drift);
+            for (std::uint64_t t = 1; t <= 300; ++t) {
+                const auto l = advtest::row<CubeDrift>(p, ctx(31, 4), t);
+                int nonzero = 0;
+                for (double x : l)
+                    if (x != 0.0) {
+                        ++nonzero;
+                        ASSERT_EQ(std::fabs(x), 1.0);
+                    }
+                ASSERT_EQ(nonzero, 1) << "d = " << d;
+            }
+        }
+}
+
+TEST(CubeDriftAdversary, FullDriftPointsEveryLossAwayFromTheCorner) {
+    // drift = 1: sigma_t = -c*_{i_t} always, so l_t(i) c*_i <= 0 for every t and i, and the best corner
+    // -sign(L_T) is c* on every coordinate that was drawn.
+    const std::uint32_t d = 6;
+    const auto p = drift_params(d, 2000, 1.0);
+    for (const SequenceCtx c : {ctx(41), ctx(41, 0), ctx(42, 3)}) {
+        std::vector<double> L(d, 0.0);
+        for (std::uint64_t t = 1; t <= 2000; ++t) {
+            const auto l = advtest::row<CubeDrift>(p, c, t);
+            for (std::uint32_t i = 0; i < d; ++i) {
+                ASSERT_LE(l[i] * CubeDrift::corner(p, c, i), 0.0);
+                L[i] += l[i];
+            }
+        }
+        for (std::uint32_t i = 0; i < d; ++i) {
+            ASSERT_NE(L[i], 0.0) << "coordinate " << i << " never drawn in 2000 rounds";
+            EXPECT_EQ(L[i] > 0 ? 1.0 : -1.0, -CubeDrift::corner(p, c, i)) << "coordinate " << i;
+        }
+    }
+}
+
+TEST(CubeDriftAdversary_Stat, MeanIsDriftOverDTowardMinusTheCorner) {
+    // E l_t(i) = -(drift/d) c*_i: per-coordinate means within 5 standard errors, for two sequences (two
+    // corners). The same test rejects the mean-zero cube-coordinate law and a doubled drift.
+    const std::uint32_t d = 4;
+    const double drift = 0.3;
+    const std::uint64_t T = 200000;
+    const auto p = drift_params(d, T, drift);
+    for (const SequenceCtx c : {ctx(51), ctx(52, 7)}) {
+        std::vector<Moment> m(d);
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            const auto l = advtest::row<CubeDrift>(p, c, t);
+            for (std::uint32_t i = 0; i < d; ++i) m[i].add(l[i]);
+        }
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const double want = -drift / d * CubeDrift::corner(p, c, i);
+            EXPECT_NEAR(m[i].mean(), want, 5 * m[i].se()) << "coordinate " << i;
+            EXPECT_GT(std::fabs(m[i].mean() - 0.0), 5 * m[i].se()) << "indistinguishable from mean zero";
+            EXPECT_GT(std::fabs(m[i].mean() - 2 * want), 5 * m[i].se()) << "indistinguishable from 2 x drift";
+        }
+    }
+}
+
+TEST(CubeDriftAdversary_Stat, CornerIsUniformOverSequencesAndDriftZeroIsFair) {
+    // d = 3: the corner over 8000 per-instance sequences is uniform over the 8 corners.
+    {
+        const auto p = drift_params(3, 1, 0.5);
+        std::vector<long> counts(8, 0);
+        for (std::uint32_t k = 0; k < 8000; ++k) {
+            int cell = 0;
+            for (std::uint32_t i = 0; i < 3; ++i) cell = 2 * cell + (CubeDrift::corner(p, ctx(61, k), i) > 0);
+            ++counts[cell];
+        }
+        EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
+    }
+    // drift = 0: (coordinate, sign) uniform over the 2d cells, as cube-coordinate.
+    {
+        const auto p = drift_params(10, 40000, 0.0);
+        std::vector<long> counts(20, 0);
+        for (std::uint64_t t = 1; t <= 40000; ++t) {
+            const std::uint32_t cell = signed_coordinate(advtest::row<CubeDrift>(p, ctx(62), t));
+            ASSERT_LT(cell, 20u);
+            ++counts[cell];
         }
         EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
     }
