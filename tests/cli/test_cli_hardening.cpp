@@ -1,6 +1,7 @@
 // `dpregret run` at the limits the docs state (issue 12): every accepted value either runs or is
 // refused with exit code 2 naming the key; nothing is truncated, nothing that looks complete is left
 // behind after a failure.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -238,4 +239,57 @@ TEST(CliLossFiles, AFileKindForAnotherLossSetNamesTheRightOne) {
     const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
     EXPECT_EQ(r.rc, 2);
     EXPECT_TRUE(contains(r.err, "for a loss file of this set use kind = \"file-ball\"")) << r.err;
+}
+
+// Item 13: the DP-FTPL twin guarantee that docs/experiments/as17_fullinfo.md quotes must be the one
+// that the named learners report (it quoted the ball/cube value without naming the set, and
+// dp-ftpl-experts reports half of it).
+namespace {
+/// The epsilon that `dpregret run` reports for `algorithm` at epsilon = inf, delta = 1e-5, d = 4.
+double twin_epsilon(const TempDir& dir, const std::string& algorithm, const std::string& kind, int T) {
+    dir.write("ftpl.toml", "[run]\ninstances = 2\nrounds = " + std::to_string(T) + "\n[adversary]\nkind = \"" + kind +
+                               "\"\nd = 4\n[learner]\nalgorithm = \"" + algorithm +
+                               "\"\nepsilon = \"inf\"\ndelta = 1e-5\n");
+    fs::remove_all(dir.file("ftpl"));
+    const CliResult r = run_cli(dir, "run ftpl.toml --out ftpl --quiet");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    std::istringstream summary(slurp(dir.file("ftpl/summary.csv")));
+    std::string header, row;
+    std::getline(summary, header);
+    std::getline(summary, row);
+    return std::stod(row.substr(row.find(',', row.find(',') + 1) + 1)); // third column: epsilon
+}
+
+std::string two_digits(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", x);
+    return buf;
+}
+} // namespace
+
+TEST(DocsClaims, TheFtplTwinGuaranteeQuotedForEachSetIsWhatItReports) {
+    TempDir dir;
+    const std::string doc = slurp(DPREGRET_SOURCE_DIR "/docs/experiments/as17_fullinfo.md");
+    const std::size_t at = doc.find("* DP-FTPL's twin");
+    ASSERT_NE(at, std::string::npos);
+    const std::string bullet = doc.substr(at, doc.find("\n\n", at) - at);
+    for (int T : {1024, 16384}) {
+        const double ball = twin_epsilon(dir, "dp-ftpl-ball", "unit-vectors", T);
+        const double cube = twin_epsilon(dir, "dp-ftpl-cube", "cube-coordinate", T);
+        const double experts = twin_epsilon(dir, "dp-ftpl-experts", "bernoulli", T);
+        EXPECT_EQ(two_digits(ball), two_digits(cube));
+        EXPECT_NE(two_digits(ball), two_digits(experts));
+        const std::size_t named_ball = bullet.find("`dp-ftpl-ball` and `dp-ftpl-cube`");
+        const std::size_t named_experts = bullet.find("`dp-ftpl-experts`");
+        ASSERT_NE(named_ball, std::string::npos) << bullet;
+        ASSERT_NE(named_experts, std::string::npos) << bullet;
+        const std::size_t q_ball = bullet.find("(" + two_digits(ball) + ", 1e-5)");
+        const std::size_t q_experts = bullet.find("(" + two_digits(experts) + ", 1e-5)");
+        ASSERT_NE(q_ball, std::string::npos) << "T = " << T << ": " << bullet;
+        ASSERT_NE(q_experts, std::string::npos) << "T = " << T << ": " << bullet;
+        // Each value is quoted after the name it belongs to (and the ball's before the experts' name).
+        EXPECT_LT(named_ball, q_ball);
+        EXPECT_LT(q_ball, named_experts);
+        EXPECT_LT(named_experts, q_experts);
+    }
 }
