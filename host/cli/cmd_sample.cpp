@@ -10,12 +10,21 @@
 // Every value is a pure function of (seed, row, column), so the output does not depend on the number of
 // threads used here, and row i does not depend on --n.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 
 #include <CLI/CLI.hpp>
 
@@ -199,6 +208,8 @@ Common parse_common(const CommonFlags& f) {
 
 // ---- generation and output ----------------------------------------------------------------------------
 
+constexpr std::uint64_t kBatchValues = 1u << 20; // 8 MiB of doubles held at once
+
 /// fill(row, c0, c1, dst) writes the values of columns [c0, c1) of row `row` to dst[0 .. c1 - c0); it
 /// must be a pure function of (row, column).
 using RowFill = std::function<void(std::uint32_t row, std::uint64_t c0, std::uint64_t c1, double* dst)>;
@@ -230,9 +241,71 @@ void fill_rows(std::uint64_t first, std::uint64_t count, std::uint64_t cols, con
     for (std::thread& t : pool) t.join();
 }
 
-/// Writes an n x cols matrix (or, when `vector` is set, a length-n vector; cols must be 1) row by row.
+/// Fills columns [c0, c1) of one row into buf, split over threads like fill_rows.
+void fill_columns(std::uint64_t row, std::uint64_t c0, std::uint64_t c1, const RowFill& fill, double* buf) {
+    const std::uint64_t work = c1 - c0;
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const std::uint64_t threads = std::min<std::uint64_t>(hw, std::max<std::uint64_t>(1, work / 4096));
+    const auto run = [&](std::uint64_t lo, std::uint64_t hi) {
+        if (lo < hi) fill(static_cast<std::uint32_t>(row), c0 + lo, c0 + hi, buf + lo);
+    };
+    if (threads <= 1) {
+        run(0, work);
+        return;
+    }
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (std::uint64_t k = 0; k < threads; ++k) pool.emplace_back(run, work * k / threads, work * (k + 1) / threads);
+    for (std::thread& t : pool) t.join();
+}
+
+/// Bytes the output will take at least: exact for .npy, a lower bound for CSV (one digit and a separator
+/// per value).
+std::uint64_t min_output_bytes(const Common& c, std::uint64_t cols, bool vector) {
+    const std::uint64_t values = c.n * cols; // n, cols < 2^32: no overflow
+    if (c.format == OutputFormat::Npy)
+        return io::npy_header_f8(vector ? io::Shape{c.n} : io::Shape{c.n, cols}).size() + 8 * values;
+    return 2 * values;
+}
+
+std::string gib(std::uint64_t bytes) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+/// Refuses an output that cannot fit before drawing anything: the free space of the destination's file
+/// system, and the file size limit of this process (ulimit -f).
+void check_output_fits(const Common& c, std::uint64_t cols, bool vector) {
+    const std::uint64_t need = min_output_bytes(c, cols, vector);
+    const std::string what = c.format == OutputFormat::Npy ? "" : "at least ";
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && need > lim.rlim_cur)
+        throw UsageError("--out " + c.out + ": the file would take " + what + std::to_string(need) + " bytes (" +
+                         gib(need) + "), above this process's file size limit of " +
+                         std::to_string(static_cast<std::uint64_t>(lim.rlim_cur)) +
+                         " bytes (ulimit -f); reduce --n or --T");
+    std::string dir = std::filesystem::path(c.out).parent_path().string();
+    if (dir.empty()) dir = ".";
+    struct statvfs fs {};
+    if (::statvfs(dir.c_str(), &fs) == 0) {
+        const std::uint64_t avail = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+        if (need > avail)
+            throw UsageError("--out " + c.out + ": the file would take " + what + std::to_string(need) +
+                             " bytes (" + gib(need) + "), but only " + std::to_string(avail) + " bytes (" +
+                             gib(avail) + ") are free there; reduce --n or --T");
+    }
+}
+
+/// Writes an n x cols matrix (or, when `vector` is set, a length-n vector; cols must be 1), streaming: at
+/// most kBatchValues values are held at once, whole rows when they fit and column slices of one row
+/// when a row alone is larger (sample tree --T 4294967295 needs 8 MiB, not 32 GiB). `column_name(c)` is
+/// the CSV header field of column c. Every value is checked to be finite (the parameter checks make
+/// overflow impossible; this keeps the promise of docs/CLI.md if they are ever wrong).
 void write_samples(const Common& c, std::uint64_t cols, bool vector,
-                   const std::vector<std::string>& csv_header, const RowFill& fill) {
+                   const std::function<std::string(std::uint64_t)>& column_name, const RowFill& fill,
+                   std::uint64_t batch_values = kBatchValues) {
+    check_output_fits(c, cols, vector);
     // Open last: every flag has been validated, so a usage error never creates a file.
     std::unique_ptr<io::AtomicFile> file;
     try {
@@ -243,24 +316,50 @@ void write_samples(const Common& c, std::uint64_t cols, bool vector,
     std::ostream& os = file->stream();
     std::unique_ptr<io::NpyWriter> npy;
     io::CsvWriter csv(os);
-    if (c.format == OutputFormat::Npy)
+    if (c.format == OutputFormat::Npy) {
         npy = std::make_unique<io::NpyWriter>(os, vector ? io::Shape{c.n} : io::Shape{c.n, cols});
-    else
-        csv.header(csv_header);
-
-    constexpr std::uint64_t kBatchValues = 1u << 20; // 8 MiB of doubles per batch
-    const std::uint64_t batch_rows = std::max<std::uint64_t>(1, kBatchValues / cols);
-    std::vector<double> buf(static_cast<std::size_t>(std::min(batch_rows, c.n) * cols));
-    for (std::uint64_t r0 = 0; r0 < c.n; r0 += batch_rows) {
-        const std::uint64_t rows = std::min(batch_rows, c.n - r0);
-        fill_rows(r0, rows, cols, fill, buf.data());
+    } else {
+        std::string line;
+        for (std::uint64_t col = 0; col < cols; ++col) {
+            line += (col ? "," : "") + column_name(col);
+            if (line.size() >= (1u << 16) || col + 1 == cols) {
+                os.write(line.data(), static_cast<std::streamsize>(line.size()));
+                line.clear();
+            }
+        }
+        os.put('\n');
+    }
+    const auto emit = [&](const double* values, std::uint64_t count, bool line_start, bool line_end) {
+        for (std::uint64_t i = 0; i < count; ++i)
+            if (!std::isfinite(values[i]))
+                throw std::logic_error("sample: a non-finite value was drawn; no file was written");
         if (npy) {
-            npy->write(buf.data(), static_cast<std::size_t>(rows * cols));
+            npy->write(values, static_cast<std::size_t>(count));
         } else {
-            for (std::uint64_t r = 0; r < rows; ++r)
-                csv.row(buf.data() + r * cols, static_cast<std::size_t>(cols));
+            csv.values(values, static_cast<std::size_t>(count), !line_start);
+            if (line_end) csv.end_row();
         }
         file->check();
+    };
+
+    const std::uint64_t batch_rows = std::max<std::uint64_t>(1, batch_values / cols);
+    const std::uint64_t slice = std::min(cols, batch_values); // columns per fill when one row is too large
+    std::vector<double> buf(static_cast<std::size_t>(std::max(std::min(batch_rows, c.n) * std::min(cols, batch_values), slice)));
+    if (cols <= batch_values) {
+        for (std::uint64_t r0 = 0; r0 < c.n; r0 += batch_rows) {
+            const std::uint64_t rows = std::min(batch_rows, c.n - r0);
+            fill_rows(r0, rows, cols, fill, buf.data());
+            if (npy) emit(buf.data(), rows * cols, true, false);
+            else
+                for (std::uint64_t r = 0; r < rows; ++r) emit(buf.data() + r * cols, cols, true, true);
+        }
+    } else {
+        for (std::uint64_t r = 0; r < c.n; ++r)
+            for (std::uint64_t c0 = 0; c0 < cols; c0 += slice) {
+                const std::uint64_t c1 = std::min(cols, c0 + slice);
+                fill_columns(r, c0, c1, fill, buf.data());
+                emit(buf.data(), c1 - c0, c0 == 0, c1 == cols);
+            }
     }
     if (npy) npy->finish();
     file->commit();
@@ -275,15 +374,75 @@ rng::StreamId inspect_stream(std::uint32_t seed, std::uint32_t row) {
     return id;
 }
 
+// ---- parameters whose draws would not fit in a double --------------------------------------------------
+// docs/CLI.md promises finite values for finite parameters. The largest |draw| per unit of scale follows
+// from the extreme open uniforms u in [2^-53, 1 - 2^-53] (kernels/rng/uniform.hpp) through the transforms
+// of kernels/noise/samplers.hpp; a parameter whose largest draw would overflow is refused (exit 2).
+
+const double kMaxNegLogU = -std::log(rng::kU53Min);           // 36.74: -ln u (exponential, Gumbel)
+const double kMaxLaplaceUnit = -std::log(2.0 * rng::kU53Min); // 36.04: |ln 2u| (Laplace)
+const double kMaxNormalUnit = std::sqrt(2.0 * kMaxNegLogU);   // 8.57: Box-Muller's sqrt(-2 ln u1)
+
+/// ln of the largest Gamma(k, 1) draw (Marsaglia-Tsang): d v boost with d = k' - 1/3, k' = k (k >= 1)
+/// or k + 1 (boost = U^(1/k) <= 1), v = (1 + c x)^3 <= (1 + kMaxNormalUnit / (3 sqrt d))^3.
+double log_gamma_unit_bound(double k) {
+    const double kp = k < 1.0 ? k + 1.0 : k;
+    const double d = kp - 1.0 / 3.0;
+    return std::log(d) + 3.0 * std::log1p(kMaxNormalUnit / (3.0 * std::sqrt(d)));
+}
+
+/// ln of the largest |Z_t| / scale of `sample tree` over every T < 2^32: at most k = ceil(log2 T) <= 32
+/// node draws plus the padding (noise::laplace_sum: sum of <= 12 exponential pairs, or a Gamma(k)
+/// difference; noise::gaussian_sum: one normal of sd sqrt(k) scale).
+double log_tree_unit_bound(bool laplace) {
+    const double k = 32.0;
+    if (!laplace) return std::log(k * kMaxNormalUnit + std::sqrt(k) * kMaxNormalUnit);
+    const double padding = std::max(12.0 * kMaxNegLogU, std::exp(log_gamma_unit_bound(k)));
+    return std::log(k * kMaxLaplaceUnit + padding);
+}
+
+/// x > 0 rounded DOWN to 4 significant digits, as "4.987e306" (%.4g without the exponent's '+' and
+/// leading zeros): a limit that reads back as at most x.
+std::string short_number(double x) {
+    const int e10 = static_cast<int>(std::floor(std::log10(x))) - 3;
+    const double m = std::floor(x / std::pow(10.0, e10) * (1 - 1e-12)); // 1000 .. 9999
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0fe%d", m, e10);
+    const double down = std::strtod(buf, nullptr);
+    std::snprintf(buf, sizeof buf, "%.4g", down);
+    std::string s = buf;
+    const std::size_t e = s.find("e+");
+    if (e != std::string::npos) {
+        std::size_t d = e + 2;
+        while (d + 1 < s.size() && s[d] == '0') ++d;
+        s = s.substr(0, e + 1) + s.substr(d);
+    }
+    return s;
+}
+
+/// Refuses `value` (of `flag`, > 0) when value x exp(log_factor) would exceed the largest double.
+void check_draws_fit(const std::string& flag, const std::string& text, double value, double log_factor,
+                     const std::string& what) {
+    static const double log_max = std::log(std::numeric_limits<double>::max());
+    if (std::log(value) + log_factor <= log_max - 1e-9) return;
+    const std::string limit = short_number(std::exp(log_max - log_factor) * (1 - 1e-9));
+    throw UsageError(flag + " must be a finite number in (0, " + limit + "] for " + what + " (got " + text +
+                     "): larger values give draws beyond the largest double (1.797e308)");
+}
+
 // ---- one subcommand per distribution ----------------------------------------------------------------
 
 /// Registers `sample <name>` for a distribution with a scale and optionally a shape or a location.
 /// `draw(src, scale, extra)` draws one value; extra is --shape or --loc (unused otherwise).
 enum class Extra { None, Shape, Loc };
 
+/// fits(scale, extra, scale_text, extra_text) throws UsageError when the largest draw would overflow.
+using FitCheck = void (*)(double, double, const std::string&, const std::string&);
+
 template <class Draw>
 void add_distribution(CLI::App* sample, const std::string& name, const std::string& summary, const char* help,
-                      const std::string& scale_help, const std::string& scale_name, Extra extra, Draw draw) {
+                      const std::string& scale_help, const std::string& scale_name, Extra extra, Draw draw,
+                      FitCheck fits) {
     CLI::App* sub = sample->add_subcommand(name, summary);
     sub->footer(std::string(help) + "\n\n" + kVectorOutputHelp + kOutputHelp);
     struct State {
@@ -303,7 +462,7 @@ void add_distribution(CLI::App* sample, const std::string& name, const std::stri
                         ->type_name(scale_name);
     add_common_flags(sub, st->common, "Number of draws N");
 
-    sub->callback([st, name, extra, draw] {
+    sub->callback([st, name, extra, draw, fits] {
         double extra_value = 0.0;
         if (extra == Extra::Shape) {
             require_given(st->extra_opt, "a finite number > 0");
@@ -313,8 +472,10 @@ void add_distribution(CLI::App* sample, const std::string& name, const std::stri
         }
         require_given(st->scale_opt, "a finite number > 0");
         const double scale = parse_positive_finite("--scale", st->scale);
+        fits(scale, extra_value, st->scale, st->extra);
         const Common c = parse_common(st->common);
-        write_samples(c, 1, true, {name}, [&](std::uint32_t row, std::uint64_t, std::uint64_t, double* dst) {
+        write_samples(c, 1, true, [&](std::uint64_t) { return name; },
+                      [&](std::uint32_t row, std::uint64_t, std::uint64_t, double* dst) {
             rng::WordStream src(inspect_stream(c.seed, row));
             *dst = draw(src, scale, extra_value);
         });
@@ -346,6 +507,8 @@ void add_tree(CLI::App* sample) {
         const std::size_t noise = parse_choice("--noise", st->noise, {"laplace", "gaussian"});
         require_given(st->scale_opt, "a finite number > 0");
         const double scale = parse_positive_finite("--scale", st->scale);
+        check_draws_fit("--scale", st->scale, scale, log_tree_unit_bound(noise == 0),
+                        std::string("sample tree --noise ") + (noise == 0 ? "laplace" : "gaussian"));
         require_given(st->T_opt, "an integer in [1, 4294967295]");
         const std::uint64_t T = parse_integer("--T", st->T, 1, kMaxT,
                                               "prefixes and node indices are 32-bit RNG counter words "
@@ -361,12 +524,7 @@ void add_tree(CLI::App* sample) {
         base.T = T;
         base.seed = c.seed;
         base.stream = 0;
-        std::vector<std::string> header;
-        if (c.format == OutputFormat::Csv) {
-            header.reserve(static_cast<std::size_t>(T));
-            for (std::uint64_t t = 0; t < T; ++t) header.push_back("t" + std::to_string(t));
-        }
-        write_samples(c, T, false, header,
+        write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },
                       [&](std::uint32_t row, std::uint64_t t0, std::uint64_t t1, double* dst) {
                           mech::TreeNoise tn = base;
                           tn.instance = row;
@@ -386,19 +544,42 @@ void add_sample_command(CLI::App& app) {
 
     add_distribution(sample, "laplace", "Laplace(0, b): density exp(-|x|/b)/(2b), variance 2b^2",
                      kLaplaceHelp, "Scale b (variance 2b^2)", "B", Extra::None,
-                     [](rng::WordStream& s, double b, double) { return noise::laplace(s, b); });
+                     [](rng::WordStream& s, double b, double) { return noise::laplace(s, b); },
+                     [](double b, double, const std::string& text, const std::string&) {
+                         check_draws_fit("--scale", text, b, std::log(kMaxLaplaceUnit), "laplace");
+                     });
     add_distribution(sample, "gaussian", "Normal N(0, sigma^2): --scale is the standard deviation sigma",
                      kGaussianHelp, "Standard deviation sigma", "SIGMA", Extra::None,
-                     [](rng::WordStream& s, double sigma, double) { return noise::gaussian(s, sigma); });
+                     [](rng::WordStream& s, double sigma, double) { return noise::gaussian(s, sigma); },
+                     [](double sigma, double, const std::string& text, const std::string&) {
+                         check_draws_fit("--scale", text, sigma, std::log(kMaxNormalUnit), "gaussian");
+                     });
     add_distribution(sample, "exponential", "Exponential: density exp(-x/s)/s, mean s", kExponentialHelp,
                      "Mean s (= 1/rate)", "MEAN", Extra::None,
-                     [](rng::WordStream& s, double mean, double) { return noise::exponential(s, mean); });
+                     [](rng::WordStream& s, double mean, double) { return noise::exponential(s, mean); },
+                     [](double mean, double, const std::string& text, const std::string&) {
+                         check_draws_fit("--scale", text, mean, std::log(kMaxNegLogU), "exponential");
+                     });
     add_distribution(sample, "gumbel", "Gumbel(mu, beta): CDF exp(-exp(-(x-mu)/beta))", kGumbelHelp,
                      "Scale beta", "BETA", Extra::Loc,
-                     [](rng::WordStream& s, double beta, double mu) { return noise::gumbel(s, mu, beta); });
+                     [](rng::WordStream& s, double beta, double mu) { return noise::gumbel(s, mu, beta); },
+                     [](double beta, double mu, const std::string& text, const std::string& loc_text) {
+                         // x in [mu - 3.6 beta, mu + 36.74 beta]: |x| <= |mu| + 36.74 beta.
+                         const double room = std::numeric_limits<double>::max() - std::fabs(mu);
+                         if (beta * kMaxNegLogU * (1 + 1e-9) <= room) return;
+                         throw UsageError("--scale must be a finite number in (0, " +
+                                          short_number(room / kMaxNegLogU / (1 + 1e-9)) +
+                                          "] for gumbel with --loc " + loc_text + " (got " + text +
+                                          "): draws reach |loc| + 36.74 scale, beyond the largest double "
+                                          "(1.797e308)");
+                     });
     add_distribution(sample, "gamma", "Gamma(k, theta): mean k theta, variance k theta^2", kGammaHelp,
                      "Scale theta (not the rate)", "THETA", Extra::Shape,
-                     [](rng::WordStream& s, double theta, double k) { return noise::gamma(s, k, theta); });
+                     [](rng::WordStream& s, double theta, double k) { return noise::gamma(s, k, theta); },
+                     [](double theta, double k, const std::string& text, const std::string& shape_text) {
+                         check_draws_fit("--scale", text, theta, log_gamma_unit_bound(k),
+                                         "gamma with --shape " + shape_text);
+                     });
     add_tree(sample);
 
     // A name that is not one of the subcommands above is left over as an "extra" of `sample` (extras are

@@ -158,11 +158,20 @@ void CsvWriter::header(const std::vector<std::string>& names) {
     os_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
 }
 
-void CsvWriter::row(const double* values, std::size_t count) {
+void CsvWriter::row(const double* v, std::size_t count) {
+    values(v, count, false);
+    end_row();
+}
+
+void CsvWriter::end_row() {
+    os_.put('\n');
+}
+
+void CsvWriter::values(const double* values, std::size_t count, bool continue_line) {
     line_.clear();
     char buf[32];
     for (std::size_t i = 0; i < count; ++i) {
-        if (i) line_.push_back(',');
+        if (i || continue_line) line_.push_back(',');
         const double v = values[i];
         if (std::isfinite(v)) {
             const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -171,7 +180,6 @@ void CsvWriter::row(const double* values, std::size_t count) {
             line_ += format_double(v);
         }
     }
-    line_.push_back('\n');
     os_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
 }
 

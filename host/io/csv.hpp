@@ -32,6 +32,10 @@ class CsvWriter {
     void header(const std::vector<std::string>& names);
     /// One line of `count` comma-separated numbers.
     void row(const double* values, std::size_t count);
+    /// Part of a line: `count` comma-separated numbers, preceded by a comma when `continue_line` (a row
+    /// longer than memory is written in slices); end the line with end_row().
+    void values(const double* values, std::size_t count, bool continue_line);
+    void end_row();
 
   private:
     std::ostream& os_;

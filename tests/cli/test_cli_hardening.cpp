@@ -1,6 +1,7 @@
 // `dpregret run` at the limits the docs state (issue 12): every accepted value either runs or is
 // refused with exit code 2 naming the key; nothing is truncated, nothing that looks complete is left
 // behind after a failure.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
@@ -17,6 +22,8 @@
 #include "host/io/npy.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
 #include "kernels/adversaries/unit_vectors.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/uniform.hpp"
 
 using dpr::test::CliResult;
 using dpr::test::run_cli;
@@ -292,4 +299,119 @@ TEST(DocsClaims, TheFtplTwinGuaranteeQuotedForEachSetIsWhatItReports) {
         EXPECT_LT(q_ball, named_experts);
         EXPECT_LT(named_experts, q_experts);
     }
+}
+
+// Item 8: `dpregret sample` keeps its promise of finite values (parameters whose largest draw would
+// overflow are refused, naming the largest valid value, and that value itself gives finite draws), and
+// streams rows of any length (sample tree --T 4294967295 died with std::bad_alloc).
+namespace {
+
+/// The upper end of "(0, X]" in a message.
+double printed_limit(const std::string& err) {
+    const std::size_t a = err.find("(0, ");
+    const std::size_t b = err.find(']', a);
+    if (a == std::string::npos || b == std::string::npos) return 0.0;
+    return std::stod(err.substr(a + 4, b - a - 4));
+}
+
+bool all_finite(const std::string& npy_path) {
+    const dpr::io::NpyArray a = dpr::io::read_npy(npy_path);
+    for (double v : a.values)
+        if (!std::isfinite(v)) return false;
+    return !a.values.empty();
+}
+
+/// Peak resident set size (KiB) of the processes `command` starts, measured in a fresh child process so
+/// that earlier commands do not count.
+long peak_rss_kib(const std::string& command) {
+    int fd[2];
+    if (::pipe(fd) != 0) return -1;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fd[0]);
+        const int rc = std::system(command.c_str());
+        rusage ru{};
+        ::getrusage(RUSAGE_CHILDREN, &ru);
+        const long v = (WIFEXITED(rc) && WEXITSTATUS(rc) == 0) ? ru.ru_maxrss : -1;
+        if (::write(fd[1], &v, sizeof v) != sizeof v) ::_exit(1);
+        ::_exit(0);
+    }
+    ::close(fd[1]);
+    long v = -1;
+    if (::read(fd[0], &v, sizeof v) != sizeof v) v = -1;
+    ::close(fd[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return v;
+}
+
+} // namespace
+
+TEST(CliSampleLimits, ParametersWhoseDrawsWouldOverflowAreRefusedAndTheLimitIsFinite) {
+    TempDir dir;
+    struct Case {
+        std::string form, too_big, flag_after; // flag_after: the rest of the command line
+        double (*extreme)(double);             // the largest |draw| of the kernel transform at scale s
+    };
+    using namespace dpr::noise;
+    const double umin = dpr::rng::kU53Min, umax = dpr::rng::kU53Max;
+    static double s_umin, s_umax;
+    s_umin = umin, s_umax = umax;
+    const std::vector<Case> cases = {
+        {"laplace", "1e308", "", [](double b) { return std::fabs(laplace_from_u(s_umin, b)); }},
+        {"gaussian", "1.7e308", "", [](double s) { return std::fabs(s * normal_from_u(s_umin, 1.0 - s_umax)); }},
+        {"exponential", "1e307", "", [](double s) { return exponential_from_u(s_umin, s); }},
+        {"gumbel", "1e306", "--loc 1.7e308", [](double s) { return gumbel_from_u(s_umax, 1.7e308, s); }},
+        {"gamma", "10", "--shape 1e308", nullptr},
+        {"tree", "1e306", "--T 100", nullptr},
+        {"tree", "1e307", "--T 100 --noise gaussian", nullptr},
+    };
+    for (const Case& c : cases) {
+        const std::string base = "sample " + c.form + " " + c.flag_after + " --n 2000 --seed 3 --out x.npy --scale ";
+        const CliResult bad = run_cli(dir, base + c.too_big);
+        EXPECT_EQ(bad.rc, 2) << c.form << ": " << bad.err;
+        EXPECT_TRUE(contains(bad.err, "--scale must be a finite number in (0, ")) << bad.err;
+        EXPECT_TRUE(contains(bad.err, "(got " + c.too_big + ")")) << bad.err;
+        EXPECT_FALSE(fs::exists(dir.file("x.npy")));
+        const double limit = printed_limit(bad.err);
+        ASSERT_GT(limit, 0.0) << bad.err;
+        if (c.extreme) EXPECT_TRUE(std::isfinite(c.extreme(limit))) << c.form << " at " << limit;
+        char text[64];
+        std::snprintf(text, sizeof text, "%.17g", limit);
+        const CliResult ok = run_cli(dir, base + text);
+        ASSERT_EQ(ok.rc, 0) << c.form << " at the printed limit " << text << ": " << ok.err;
+        EXPECT_TRUE(all_finite(dir.file("x.npy"))) << c.form;
+        fs::remove(dir.file("x.npy"));
+    }
+}
+
+TEST(CliSampleLimits, AnOutputAboveTheFileSizeLimitIsRefusedBeforeDrawing) {
+    TempDir dir;
+    const CliResult r = run_cli(dir, "sample tree --scale 1 --T 4294967295 --n 1 --out z.npy", "ulimit -f 10240;");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--out z.npy: the file would take 34359738488 bytes (32 GiB)")) << r.err;
+    EXPECT_TRUE(contains(r.err, "ulimit -f")) << r.err;
+    EXPECT_EQ(dir.list(), std::vector<std::string>{});
+}
+
+TEST(CliSampleLimits, LongRowsAreStreamedInSlicesThatReadBackExactly) {
+    TempDir dir;
+    // T = 2^23 columns (64 MiB per row): the whole row used to be held in memory at once.
+    const std::string cmd = "cd '" + dir.path().string() + "' && '" + dpr::test::binary() +
+                            "' sample tree --scale 1 --T 8388608 --n 1 --out big.npy";
+    const long kib = peak_rss_kib(cmd);
+    ASSERT_GT(kib, 0);
+    EXPECT_LT(kib, 40 * 1024) << "peak RSS " << kib << " KiB for a 64 MiB row";
+    EXPECT_TRUE(all_finite(dir.file("big.npy")));
+    // A row of 2^20 + 3 values is written in two slices; CSV and .npy hold the same values.
+    ASSERT_EQ(run_cli(dir, "sample tree --variant binary --scale 2 --T 1048579 --n 2 --seed 9 --out s.npy").rc, 0);
+    ASSERT_EQ(run_cli(dir, "sample tree --variant binary --scale 2 --T 1048579 --n 2 --seed 9 --out s.csv").rc, 0);
+    const dpr::io::NpyArray npy = dpr::io::read_npy(dir.file("s.npy"));
+    const dpr::io::Matrix csv = dpr::io::read_csv_matrix(dir.file("s.csv"));
+    ASSERT_EQ(npy.shape, (dpr::io::Shape{2, 1048579}));
+    ASSERT_EQ(csv.rows, 2u);
+    ASSERT_EQ(csv.cols, 1048579u);
+    EXPECT_EQ(csv.column_names.back(), "t1048578");
+    EXPECT_TRUE(npy.values == csv.values);
+    EXPECT_NE(npy.values[1048577], 0.0);
 }
