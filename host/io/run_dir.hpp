@@ -1,0 +1,42 @@
+#pragma once
+// The output directory of a run (docs/OUTPUTS.md), settled before anything is simulated so that no work
+// is lost to a directory that cannot take the results:
+//
+//   OutputDirectory out = OutputDirectory::open("runs/x");            // --out runs/x
+//   OutputDirectory out = OutputDirectory::create_unique("runs", s);  // default: runs/<s>[-N]
+//   ... simulate, write ...
+//   out.remove_created();                                              // after a failure or a signal
+//
+// open() refuses a directory that already holds a complete run (run.json), creates the missing
+// components of the path, proves that a file can be created there (a probe file, removed at once), and
+// removes the temporary files (<result file>.tmp.<pid>) that a killed run left there, if that process is
+// gone. create_unique() makes a directory that no other run uses: mkdir is atomic, so two runs started in
+// the same second get <s> and <s>-2. remove_created() removes only what this process created, and only
+// if it is empty: a directory the user made stays.
+#include <string>
+#include <vector>
+
+namespace dpr::io {
+
+class OutputDirectory {
+  public:
+    /// Throws IoError naming the directory and the reason.
+    static OutputDirectory open(const std::string& dir);
+    static OutputDirectory create_unique(const std::string& parent, const std::string& stem);
+
+    const std::string& path() const { return path_; }
+    /// Stale temporary files removed by open(), file names.
+    const std::vector<std::string>& removed_stale() const { return stale_; }
+    /// Removes the directories that open() / create_unique() created, deepest first, if they are empty.
+    void remove_created() const noexcept;
+
+  private:
+    std::string path_;
+    std::vector<std::string> created_; ///< deepest last
+    std::vector<std::string> stale_;
+};
+
+/// The file names a run writes (and whose `.tmp.<pid>` versions a killed run may leave).
+extern const char* const kRunFiles[4];
+
+} // namespace dpr::io
