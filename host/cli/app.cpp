@@ -70,8 +70,8 @@ int run_app(int argc, const char* const* argv, const std::function<void(CLI::App
     } catch (const UsageError& e) {
         std::cerr << "dpregret: error: " << e.what() << "\n";
         return kExitUsage;
-    } catch (const Interrupted&) {
-        return kExitInterrupted;
+    } catch (const Interrupted& e) {
+        return 128 + e.signal;
     } catch (const std::exception& e) {
         std::cerr << "dpregret: error: " << e.what() << "\n";
         return kExitFailure;

@@ -13,15 +13,17 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// A command stopped by SIGINT/SIGTERM after cleaning up; it has already said so on stderr.
+/// A command stopped by SIGINT/SIGTERM after cleaning up; it has already said so on stderr. The exit
+/// code is 128 + the signal (130 for SIGINT, 143 for SIGTERM), the shell's convention.
 struct Interrupted : std::runtime_error {
-    Interrupted() : std::runtime_error("interrupted") {}
+    explicit Interrupted(int signal_number = 2) : std::runtime_error("interrupted"), signal(signal_number) {}
+    int signal;
 };
 
 /// Exit codes of the `dpregret` executable.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1; ///< a run failed (I/O error, internal error)
 inline constexpr int kExitUsage = 2;   ///< bad input: flags, config keys, input files
-inline constexpr int kExitInterrupted = 130; ///< stopped by a signal (128 + SIGINT, the shell convention)
+inline constexpr int kExitInterrupted = 130; ///< stopped by SIGINT (128 + 2); SIGTERM gives 143 (128 + 15)
 
 } // namespace dpr::cli
