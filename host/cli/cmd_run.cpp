@@ -6,26 +6,23 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 
 #include "host/backend/cuda_api.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
-#include "host/config/component_info.hpp"
 #include "host/config/config.hpp"
-#include "host/engine/checkpoints.hpp"
 #include "host/engine/cpu_isa.hpp"
-#include "host/engine/loss_file.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
-#include "host/engine/registry.hpp"
 #include "host/io/error.hpp"
+#include "host/io/run_dir.hpp"
 #include "host/progress/interrupt.hpp"
 #include "host/progress/progress.hpp"
-#include "kernels/adversaries/registry.hpp"
-#include "kernels/learners/registry.hpp"
-#include "kernels/rng/stream.hpp"
 
 namespace dpr::cli {
 namespace {
@@ -38,6 +35,7 @@ struct RunOptions {
     std::string threads;
     bool quiet = false;
     bool list_keys = false;
+    std::string memory_limit = "auto";
 };
 
 
@@ -78,6 +76,9 @@ void run_command(const RunOptions& o) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
+    } catch (const std::bad_alloc&) {
+        throw std::runtime_error("out of memory while reading " + o.config +
+                                 " (a sweep of many points, or a large loss file); split the sweep into several runs");
     }
 
     const Backend requested = o.backend == "cpu"    ? Backend::Cpu
@@ -91,6 +92,7 @@ void run_command(const RunOptions& o) {
             throw UsageError("--threads must be an integer in [1, 4096] (got " + o.threads + ")");
         threads = static_cast<unsigned>(v);
     }
+    const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
 
     // Resolve every point before running anything, so a bad combination fails fast.
     std::vector<PointRecord> recs = resolve_points(cfg);
@@ -101,7 +103,7 @@ void run_command(const RunOptions& o) {
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
 
-    // Backend and output directory.
+    // Backend.
     std::string why_not_cuda;
     bool any_per_instance = false;
     for (const auto& p : cfg.points) any_per_instance |= p.per_instance;
@@ -125,73 +127,73 @@ void run_command(const RunOptions& o) {
         throw UsageError("[run] team_threads = " + std::to_string(cfg.run.team_threads) +
                          ": must be 0 (auto), 32 (a warp), 256 or 1024 (a block)");
     std::string device = "cpu: " + std::to_string(threads) + " threads";
+    std::uint64_t device_bytes = 0;
     if (backend == Backend::Cuda) {
         const auto info = cuda_api::query_devices();
         device = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
+        device_bytes = static_cast<std::uint64_t>(info.memory_gib * 1073741824.0);
     }
-    const std::string dir = o.out.empty() ? "runs/" + utc_now("%Y%m%d-%H%M%S") : o.out;
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::exists(fs::path(dir) / "run.json"))
-        throw UsageError("--out " + dir +
-                         " already holds a complete run (run.json); choose another directory");
-    fs::create_directories(dir, ec);
-    if (ec) throw UsageError("--out " + dir + ": cannot create the directory (" + ec.message() + ")");
 
-    // Run the points.
-    std::ostringstream sink; // --quiet: progress goes nowhere
-    ProgressReporter::Options popt;
-    popt.label = "run";
-    if (o.quiet) popt.out = &sink;
-    ProgressReporter bar(total_work, "instance-rounds", popt);
-    for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        const config::Point& p = cfg.points[i];
-        PointJob job;
-        job.learner = recs[i].learner;
-        job.adversary = recs[i].adversary;
-        job.shape.d = p.problem.d;
-        job.shape.T = p.problem.T;
-        job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances); // < 2^32: check_instance_ids
-        job.shape.seed = p.problem.seed;
-        job.shape.stream = p.stream;
-        job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);
-        job.shape.precision = cfg.run.precision == "float" ? Precision::Float : Precision::Double;
-        job.shape.launch.lanes = cfg.run.lanes;
-        job.shape.launch.isa = cfg.run.isa;
-        job.shape.launch.team_threads = cfg.run.team_threads;
-        job.per_instance = p.per_instance;
-        job.backend = backend;
-        job.threads = threads;
-        job.on_progress = [&](std::uint64_t n) { bar.advance(n); };
-        job.interrupted = [] { return interrupted(); };
-        recs[i].outcome = run_point(job);
-        if (!recs[i].outcome.completed) break;
+    // Memory, then the output directory: both before anything is simulated.
+    const MemoryEstimate estimate =
+        estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, backend == Backend::Cuda);
+    check_memory(estimate, memory_limit, device_bytes);
+    io::OutputDirectory out;
+    try {
+        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", utc_now("%Y%m%d-%H%M%S")) : io::OutputDirectory::open(o.out);
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
     }
-    bar.finish();
-    if (interrupted()) {
-        // Nothing that looks complete: no summary, no run.json; remove the directory if we made it empty.
-        fs::remove(dir, ec);
+    const std::string& dir = out.path();
+    for (const std::string& name : out.removed_stale())
+        std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
+
+    // From here on, any way out but success leaves no result file and removes what this run created.
+    const auto stopped = [] {
         std::cerr << "dpregret: interrupted; no results were written\n";
-        throw Interrupted();
-    }
+        return Interrupted(interrupt_signal());
+    };
+    try {
+        std::ostringstream sink; // --quiet: progress goes nowhere
+        ProgressReporter::Options popt;
+        popt.label = "run";
+        if (o.quiet) popt.out = &sink;
+        ProgressReporter bar(total_work, "instance-rounds", popt);
+        SimulateOptions so;
+        so.backend = backend;
+        so.threads = threads;
+        so.on_progress = [&](std::uint64_t n) { bar.advance(n); };
+        so.interrupted = [] { return interrupted(); };
+        const bool completed = simulate_points(cfg, recs, so);
+        bar.finish();
+        if (!completed || interrupted()) throw stopped();
 
-    RunMeta meta;
-    meta.config_path = o.config;
-    meta.overrides = o.sets;
-    meta.backend_requested = o.backend;
-    meta.device = device;
-    meta.threads = threads;
-    meta.started_at = started;
-    write_summary_csv((fs::path(dir) / "summary.csv").string(), cfg, recs);
-    write_final_regret_csv((fs::path(dir) / "final_regret.csv").string(), recs);
-    meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    write_run_json((fs::path(dir) / "run.json").string(), cfg, recs, meta);
+        RunMeta meta;
+        meta.config_path = o.config;
+        meta.overrides = o.sets;
+        meta.backend_requested = o.backend;
+        meta.device = device;
+        meta.threads = threads;
+        meta.started_at = started;
+        meta.memory_estimate_bytes = estimate.host_bytes;
+        meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+        if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) throw stopped();
+    } catch (const std::bad_alloc&) {
+        out.remove_created();
+        throw std::runtime_error("out of memory while running (the estimate was " + human_bytes(estimate.host_bytes) +
+                                 "); no results were written. Reduce [run] instances, [adversary] d or the sweep");
+    } catch (...) {
+        out.remove_created();
+        throw;
+    }
+    // run.json is in place: the run is complete, whatever signal may still arrive.
     if (!o.quiet) {
         double sim = 0;
         for (const auto& r : recs) sim += r.outcome.wall_seconds;
         std::cout << "dpregret: " << recs.size() << " point(s) x " << cfg.run.instances << " instances on "
                   << device << " in " << sim << " s; results in " << dir
-                  << "/ (summary.csv, final_regret.csv, run.json)\n";
+                  << "/ (summary.csv, final_regret.csv, " << (recs.size() > kInlinePoints ? "points.jsonl, " : "")
+                  << "run.json)\n";
     }
 }
 
@@ -207,7 +209,8 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("config", opts->config, "experiment file (TOML); see docs/CONFIG.md");
     cmd->add_flag("--list-keys", opts->list_keys,
                   "print every key of [run], each adversary kind and each learner (default, range, meaning) and exit");
-    cmd->add_option("--out", opts->out, "output directory (default runs/<UTC timestamp>/)");
+    cmd->add_option("--out", opts->out,
+                    "output directory (default runs/<UTC timestamp>[-N]/, a new directory for every run)");
     cmd->add_option("--set", opts->sets,
                     "override a key: --set learner.epsilon=[0.1,1] (VALUE is TOML; repeatable)");
     cmd->add_option("--backend", opts->backend, "auto (CUDA if a GPU is visible, else CPU), cpu or cuda")
@@ -215,13 +218,18 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--threads", opts->threads,
                     "CPU threads (default: all cores); results do not depend on it");
     cmd->add_flag("--quiet", opts->quiet, "no progress bar or closing line");
+    cmd->add_option("--memory-limit", opts->memory_limit,
+                    "refuse a run whose estimated peak memory exceeds this: auto (default: the memory "
+                    "available now), none, or a size such as 16G");
     cmd->footer(
         "\nOutputs (in --out): summary.csv (one row per point and checkpoint: mean, std, sem and quantiles "
         "of\n"
         "regret over instances), final_regret.csv (every instance's regret at T), run.json (resolved "
         "config,\n"
         "seed, version, commit, backend, threads, wall time, throughput, privacy guarantee per point).\n"
-        "Interrupting (Ctrl-C) leaves no results behind.\n\n"
+        "A sweep of more than 1000 points writes the per-point detail to points.jsonl instead of run.json.\n"
+        "Interrupting (SIGINT: exit 130, SIGTERM: exit 143) before run.json is in place leaves no results "
+        "behind.\n\n"
         "Example:\n  dpregret run experiments/quickstart.toml --out runs/quickstart --set "
         "run.instances=200\n");
     cmd->callback([opts] {

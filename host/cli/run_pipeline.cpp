@@ -1,9 +1,13 @@
 #include "host/cli/run_pipeline.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "host/cli/errors.hpp"
 #include "host/config/component_info.hpp"
+#include "host/engine/checkpoints.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/registry.hpp"
 #include "kernels/adversaries/common.hpp"
@@ -72,6 +76,85 @@ std::vector<PointRecord> resolve_points(const config::Config& cfg) {
         check_point(p, cfg, r.learner, r.adversary);
     }
     return recs;
+}
+
+MemoryLimit parse_memory_limit(const std::string& text) {
+    MemoryLimit m;
+    if (text.empty() || text == "auto") {
+        m.bytes = available_memory_bytes(&m.source);
+        if (m.bytes == 0) m.source = "unknown";
+        return m;
+    }
+    if (text == "none") {
+        m.check = false;
+        return m;
+    }
+    const auto fail = [&] {
+        return UsageError("--memory-limit must be auto, none or a size such as 512M, 16G, 1.5T or 1000000 (bytes; "
+                          "K, M, G, T are powers of 1024) (got " + text + ")");
+    };
+    const char* s = text.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s, &end);
+    if (end == s || !std::isfinite(v) || v <= 0 || errno == ERANGE) throw fail();
+    double scale = 1.0;
+    const std::string suffix(end);
+    if (suffix == "K" || suffix == "k") scale = 1024.0;
+    else if (suffix == "M") scale = 1024.0 * 1024;
+    else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
+    else if (suffix == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+    else if (!suffix.empty()) throw fail();
+    const double bytes = v * scale;
+    if (bytes >= 1.8e19) throw fail();
+    m.bytes = static_cast<std::uint64_t>(bytes);
+    m.source = "--memory-limit " + text;
+    return m;
+}
+
+void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64_t device_bytes) {
+    std::string terms;
+    for (const MemoryTerm& t : e.terms)
+        if (t.bytes > 0) terms += "\n  " + human_bytes(t.bytes) + "  " + t.what;
+    const std::string advice =
+        "\nReduce [run] instances, [adversary] d, [run] checkpoints or the number of points (or split the sweep "
+        "into several runs); --memory-limit none runs it anyway.";
+    if (limit.check && limit.bytes > 0 && e.host_bytes > limit.bytes)
+        throw UsageError("this run needs about " + human_bytes(e.host_bytes) + " of memory, but " +
+                         human_bytes(limit.bytes) + " is available (" + limit.source + "). The largest parts:" +
+                         terms + advice);
+    if (limit.check && device_bytes > 0 && e.device_bytes > device_bytes)
+        throw UsageError("this run needs about " + human_bytes(e.device_bytes) + " of GPU memory for the learner " +
+                         "state, but the GPU has " + human_bytes(device_bytes) + ". The largest parts:" + terms +
+                         "\nReduce [run] instances or [adversary] d, or use --backend cpu.");
+}
+
+bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& o) {
+    for (std::size_t i = 0; i < cfg.points.size(); ++i) {
+        const config::Point& p = cfg.points[i];
+        PointJob job;
+        job.learner = recs[i].learner;
+        job.adversary = recs[i].adversary;
+        job.shape.d = p.problem.d;
+        job.shape.T = p.problem.T;
+        job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances); // < 2^32: check_instance_ids
+        job.shape.seed = p.problem.seed;
+        job.shape.stream = p.stream;
+        job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);
+        job.shape.precision = cfg.run.precision == "float" ? Precision::Float : Precision::Double;
+        job.shape.launch.lanes = cfg.run.lanes;
+        job.shape.launch.isa = cfg.run.isa;
+        job.shape.launch.team_threads = cfg.run.team_threads;
+        job.per_instance = p.per_instance;
+        job.backend = o.backend;
+        job.threads = o.threads;
+        job.on_progress = o.on_progress;
+        job.interrupted = o.interrupted;
+        recs[i].outcome = run_point(job);
+        if (!recs[i].outcome.completed) return false;
+        finish_point(recs[i]);
+    }
+    return true;
 }
 
 } // namespace dpr::cli

@@ -5,6 +5,7 @@
 //   config::Config cfg = config::load_config(path, sets, run_config_inputs());
 //   std::vector<PointRecord> recs = resolve_points(cfg);       // UsageError: bad combinations
 //   ...                                                          // memory check, output directory
+//   check_memory(estimate_run_memory(...), limit);              // UsageError: it would not fit
 //   simulate_points(cfg, recs, options);                         // NonFiniteResult: a NaN/inf result
 //
 // Everything here that rejects input throws UsageError (exit code 2) with a message that names the
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
 
@@ -34,5 +36,31 @@ void check_instance_ids(std::uint64_t first, std::uint64_t count);
 /// Resolves every point's learner and adversary and checks what spans components (decision set vs
 /// loss set, the RNG counter layout, instance ids). Throws UsageError.
 std::vector<PointRecord> resolve_points(const config::Config& cfg);
+
+/// --memory-limit: "auto" (the memory available now, host/engine/memory_estimate.hpp), "none" (no
+/// check), or a size in bytes with an optional binary suffix K, M, G or T ("512M", "1.5G").
+struct MemoryLimit {
+    bool check = true;
+    std::uint64_t bytes = 0;  ///< 0 with check: unknown (then nothing is refused)
+    std::string source;       ///< where the limit comes from, for the message
+};
+MemoryLimit parse_memory_limit(const std::string& text);
+
+/// Refuses (UsageError, exit 2) a run whose estimated peak memory exceeds the limit, with the estimate,
+/// its largest terms and the keys that drive them. Also refuses device memory above `device_bytes`
+/// (the GPU's, 0 = not checked).
+void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::uint64_t device_bytes = 0);
+
+struct SimulateOptions {
+    Backend backend = Backend::Cpu;
+    unsigned threads = 1;
+    std::function<void(std::uint64_t instance_rounds)> on_progress;
+    std::function<bool()> interrupted;
+};
+
+/// Runs the points in order; after each, finish_point() checks that everything that would be written is
+/// finite (NonFiniteResult otherwise) and condenses it. Returns false if interrupted (the records are
+/// then incomplete).
+bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& options);
 
 } // namespace dpr::cli

@@ -2,24 +2,63 @@
 // The files a run leaves in its output directory (DESIGN.md §4, §6; docs/OUTPUTS.md):
 //   summary.csv       one row per point and checkpoint: regret statistics over instances
 //   final_regret.csv  one row per point and instance: regret at t = T
-//   run.json          resolved config per point, seed, version, commit, backend, device, threads,
-//                     wall time, throughput and every point's privacy guarantee
-// Each is written to a temporary file and renamed, run.json last: a directory with run.json is complete.
+//   points.jsonl      only for sweeps of more than kInlinePoints points: one JSON object per point (the
+//                     per-point detail that run.json holds inline for smaller runs)
+//   run.json          resolved config, seed, version, commit, backend, device, threads, wall time,
+//                     throughput and (inline, up to kInlinePoints) every point's privacy guarantee
+// All are written to temporary files first and renamed only when every one is complete, run.json last:
+// a directory with run.json is complete, and a failure or a signal before that leaves none of them.
+//
+// After a point has run, finish_point() checks that every value that would be written is finite, keeps
+// what the files need (the summary rows, every instance's final regret, the diagnostics) and releases
+// the per-checkpoint, per-instance results, so that a long sweep keeps O(instances) per point.
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "host/config/config.hpp"
 #include "host/engine/point_runner.hpp"
 #include "host/engine/registry.hpp"
+#include "host/stats/summary.hpp"
 
 namespace dpr {
+
+/// A point produced a statistic that is NaN or infinite; nothing of the run may be written. what()
+/// names the point (and its swept values), the first bad instance and its first bad round or checkpoint.
+struct NonFiniteResult : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// One row of summary.csv.
+struct CheckpointRow {
+    std::uint64_t t = 0;
+    stats::Summary regret;    ///< over instances
+    stats::Moments realized;  ///< realised regret, in instance order
+    double comparator = 0.0;  ///< shared value, or the mean over instances with per-instance sequences
+};
 
 struct PointRecord {
     const config::Point* point = nullptr;
     LearnerRuntime learner;
     AdversaryRuntime adversary;
+    /// As returned by run_point(); after finish_point() its regret, realized_regret, comparator and
+    /// first_nonfinite_round vectors are released (diagnostics and the scalars stay).
     PointOutcome outcome;
+    std::vector<CheckpointRow> rows;       ///< filled by finish_point()
+    std::vector<double> final_regret;      ///< per instance, at t = T
+    std::vector<double> final_realized;    ///< per instance, at t = T
 };
+
+/// Checks and condenses a point that has run (see the header). Throws NonFiniteResult if a value that
+/// would be written is NaN or infinite: the regret or realised regret of an instance at a checkpoint, a
+/// comparator, a diagnostic, or a summary statistic (mean, std, sem, quantiles; std and sem may be NaN
+/// only for one instance, a median bound only where n is too small for it, as docs/OUTPUTS.md says).
+void finish_point(PointRecord& r);
+
+/// Sweeps with more points than this get points.jsonl instead of run.json's inline points[].
+inline constexpr std::size_t kInlinePoints = 1000;
 
 struct RunMeta {
     std::string config_path;
@@ -29,11 +68,18 @@ struct RunMeta {
     unsigned threads = 1;
     double wall_seconds = 0.0;  ///< whole run, including loss generation and output
     std::string started_at;     ///< ISO 8601 UTC
+    std::uint64_t memory_estimate_bytes = 0; ///< host/engine/memory_estimate.hpp, for run.json
 };
 
-void write_summary_csv(const std::string& path, const config::Config& cfg, const std::vector<PointRecord>& recs);
-void write_final_regret_csv(const std::string& path, const std::vector<PointRecord>& recs);
-void write_run_json(const std::string& path, const config::Config& cfg, const std::vector<PointRecord>& recs,
-                    const RunMeta& meta);
+/// Writes every output file of a finished run into `dir` (which must exist) as described above and
+/// returns true once run.json is in place. `stop` is polled between rows and between files; when it
+/// returns true the writing is abandoned and false is returned, with none of the files left (neither
+/// temporary nor renamed). Throws io::IoError on a write failure, also leaving none of them.
+bool write_outputs(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+                   const RunMeta& meta, const std::function<bool()>& stop);
+
+/// Text that is valid UTF-8: `s` unchanged if it is, else every byte that is not part of a valid UTF-8
+/// sequence written as the four characters \xNN (e.g. a path given as raw bytes). For JSON output.
+std::string utf8_or_escaped(const std::string& s);
 
 } // namespace dpr

@@ -1,6 +1,7 @@
 #include "host/engine/registry.hpp"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -21,6 +22,24 @@ std::vector<unsigned char> to_bytes(const P& p) {
 template <class A>
 void fill_erased(const void* params, const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) {
     A::fill(*static_cast<const typename A::Params*>(params), ctx, t, out);
+}
+
+/// WorkspaceSpec::bytes(sizeof(double), 16), saturating at UINT64_MAX.
+std::uint64_t saturating_state_bytes(const WorkspaceSpec& w) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    const auto add = [](std::uint64_t a, std::uint64_t b) { return a > kMax - b ? kMax : a + b; };
+    const auto mul = [](std::uint64_t a, std::uint64_t b) { return a != 0 && b > kMax / a ? kMax : a * b; };
+    constexpr std::uint64_t pad = 16;
+    std::uint64_t total = mul(static_cast<std::uint64_t>(w.n_scalars), 8);
+    for (int real = 0; real < 2; ++real) {
+        const int n = real ? w.n_real : w.n_dbl;
+        for (int a = 0; a < n; ++a) {
+            const ArraySpec& s = real ? w.real[a] : w.dbl[a];
+            const std::uint64_t cols = s.cols > kMax - (pad - 1) ? kMax : (s.cols + pad - 1) / pad * pad;
+            total = add(total, mul(mul(s.rows, cols), sizeof(double)));
+        }
+    }
+    return total;
 }
 
 } // namespace
@@ -50,8 +69,10 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
             r.geometry = L::kGeometry;
             r.params = to_bytes(p);
             r.privacy = L::privacy(p);
-            // The double-precision layout with rows padded to 16 lanes: the most any executor allocates.
-            r.state_bytes = L::workspace(p).bytes(sizeof(double), 16);
+            // The double-precision layout with rows padded to 16 lanes (the most any executor allocates),
+            // as WorkspaceSpec::bytes(8, 16) computes it but saturating: d^2 state at d = 2^31 reads as
+            // UINT64_MAX bytes, which the memory check refuses, instead of wrapping to a small size.
+            r.state_bytes = saturating_state_bytes(L::workspace(p));
             if constexpr (learners::DiagnosticCount<L>::value > 0)
                 for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
             found = true;

@@ -1,0 +1,161 @@
+#include "host/engine/memory_estimate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "kernels/sim/instance_loop.hpp"
+
+namespace dpr {
+
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+    return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+    if (a == 0 || b == 0) return 0;
+    return a > std::numeric_limits<std::uint64_t>::max() / b ? std::numeric_limits<std::uint64_t>::max() : a * b;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+    if (bytes == std::numeric_limits<std::uint64_t>::max()) return "more than 16 EiB";
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024.0 && u < 6) v /= 1024.0, ++u;
+    char buf[64];
+    if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+    else std::snprintf(buf, sizeof buf, "%.3g %s", v, units[u]);
+    return buf;
+}
+
+namespace {
+
+constexpr std::uint64_t kDouble = sizeof(double);
+/// run.json's inline entry of one point (settings, privacy, checkpoints, ...), generously.
+constexpr std::uint64_t kPointJsonBytes = 4096;
+
+std::string point_label(const PointRecord& r) {
+    const config::Point& p = *r.point;
+    std::string swept;
+    for (const auto& kv : p.swept)
+        if (!kv.second.empty()) swept += (swept.empty() ? "" : ", ") + kv.first + " = " + kv.second;
+    return "point " + std::to_string(p.index) + " (" + (swept.empty() ? "" : swept + "; ") + "[learner] algorithm = \"" +
+           r.learner.name + "\", [adversary] d = " + std::to_string(p.problem.d) + ")";
+}
+
+struct PointMemory {
+    std::uint64_t retained = 0;
+    std::uint64_t state = 0;     ///< I x W
+    std::uint64_t transient = 0; ///< everything while it runs, state included
+};
+
+/// The engine's and the runner's allocations for one point (see the header; host/engine/cpu_engine.cpp
+/// and point_runner.cpp).
+PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes) {
+    const config::Point& p = *r.point;
+    const std::uint64_t I = cfg.run.instances, d = std::max<std::uint32_t>(p.problem.d, 1), T = p.problem.T;
+    const std::uint64_t C = std::min<std::uint64_t>(cfg.run.checkpoints, T) + 1; // log_checkpoints() <= n (+ T)
+    const std::uint64_t nd = r.learner.diagnostic_names.size();
+    PointMemory m;
+    m.retained = sat_add(sat_mul(sat_mul(I, 2 + nd), kDouble), sat_mul(C, sizeof(CheckpointRow) + kDouble));
+    m.state = sat_mul(I, r.learner.state_bytes);
+    const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, chunk_bytes / (kDouble * d)));
+    std::uint64_t t = m.state;
+    t = sat_add(t, sat_mul(I, sizeof(sim::InstanceTotals)));
+    t = sat_add(t, sat_mul(sat_mul(6 * kDouble, I), C));
+    if (p.per_instance) {
+        t = sat_add(t, sat_mul(sat_mul(sat_mul(threads, chunk_rows), d), kDouble));
+        t = sat_add(t, sat_mul(sat_mul(I, sat_add(d, C)), kDouble));
+    } else {
+        t = sat_add(t, sat_mul(sat_mul(chunk_rows, d), kDouble));
+        t = sat_add(t, sat_mul(d, kDouble));
+    }
+    t = sat_add(t, sat_mul(2 * kDouble, I));
+    m.transient = t;
+    return m;
+}
+
+} // namespace
+
+MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
+                                   std::size_t chunk_bytes, bool cuda) {
+    MemoryEstimate e;
+    std::uint64_t retained = 0;
+    std::size_t peak = 0;
+    PointMemory peak_mem;
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+        const PointMemory m = point_memory(cfg, recs[i], threads, chunk_bytes);
+        retained = sat_add(retained, m.retained);
+        if (m.transient > peak_mem.transient) peak = i, peak_mem = m;
+    }
+    const std::uint64_t outputs = sat_mul(std::min<std::uint64_t>(recs.size(), kInlinePoints), kPointJsonBytes);
+    if (recs.empty()) return e;
+    const PointRecord& pr = recs[peak];
+    const std::string label = point_label(pr);
+    const std::uint64_t I = cfg.run.instances;
+    // On the GPU the state and the checkpoint buffers of the running point are device memory.
+    const std::uint64_t host_transient = cuda ? peak_mem.transient - peak_mem.state : peak_mem.transient;
+    e.host_bytes = sat_add(sat_add(retained, host_transient), outputs);
+    if (cuda) e.device_bytes = peak_mem.state;
+    e.terms.push_back({std::string(cuda ? "device " : "") + "learner state of " + label + ": [run] instances = " +
+                           std::to_string(I) + " x " + human_bytes(pr.learner.state_bytes),
+                       peak_mem.state});
+    e.terms.push_back({"loss chunks and per-checkpoint buffers of " + label, peak_mem.transient - peak_mem.state});
+    e.terms.push_back({"results kept for the output of " + std::to_string(recs.size()) + " point(s) x " +
+                           std::to_string(I) + " instances",
+                       retained});
+    e.terms.push_back({"run.json", outputs});
+    std::stable_sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+    return e;
+}
+
+namespace {
+
+/// A number from a one-line file such as /sys/fs/cgroup/memory.max; false for "max" or no file.
+bool read_number(const char* path, std::uint64_t& out) {
+    std::ifstream in(path);
+    std::string s;
+    if (!(in >> s) || s == "max") return false;
+    try {
+        out = std::stoull(s);
+    } catch (...) {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+std::uint64_t available_memory_bytes(std::string* source) {
+    std::uint64_t avail = 0;
+    {
+        std::ifstream in("/proc/meminfo");
+        std::string key, unit;
+        std::uint64_t kib = 0;
+        while (in >> key >> kib) {
+            std::getline(in, unit);
+            if (key == "MemAvailable:") {
+                avail = sat_mul(kib, 1024);
+                if (source) *source = "MemAvailable in /proc/meminfo";
+                break;
+            }
+        }
+    }
+    // cgroup v2, then v1: the room left under the limit.
+    std::uint64_t limit = 0, usage = 0;
+    if ((read_number("/sys/fs/cgroup/memory.max", limit) && read_number("/sys/fs/cgroup/memory.current", usage)) ||
+        (read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) &&
+         read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", usage))) {
+        const std::uint64_t room = limit > usage ? limit - usage : 0;
+        if (limit < (std::uint64_t{1} << 60) && (avail == 0 || room < avail)) {
+            avail = room;
+            if (source) *source = "the room left under the cgroup memory limit";
+        }
+    }
+    return avail;
+}
+
+} // namespace dpr

@@ -1,0 +1,66 @@
+#pragma once
+// Peak memory of a run, estimated from the resolved config before anything is simulated, so that a run
+// that cannot fit is refused with the estimate (exit 2) instead of dying with std::bad_alloc hours in.
+//
+// What is counted (bytes; I = instances, C = checkpoints of the point, d, T, W = the learner's
+// per-instance state LearnerRuntime::state_bytes, nd = its diagnostics). The config and the resolved
+// points already exist when this runs (their memory is in use, not "available"), so only what the run
+// will still allocate is counted:
+//
+//   per point, kept until the output is written (summed over points):
+//     results      I x (2 + nd) doubles (final regret, realised regret, diagnostics)
+//                  + C summary rows (sizeof(CheckpointRow)) + the checkpoint list
+//   per point, while it runs (the largest point counts, points run one after another):
+//     state        I x W                                 (CpuEngine: ws_)
+//     totals       I x sizeof(sim::InstanceTotals)       (CpuEngine: acc_)
+//     checkpoints  6 x I x C doubles: the engine's expected/realised, their copies in run_point and the
+//                  regret/realised regret of PointOutcome, all alive when run_point returns
+//     loss chunk   min(T, chunk_bytes / 8d) rows x d doubles (shared sequence), + d (L), or with
+//                  per-instance sequences threads x chunk rows x d + I x (d + C) doubles
+//     summary      2 x I doubles (finish_point's columns)
+//   once:
+//     loss files   T x d doubles per distinct file (held by the config; already loaded: not counted)
+//     outputs      run.json with at most kInlinePoints points inline (4 KiB each); the other files are
+//                  streamed
+//
+// The CPU engine's allocations are described in host/engine/cpu_engine.cpp; when they change, change
+// point_transient_bytes() (memory_estimate.cpp). Arithmetic saturates at UINT64_MAX, so a d or an
+// instance count whose state does not fit in 64 bits is refused too.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/engine/outputs.hpp"
+
+namespace dpr {
+
+struct MemoryTerm {
+    std::string what;         ///< "learner state of point 3: 1 instance x 5.5 GiB ([adversary] d = ...)"
+    std::uint64_t bytes = 0;
+};
+
+struct MemoryEstimate {
+    std::uint64_t host_bytes = 0;   ///< the total above
+    std::uint64_t device_bytes = 0; ///< with the CUDA backend: state + checkpoint buffers of the largest point
+    std::vector<MemoryTerm> terms;  ///< the contributions, largest first
+};
+
+/// Estimates the run `recs` of `cfg` with `threads` CPU threads and loss chunks of at most `chunk_bytes`
+/// (PointJob::chunk_bytes); `cuda`: the learner state lives on the device.
+MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
+                                   std::size_t chunk_bytes, bool cuda);
+
+/// Memory the run may still take: MemAvailable of /proc/meminfo, lowered to the room left under the
+/// cgroup's memory limit if there is one. `source` (if not null) says which. 0 if unknown.
+std::uint64_t available_memory_bytes(std::string* source = nullptr);
+
+/// "15.7 GiB", "640 MiB", "12 KiB", "17 bytes".
+std::string human_bytes(std::uint64_t bytes);
+
+/// a + b and a * b, saturating at UINT64_MAX.
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b);
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b);
+
+} // namespace dpr

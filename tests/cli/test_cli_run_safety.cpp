@@ -1,0 +1,510 @@
+// `dpregret run` never loses or fakes results (issue 12, items 3-7): no NaN or infinite statistic is
+// written (the run fails naming the point, the instance and the round); a run that cannot fit in memory
+// is refused before simulating; an unusable --out is found before simulating; the default --out is
+// unique; a signal at any time before run.json is in place leaves no result, exits 128 + signal, and
+// never removes a directory the user made; stale temporary files of killed runs are cleaned up; run.json
+// stays proportional to what a person reads.
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/run_cli.hpp"
+#include "host/cli/errors.hpp"
+#include "host/cli/run_pipeline.hpp"
+#include "host/engine/memory_estimate.hpp"
+#include "host/engine/outputs.hpp"
+#include "host/io/csv.hpp"
+
+using dpr::test::CliResult;
+using dpr::test::run_cli;
+using dpr::test::slurp;
+using dpr::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+const char* kSmall = "[run]\ninstances = 4\nrounds = 20\n[adversary]\nkind = \"bernoulli\"\nd = 3\n"
+                     "[learner]\nalgorithm = \"hedge\"\n";
+
+/// A run of a few seconds on 2 cores, to be interrupted.
+const char* kLong = "[run]\nrounds = 2000000\ninstances = 2000\n[adversary]\nkind = \"bernoulli\"\nd = 64\n"
+                    "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\n";
+
+bool no_result_files(const TempDir& dir, const std::string& out) {
+    for (const char* f : {"summary.csv", "final_regret.csv", "points.jsonl", "run.json"})
+        if (fs::exists(dir.file(out + "/" + f))) return false;
+    return true;
+}
+
+/// Every numeric field of every data line of summary.csv that must be finite is finite (q50_ci_* may
+/// be NaN by definition; std and sem for one instance).
+void expect_finite_summary(const std::string& csv) {
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+        ASSERT_GE(f.size(), 21u) << line;
+        for (std::size_t c : {8u, 11u, 12u, 13u, 14u, 15u, 18u, 20u}) // mean, q05..q95, realized_mean, comparator
+            EXPECT_TRUE(std::isfinite(std::stod(f[c]))) << "column " << c << ": " << line;
+        if (std::stoul(f[7]) >= 2)
+            for (std::size_t c : {9u, 10u, 19u}) EXPECT_TRUE(std::isfinite(std::stod(f[c]))) << "column " << c << ": " << line;
+    }
+}
+
+} // namespace
+
+// ---- item 3: no silent NaN -----------------------------------------------------------------------------
+
+namespace {
+
+/// A PointRecord as run_point() returns it: 3 instances, checkpoints 1, 2, 4, finite values.
+struct FakeRun {
+    dpr::config::Config cfg;
+    dpr::PointRecord rec;
+    FakeRun(std::uint32_t instances = 3) {
+        dpr::config::Point p;
+        p.index = 7;
+        p.learner = "hedge";
+        p.adversary = "bernoulli";
+        p.problem = dpr::Problem{3, 4, 1};
+        p.swept = {{"learner.eta", "inf"}, {"adversary.p", ""}};
+        cfg.points.push_back(p);
+        rec.point = &cfg.points[0];
+        rec.learner.name = "hedge";
+        rec.learner.diagnostic_names = {"min_p"};
+        rec.adversary.name = "bernoulli";
+        dpr::PointOutcome& o = rec.outcome;
+        o.checkpoints = {1, 2, 4};
+        o.instances = instances;
+        for (std::uint32_t k = 0; k < instances; ++k) {
+            for (int c = 0; c < 3; ++c) {
+                o.regret.push_back(0.5 * (c + 1) + k);
+                o.realized_regret.push_back(0.25 * (c + 1) + k);
+            }
+            o.diagnostics.push_back(0.1 * k);
+            o.first_nonfinite_round.push_back(0);
+        }
+        o.comparator = {-1, -2, -3};
+    }
+    std::string error() {
+        try {
+            dpr::finish_point(rec);
+        } catch (const dpr::NonFiniteResult& e) {
+            return e.what();
+        }
+        return "";
+    }
+};
+
+} // namespace
+
+TEST(RunNonFinite, FinishPointNamesThePointTheFirstBadInstanceAndItsRound) {
+    {
+        FakeRun ok;
+        EXPECT_EQ(ok.error(), "");
+        ASSERT_EQ(ok.rec.rows.size(), 3u);
+        EXPECT_DOUBLE_EQ(ok.rec.rows[2].regret.mean, 1.5 + 1.0);
+        EXPECT_EQ(ok.rec.rows[2].t, 4u);
+        EXPECT_EQ(ok.rec.final_regret, (std::vector<double>{1.5, 2.5, 3.5}));
+        EXPECT_EQ(ok.rec.final_realized, (std::vector<double>{0.75, 1.75, 2.75}));
+        EXPECT_TRUE(ok.rec.outcome.regret.empty()); // released
+        EXPECT_EQ(ok.rec.outcome.diagnostics.size(), 3u);
+    }
+    {
+        FakeRun r;
+        r.rec.outcome.first_nonfinite_round[1] = 17;
+        r.rec.outcome.first_nonfinite_round[2] = 3;
+        r.rec.outcome.regret[1 * 3 + 2] = std::nan("");
+        const std::string e = r.error();
+        EXPECT_TRUE(contains(e, "point 7 (learner.eta = inf), [learner] algorithm = \"hedge\"")) << e;
+        EXPECT_TRUE(contains(e, "instance 1: the loss charged in round 17 is not finite")) << e;
+        EXPECT_TRUE(contains(e, "No results were written")) << e;
+    }
+    {
+        FakeRun r; // no charged loss was non-finite, but a regret is: name the checkpoint
+        r.rec.outcome.realized_regret[2 * 3 + 1] = -INFINITY;
+        const std::string e = r.error();
+        EXPECT_TRUE(contains(e, "instance 2: the realized regret at checkpoint t = 2 is -inf")) << e;
+    }
+    {
+        FakeRun r;
+        r.rec.outcome.diagnostics[0] = std::nan("");
+        const std::string e = r.error();
+        EXPECT_TRUE(contains(e, "instance 0: the diagnostic min_p is nan")) << e;
+    }
+    {
+        FakeRun r;
+        r.rec.outcome.comparator[1] = INFINITY;
+        const std::string e = r.error();
+        EXPECT_TRUE(contains(e, "the comparator (the best fixed decision's loss) at checkpoint t = 2 is inf")) << e;
+    }
+    {
+        FakeRun r; // finite values whose summary overflows (+-1.7e308: Welford's x - mean does)
+        for (std::size_t i = 0; i < r.rec.outcome.regret.size(); ++i)
+            r.rec.outcome.regret[i] = i % 2 ? -1.7e308 : 1.7e308;
+        const std::string e = r.error();
+        EXPECT_TRUE(contains(e, "the mean regret over instances at checkpoint t = 1 is ")) << e;
+        EXPECT_TRUE(contains(e, "too large to summarise")) << e;
+    }
+    {
+        FakeRun one(1); // one instance: std and sem are NaN by definition, which is not an error
+        EXPECT_EQ(one.error(), "");
+        EXPECT_TRUE(std::isnan(one.rec.rows[0].regret.stddev));
+    }
+}
+
+// hedge with eta = inf gave all-NaN regret with exit 0. Whether the learner defines that limit (a
+// finite result) or not (the run fails), no NaN may be written.
+TEST(RunNonFinite, NoNaNIsEverWrittenWithExitZero) {
+    TempDir dir;
+    dir.write("c.toml", "[run]\ninstances = 3\nrounds = 6\n[adversary]\nkind = \"bernoulli\"\nd = 3\n"
+                        "[learner]\nalgorithm = \"hedge\"\neta = [1, \"inf\"]\n");
+    const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
+    if (r.rc == 0) {
+        expect_finite_summary(slurp(dir.file("out/summary.csv")));
+        const std::string fin = slurp(dir.file("out/final_regret.csv"));
+        EXPECT_FALSE(contains(fin, "nan") || contains(fin, "inf")) << fin;
+        return;
+    }
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "point 1 (learner.eta = inf)")) << r.err;
+    EXPECT_TRUE(contains(r.err, "instance 0: the loss charged in round 1 is not finite")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out"))); // nothing that looks complete, not even the directory
+}
+
+// ---- item 4: memory before simulating ------------------------------------------------------------------
+
+TEST(RunMemory, ARunThatCannotFitIsRefusedBeforeSimulatingWithTheEstimate) {
+    TempDir dir;
+    // scrible-cube at d = 858993460 (inside the documented range) crashed; 1000 instances of it need
+    // ~32 TiB of learner state, which no machine has.
+    dir.write("big.toml", "[run]\ninstances = 1000\nrounds = 2\n[adversary]\nkind = \"cube-coordinate\"\n"
+                          "d = 858993460\n[learner]\nalgorithm = \"scrible-cube\"\n");
+    const CliResult r = run_cli(dir, "run big.toml --out out --quiet");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "this run needs about")) << r.err;
+    EXPECT_TRUE(contains(r.err, "TiB of memory")) << r.err;
+    EXPECT_TRUE(contains(r.err, "learner state of point 0")) << r.err;
+    EXPECT_TRUE(contains(r.err, "[adversary] d = 858993460")) << r.err;
+    EXPECT_TRUE(contains(r.err, "[run] instances = 1000")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out")));
+}
+
+TEST(RunMemory, TheLimitCanBeSetAndLiftedAndBadLimitsAreUsageErrors) {
+    TempDir dir;
+    dir.write("c.toml", kSmall);
+    CliResult r = run_cli(dir, "run c.toml --out a --quiet --memory-limit 1K");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "is available (--memory-limit 1K)")) << r.err;
+    EXPECT_TRUE(contains(r.err, "--memory-limit none runs it anyway")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("a")));
+    r = run_cli(dir, "run c.toml --out b --quiet --memory-limit none");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    r = run_cli(dir, "run c.toml --out c --quiet --memory-limit 2G");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    for (const char* bad : {"lots", "-1", "0", "1X", "1e30"}) {
+        r = run_cli(dir, std::string("run c.toml --out d --quiet --memory-limit ") + bad);
+        EXPECT_EQ(r.rc, 2) << bad;
+        EXPECT_TRUE(contains(r.err, "--memory-limit must be auto, none or a size")) << r.err;
+    }
+}
+
+TEST(RunMemory, EstimatesSaturateInsteadOfWrapping) {
+    using dpr::sat_add;
+    using dpr::sat_mul;
+    constexpr std::uint64_t kMax = ~std::uint64_t{0};
+    EXPECT_EQ(sat_mul(std::uint64_t{1} << 32, std::uint64_t{1} << 32), kMax);
+    EXPECT_EQ(sat_mul(4294967295ull, 8ull << 31), kMax);
+    EXPECT_EQ(sat_mul(3, 5), 15u);
+    EXPECT_EQ(sat_add(kMax - 1, 2), kMax);
+    EXPECT_EQ(dpr::human_bytes(kMax), "more than 16 EiB");
+    EXPECT_EQ(dpr::human_bytes(1536), "1.5 KiB");
+    const dpr::cli::MemoryLimit m = dpr::cli::parse_memory_limit("1.5G");
+    EXPECT_EQ(m.bytes, 1610612736u);
+}
+
+// The estimate bounds the memory a run really takes (so that a refusal is never needed after the
+// fact): peak RSS of a 20000-instance run minus that of a 1-instance run, against run.json's estimate.
+TEST(RunMemory, TheEstimateIsAnUpperBoundOfWhatTheRunTakes) {
+    TempDir dir;
+    const auto peak = [&](const std::string& name, int instances) {
+        dir.write(name + ".toml", "[run]\ninstances = " + std::to_string(instances) +
+                                      "\nrounds = 10\ncheckpoints = 10\n[adversary]\nkind = \"bernoulli\"\nd = 128\n"
+                                      "[learner]\nalgorithm = \"hedge\"\n");
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const std::string cmd = "cd '" + dir.path().string() + "' && '" + dpr::test::binary() + "' run " + name +
+                                    ".toml --out " + name + " --quiet --threads 1";
+            const int rc = std::system(cmd.c_str());
+            rusage ru{};
+            ::getrusage(RUSAGE_CHILDREN, &ru);
+            std::ofstream(dir.file(name + ".rss")) << (rc == 0 ? ru.ru_maxrss : -1);
+            ::_exit(0);
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        return std::stol(slurp(dir.file(name + ".rss"))) * 1024L;
+    };
+    const long base = peak("one", 1);
+    const long big = peak("many", 20000);
+    ASSERT_GT(base, 0);
+    ASSERT_GT(big, 0);
+    const auto j = nlohmann::json::parse(slurp(dir.file("many/run.json")));
+    const double estimate = j["memory_estimate_bytes"].get<double>();
+    EXPECT_GE(estimate, static_cast<double>(big - base)) << "RSS grew by " << big - base;
+    EXPECT_LE(estimate, 4.0 * static_cast<double>(big - base) + (16 << 20)) << "the estimate is not even close";
+}
+
+// A run that dies of std::bad_alloc (the check lifted) says so and leaves no directory behind.
+TEST(RunMemory, OutOfMemoryWhileRunningLeavesNoDirectory) {
+    TempDir dir;
+    dir.write("c.toml", "[run]\ninstances = 2000000\nrounds = 2\ncheckpoints = 2\n[adversary]\nkind = \"bernoulli\"\n"
+                        "d = 64\n[learner]\nalgorithm = \"hedge\"\n");
+    const CliResult r = run_cli(dir, "run c.toml --out out --quiet --threads 1 --backend cpu --memory-limit none", "ulimit -v 600000;");
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "out of memory while running")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out")));
+}
+
+// ---- item 5: an unusable --out is found before simulating; any path is written safely ------------------
+
+TEST(RunOutput, AnUnwritableOutIsAUsageErrorBeforeSimulating) {
+    TempDir dir;
+    dir.write("long.toml", kLong);
+    std::string out;
+    if (::geteuid() != 0) {
+        fs::create_directory(dir.file("ro"));
+        fs::permissions(dir.file("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+        out = dir.file("ro");
+    } else {
+        out = "/sys/kernel"; // no new files there, for root too (sysfs)
+        const std::string probe = out + "/dpregret-test-probe";
+        const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            ::close(fd);
+            ::unlink(probe.c_str());
+            GTEST_SKIP() << "no unwritable directory here";
+        }
+        if (!fs::is_directory(out)) GTEST_SKIP() << "no /sys/kernel here";
+    }
+    const CliResult r = run_cli(dir, "run long.toml --quiet --out " + out);
+    EXPECT_EQ(r.rc, 2) << r.err; // the simulation (minutes) never starts; main's writer failed after it (exit 1)
+    EXPECT_TRUE(contains(r.err, "--out " + out + ": cannot create files in the directory")) << r.err;
+    if (::geteuid() != 0) fs::permissions(dir.file("ro"), fs::perms::owner_all);
+}
+
+TEST(RunOutput, AConfigPathThatIsNotUtf8IsWrittenEscaped) {
+    TempDir dir;
+    const std::string name = "exp\xff\xfe.toml";
+    dir.write(name, kSmall);
+    const CliResult r = run_cli(dir, "run '" + name + "' --out out --quiet --set run.seed=2");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto j = nlohmann::json::parse(slurp(dir.file("out/run.json"))); // valid JSON (UTF-8)
+    EXPECT_EQ(j["config"]["path"], "exp\\xFF\\xFE.toml");
+    EXPECT_EQ(dpr::utf8_or_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    EXPECT_EQ(dpr::utf8_or_escaped("a\xc3(b\xed\xa0\x80"), "a\\xC3(b\\xED\\xA0\\x80"); // truncated; a surrogate
+}
+
+// ---- item 6: the default --out is unique ---------------------------------------------------------------
+
+namespace {
+std::string utc_stamp(std::time_t t) {
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    return buf;
+}
+} // namespace
+
+TEST(RunOutput, TheDefaultOutNeverReusesAnotherRunsDirectory) {
+    TempDir dir;
+    dir.write("c.toml", kSmall);
+    // Earlier runs (complete, or still running: no run.json yet) hold the directories of this second
+    // and the next ones; the new run gets a directory of its own.
+    const std::time_t now = std::time(nullptr);
+    std::set<std::string> before;
+    for (int s = -1; s < 6; ++s) {
+        const std::string d = "runs/" + utc_stamp(now + s);
+        fs::create_directories(dir.file(d));
+        if (s % 2 == 0) dir.write(d + "/run.json", "{}");
+        before.insert(d);
+    }
+    const CliResult r = run_cli(dir, "run c.toml --quiet");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::vector<std::string> made;
+    for (const auto& e : fs::directory_iterator(dir.file("runs")))
+        if (!before.count("runs/" + e.path().filename().string())) made.push_back(e.path().filename().string());
+    ASSERT_EQ(made.size(), 1u);
+    EXPECT_TRUE(fs::exists(dir.file("runs/" + made[0] + "/run.json")));
+    EXPECT_NE(made[0].find('-', 9), std::string::npos) << made[0]; // <stamp>-N
+    for (const std::string& d : before) // nobody else's directory was touched
+        EXPECT_EQ(fs::exists(dir.file(d + "/summary.csv")), false) << d;
+}
+
+TEST(RunOutput, RunsStartedTogetherGetOneDirectoryEach) {
+    TempDir dir;
+    dir.write("c.toml", kSmall);
+    const std::string run = "'" + dpr::test::binary() + "' run c.toml --quiet";
+    const std::string cmd = "cd '" + dir.path().string() + "' && { " + run + " & " + run + " & " + run + " & " + run +
+                            " & wait; } 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::size_t complete = 0, dirs = 0;
+    for (const auto& e : fs::directory_iterator(dir.file("runs"))) {
+        ++dirs;
+        complete += fs::exists(e.path() / "run.json");
+    }
+    EXPECT_EQ(dirs, 4u);
+    EXPECT_EQ(complete, 4u);
+}
+
+// ---- item 7: signals -----------------------------------------------------------------------------------
+
+TEST(RunSignals, SigtermExits143AndSigintKeepsADirectoryTheUserMade) {
+    TempDir dir;
+    dir.write("long.toml", kLong);
+    CliResult r = run_cli(dir, "run long.toml --out a", "timeout --preserve-status -k 30 -s TERM 2");
+    EXPECT_EQ(r.rc, 143) << r.err;
+    EXPECT_TRUE(contains(r.err, "interrupted")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("a"))); // created by the run: removed
+    fs::create_directory(dir.file("mine"));
+    r = run_cli(dir, "run long.toml --out mine", "timeout --preserve-status -k 30 -s INT 2");
+    EXPECT_EQ(r.rc, 130) << r.err;
+    EXPECT_TRUE(fs::is_directory(dir.file("mine"))); // the user's: kept
+    EXPECT_TRUE(fs::is_empty(dir.file("mine")));
+}
+
+TEST(RunSignals, StaleTemporaryFilesOfKilledRunsAreRemovedAndLiveOnesKept) {
+    TempDir dir;
+    dir.write("c.toml", kSmall);
+    fs::create_directory(dir.file("out"));
+    const std::string live = "summary.csv.tmp." + std::to_string(::getpid()); // this process: alive
+    for (const std::string& f : {std::string("summary.csv.tmp.2147483000"), std::string("run.json.tmp.2147483001"),
+                                 live, std::string("notes.txt"), std::string("run.json.tmp.x")})
+        dir.write("out/" + f, "partial");
+    const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "removed summary.csv.tmp.2147483000")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out/summary.csv.tmp.2147483000")));
+    EXPECT_FALSE(fs::exists(dir.file("out/run.json.tmp.2147483001")));
+    EXPECT_TRUE(fs::exists(dir.file("out/" + live)));
+    EXPECT_TRUE(fs::exists(dir.file("out/notes.txt")));
+    EXPECT_TRUE(fs::exists(dir.file("out/run.json.tmp.x")));
+    EXPECT_TRUE(fs::exists(dir.file("out/run.json")));
+}
+
+// A signal that arrives while the results are being written (here: the run blocks writing summary.csv
+// into a FIFO until the test has sent SIGTERM) stops the run: exit 143, no result file. It used to print
+// "stopping", finish writing and exit 0.
+TEST(RunSignals, ASignalDuringOutputWritingLeavesNoResults) {
+    TempDir dir;
+    // 600 points x 16 checkpoints: a summary.csv of ~1.9 MB, far more than a pipe holds.
+    std::string seeds;
+    for (int s = 0; s < 600; ++s) seeds += (s ? "," : "") + std::to_string(s);
+    dir.write("c.toml", "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seeds +
+                            "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
+    fs::create_directory(dir.file("out"));
+    const std::string out = dir.file("out");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // The child makes summary.csv.tmp.<its pid> a FIFO before it runs dpregret (exec keeps the pid).
+        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
+        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
+        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        const std::string bin = dpr::test::binary();
+        ::execl(bin.c_str(), bin.c_str(), "run", "c.toml", "--out", "out", "--quiet", static_cast<char*>(nullptr));
+        ::_exit(92);
+    }
+    const std::string fifo = out + "/summary.csv.tmp." + std::to_string(pid);
+    int fd = -1;
+    for (int i = 0; i < 3000 && fd < 0; ++i) { // the FIFO appears at once; open our end without blocking
+        fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(fd, 0) << "no FIFO " << fifo;
+    // Wait until the run has filled the pipe (tens of KiB that stop growing): it is then blocked inside
+    // the output writing.
+    int queued = 0, last = -1, still = 0;
+    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ::ioctl(fd, FIONREAD, &queued);
+        still = queued == last ? still + 1 : 0;
+        last = queued;
+    }
+    ASSERT_GE(queued, 16384) << "the run never reached its output";
+    ::kill(pid, SIGTERM);
+    // Drain until the writer closes its end (it abandons the file); then it exits.
+    const int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    char buf[65536];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    EXPECT_EQ(WEXITSTATUS(status), 143);
+    EXPECT_TRUE(no_result_files(dir, "out"));
+    EXPECT_TRUE(fs::is_empty(out)) << "temporary files left behind";
+}
+
+// ---- run.json proportional to what a person reads -----------------------------------------------------
+
+TEST(RunOutput, LargeSweepsPutTheirPerPointDetailInPointsJsonl) {
+    TempDir dir;
+    const auto sweep = [&](int n) {
+        std::string etas;
+        for (int i = 0; i < n; ++i) etas += (i ? "," : "") + std::to_string(1 + i);
+        return "[run]\ninstances = 1\nrounds = 1\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\n"
+               "algorithm = \"hedge\"\neta = [" + etas + "]\n";
+    };
+    dir.write("small.toml", sweep(1000));
+    dir.write("large.toml", sweep(1001));
+    ASSERT_EQ(run_cli(dir, "run small.toml --out small --quiet").rc, 0);
+    ASSERT_EQ(run_cli(dir, "run large.toml --out large --quiet").rc, 0);
+    const auto s = nlohmann::json::parse(slurp(dir.file("small/run.json")));
+    EXPECT_EQ(s["points"].size(), 1000u);
+    EXPECT_EQ(s["point_count"], 1000);
+    EXPECT_FALSE(fs::exists(dir.file("small/points.jsonl")));
+    const std::string large = slurp(dir.file("large/run.json"));
+    EXPECT_LT(large.size(), 32u * 1024u);
+    const auto l = nlohmann::json::parse(large);
+    EXPECT_FALSE(l.contains("points"));
+    EXPECT_EQ(l["point_count"], 1001);
+    EXPECT_EQ(l["points_file"], "points.jsonl");
+    std::istringstream lines(slurp(dir.file("large/points.jsonl")));
+    std::size_t n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+        const auto p = nlohmann::json::parse(line);
+        EXPECT_EQ(p["point"], n);
+        EXPECT_EQ(p["swept"]["learner.eta"], std::to_string(1 + n));
+    }
+    EXPECT_EQ(n, 1001u);
+}
