@@ -2,9 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <cmath>
 #include <ctime>
-#include <filesystem>
 #include <iostream>
 #include <new>
 #include <stdexcept>
@@ -98,7 +96,7 @@ void run_command(const RunOptions& o) {
     std::vector<PointRecord> recs = resolve_points(cfg);
     std::uint64_t total_work = 0;
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        total_work += cfg.run.instances * cfg.points[i].problem.T;
+        total_work = sat_add(total_work, sat_mul(cfg.run.instances, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
