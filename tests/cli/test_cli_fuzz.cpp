@@ -350,6 +350,19 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
             cases.push_back(c);
         }
     }
+    // Every [run] key but rounds and instances (below), with default learner keys: the seed, the
+    // checkpoints, and the settings of the arithmetic and the executors.
+    for (const KeySpec& k : dpr::config::run_keys()) {
+        const std::string name = k.name;
+        if (name == "rounds" || name == "instances") continue;
+        for (const Value& v : values_for(k, T)) {
+            Case c = make("[run] " + name + " = " + v.text, "[run]\ninstances = 2\nrounds = 5\n" + name + " = " + v.text + "\n",
+                          "d = " + d + "\n", required_keys(L, ""));
+            c.expect_refusal = !v.in_range;
+            c.names = v.in_range ? all_names : std::vector<std::string>{"[run] " + name};
+            cases.push_back(c);
+        }
+    }
     // The common keys at their extremes, with default learner keys.
     for (const std::string dv : {"1", "2", "64", "2147483648"}) {
         Case c = make("d = " + dv, run_section(T), "d = " + dv + "\n", required_keys(L, ""));
