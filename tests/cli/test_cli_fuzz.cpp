@@ -445,6 +445,25 @@ void run_cases(const std::string& component, const std::vector<Case>& cases) {
     EXPECT_GT(accepted, 0u) << component << ": not one case ran";
 }
 
+/// The first field of summary.csv that must be finite and is not ("" if none): mean, q05..q95,
+/// realized_mean, comparator_mean, and std, sem, realized_sem when n >= 2.
+std::string non_finite_field(const std::string& csv) {
+    std::istringstream in(csv);
+    std::string line;
+    if (!std::getline(in, line)) return "no summary.csv";
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+        if (f.size() < 21) return "short line: " + line;
+        std::vector<std::size_t> cols = {8, 11, 12, 13, 14, 15, 18, 20};
+        if (std::stoul(f[7]) >= 2) cols.insert(cols.end(), {9, 10, 19});
+        for (std::size_t c : cols)
+            if (!std::isfinite(std::strtod(f[c].c_str(), nullptr))) return "column " + std::to_string(c) + " of " + line;
+    }
+    return "";
+}
+
 std::vector<std::string> learner_names() {
     std::vector<std::string> n;
     for (const ComponentInfo& c : inputs().learners) n.push_back(c.name);
@@ -538,8 +557,12 @@ TEST(FuzzBinary, NoLearnerCrashesTheBinaryAtItsExtremes) {
             dir.write(name, "[run]\ninstances = 2\nrounds = 1\n[adversary]\nkind = \"" + adv + "\"\nd = " +
                                 (L.geometry == dpr::Geometry::Simplex ? "2" : "1") + "\n[learner]\nalgorithm = \"" + L.name +
                                 "\"\n" + learner_lines);
-            const dpr::test::CliResult r = dpr::test::run_cli(dir, "run " + name + " --out o --quiet --memory-limit 2G");
+            const dpr::test::CliResult r = dpr::test::run_cli(dir, "run " + name + " --out o --quiet");
+            const std::string bad = r.rc == 0 ? non_finite_field(dpr::test::slurp(dir.file("o/summary.csv"))) : "";
             fs::remove_all(dir.file("o"));
+            if (!bad.empty())
+                failures.push_back(L.name + (n == 1 ? " (defaults)" : " (every key at its maximum)") +
+                                   ": exit 0 with a non-finite statistic: " + bad);
             if (r.rc != 0 && r.rc != 2)
                 failures.push_back(L.name + (n == 1 ? " (defaults)" : " (every key at its maximum)") + ": exit " +
                                    std::to_string(r.rc) + (r.rc < 0 ? " (killed by a signal)" : "") + ": " + r.err);
