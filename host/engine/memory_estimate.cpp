@@ -36,6 +36,8 @@ namespace {
 constexpr std::uint64_t kDouble = sizeof(double);
 /// run.json's inline entry of one point (settings, privacy, checkpoints, ...), generously.
 constexpr std::uint64_t kPointJsonBytes = 4096;
+/// The CPU executor pads rows of d values to multiples of its SIMD lanes (host/engine/cpu_engine_impl.hpp).
+constexpr std::uint64_t kLanePad = 16;
 
 std::string point_label(const PointRecord& r) {
     const config::Point& p = *r.point;
@@ -52,28 +54,33 @@ struct PointMemory {
     std::uint64_t transient = 0; ///< everything while it runs, state included
 };
 
-/// The engine's and the runner's allocations for one point (see the header; host/engine/cpu_engine.cpp
-/// and point_runner.cpp).
+/// The engine's and the runner's allocations for one point (see the header; host/engine/cpu_engine.cpp,
+/// cpu_engine_impl.hpp and point_runner.cpp).
 PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes) {
     const config::Point& p = *r.point;
     const std::uint64_t I = cfg.run.instances, d = std::max<std::uint32_t>(p.problem.d, 1), T = p.problem.T;
+    const std::uint64_t pitch = (d + kLanePad - 1) / kLanePad * kLanePad; // rows padded to SIMD lanes
     const std::uint64_t C = std::min<std::uint64_t>(cfg.run.checkpoints, T) + 1; // log_checkpoints() <= n (+ T)
     const std::uint64_t nd = r.learner.diagnostic_names.size();
     PointMemory m;
     m.retained = sat_add(sat_mul(sat_mul(I, 2 + nd), kDouble), sat_mul(C, sizeof(CheckpointRow) + kDouble));
     m.state = sat_mul(I, r.learner.state_bytes);
     const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, chunk_bytes / (kDouble * d)));
+    const std::uint64_t chunk = sat_mul(sat_mul(chunk_rows, pitch), kDouble); // one copy of a chunk's rows
     std::uint64_t t = m.state;
-    t = sat_add(t, sat_mul(I, sizeof(sim::InstanceTotals)));
-    t = sat_add(t, sat_mul(sat_mul(6 * kDouble, I), C));
+    t = sat_add(t, sat_mul(I, sizeof(sim::InstanceTotals<double, std::uint64_t>)));
+    // expected/realised: the engine's, CpuEngine's copies, run_point's copies, PointOutcome's regrets.
+    t = sat_add(t, sat_mul(sat_mul(8 * kDouble, I), C));
+    t = sat_add(t, sat_mul(sat_mul(2 * kDouble, I), nd + 1)); // diagnostics and first non-finite rounds, twice
     if (p.per_instance) {
-        t = sat_add(t, sat_mul(sat_mul(sat_mul(threads, chunk_rows), d), kDouble));
-        t = sat_add(t, sat_mul(sat_mul(I, sat_add(d, C)), kDouble));
+        // Each thread's own rows (exact and real copies) and each instance's running sum and comparators.
+        t = sat_add(t, sat_mul(threads, sat_add(sat_mul(2, chunk), sat_mul(d, kDouble))));
+        t = sat_add(t, sat_mul(sat_mul(I, sat_add(d, sat_mul(3, C))), kDouble));
     } else {
-        t = sat_add(t, sat_mul(sat_mul(chunk_rows, d), kDouble));
-        t = sat_add(t, sat_mul(d, kDouble));
+        // The runner's rows and running sum, the engine's exact and real copies of the rows.
+        t = sat_add(t, sat_add(sat_mul(3, chunk), sat_mul(d, kDouble)));
     }
-    t = sat_add(t, sat_mul(2 * kDouble, I));
+    t = sat_add(t, sat_mul(2 * kDouble, I)); // finish_point's columns
     m.transient = t;
     return m;
 }

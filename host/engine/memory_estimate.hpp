@@ -11,20 +11,22 @@
 //     results      I x (2 + nd) doubles (final regret, realised regret, diagnostics)
 //                  + C summary rows (sizeof(CheckpointRow)) + the checkpoint list
 //   per point, while it runs (the largest point counts, points run one after another):
-//     state        I x W                                 (CpuEngine: ws_)
-//     totals       I x sizeof(sim::InstanceTotals)       (CpuEngine: acc_)
-//     checkpoints  6 x I x C doubles: the engine's expected/realised, their copies in run_point and the
-//                  regret/realised regret of PointOutcome, all alive when run_point returns
-//     loss chunk   min(T, chunk_bytes / 8d) rows x d doubles (shared sequence), + d (L), or with
-//                  per-instance sequences threads x chunk rows x d + I x (d + C) doubles
+//     state        I x W                                 (the executor's workspace arrays)
+//     totals       I x sizeof(sim::InstanceTotals)
+//     checkpoints  8 x I x C doubles: expected/realised in the executor, in CpuEngine, their copies in
+//                  run_point and PointOutcome's regrets, all alive when run_point returns; and the
+//                  diagnostics and first non-finite rounds twice (2 x I x (nd + 1))
+//     loss chunk   chunk rows = min(T, chunk_bytes / 8d), rows padded to 16 lanes (pitch): the runner's
+//                  rows and the executor's exact and real copies (3 x rows x pitch doubles) + d (L); with
+//                  per-instance sequences threads x 2 x rows x pitch + I x (d + 3C) doubles instead
 //     summary      2 x I doubles (finish_point's columns)
 //   once:
 //     loss files   T x d doubles per distinct file (held by the config; already loaded: not counted)
 //     outputs      run.json with at most kInlinePoints points inline (4 KiB each); the other files are
 //                  streamed
 //
-// The CPU engine's allocations are described in host/engine/cpu_engine.cpp; when they change, change
-// point_transient_bytes() (memory_estimate.cpp). Arithmetic saturates at UINT64_MAX, so a d or an
+// The CPU executor's allocations are in host/engine/cpu_engine.cpp and cpu_engine_impl.hpp; when they
+// change, change point_memory() (memory_estimate.cpp). Arithmetic saturates at UINT64_MAX, so a d or an
 // instance count whose state does not fit in 64 bits is refused too.
 #include <cstddef>
 #include <cstdint>
