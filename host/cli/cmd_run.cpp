@@ -13,7 +13,6 @@
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
 #include "host/config/config.hpp"
-#include "host/engine/cpu_isa.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
@@ -111,19 +110,7 @@ void run_command(const RunOptions& o) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    // The launch request: an instruction set this CPU lacks, or a GPU team size the CUDA backend does not have,
-    // is a usage error before anything runs.
-    if (backend == Backend::Cpu) {
-        try {
-            (void)cpu::resolve_isa(cfg.run.isa);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(std::string("[run] ") + e.what());
-        }
-    }
-    if (cfg.run.team_threads != 0 && cfg.run.team_threads != 32 && cfg.run.team_threads != 256 &&
-        cfg.run.team_threads != 1024)
-        throw UsageError("[run] team_threads = " + std::to_string(cfg.run.team_threads) +
-                         ": must be 0 (auto), 32 (a warp), 256 or 1024 (a block)");
+    check_launch(cfg, backend);
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     std::uint64_t device_bytes = 0;
     if (backend == Backend::Cuda) {

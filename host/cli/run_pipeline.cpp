@@ -3,11 +3,13 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "host/cli/errors.hpp"
 #include "host/config/component_info.hpp"
 #include "host/engine/checkpoints.hpp"
+#include "host/engine/cpu_isa.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/registry.hpp"
 #include "kernels/adversaries/common.hpp"
@@ -76,6 +78,20 @@ std::vector<PointRecord> resolve_points(const config::Config& cfg) {
         check_point(p, cfg, r.learner, r.adversary);
     }
     return recs;
+}
+
+void check_launch(const config::Config& cfg, Backend backend) {
+    if (backend == Backend::Cpu) {
+        try {
+            (void)cpu::resolve_isa(cfg.run.isa);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("[run] ") + e.what());
+        }
+    }
+    if (cfg.run.team_threads != 0 && cfg.run.team_threads != 32 && cfg.run.team_threads != 256 &&
+        cfg.run.team_threads != 1024)
+        throw UsageError("[run] team_threads = " + std::to_string(cfg.run.team_threads) +
+                         ": must be 0 (auto), 32 (a warp), 256 or 1024 (a block)");
 }
 
 MemoryLimit parse_memory_limit(const std::string& text) {

@@ -37,6 +37,10 @@ void check_instance_ids(std::uint64_t first, std::uint64_t count);
 /// loss set, the RNG counter layout, instance ids). Throws UsageError.
 std::vector<PointRecord> resolve_points(const config::Config& cfg);
 
+/// The launch request ([run] isa, team_threads): an instruction set this CPU lacks (with the CPU
+/// backend), or a GPU team size the CUDA backend does not have, is a UsageError naming the key.
+void check_launch(const config::Config& cfg, Backend backend);
+
 /// --memory-limit: "auto" (the memory available now, host/engine/memory_estimate.hpp), "none" (no
 /// check), or a size in bytes with an optional binary suffix K, M, G or T ("512M", "1.5G").
 struct MemoryLimit {

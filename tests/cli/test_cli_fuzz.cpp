@@ -225,6 +225,7 @@ Result run_in_process(const Case& c) {
     try {
         const config::Config cfg = config::parse_config(c.toml, c.source, {}, inputs());
         std::vector<PointRecord> recs = cli::resolve_points(cfg);
+        cli::check_launch(cfg, Backend::Cpu);
         cli::MemoryLimit limit;
         limit.bytes = kMemoryLimit;
         limit.source = "the fuzz test's limit";
@@ -338,7 +339,8 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
                  "\"\n" + learner_lines;
         return c;
     };
-    std::vector<std::string> all_names = {"[adversary] d", "[run] rounds", "[run] instances"};
+    std::vector<std::string> all_names = {"[adversary] d"};
+    for (const KeySpec& k : dpr::config::run_keys()) all_names.push_back(std::string("[run] ") + k.name);
     for (int i = 0; i < L.nkeys; ++i) all_names.push_back(std::string("[learner] ") + L.keys[i].name);
     for (int i = 0; i < L.nkeys; ++i) {
         const KeySpec& k = L.keys[i];
