@@ -144,8 +144,12 @@ struct CoordTeam {
         std::uint32_t t0, t1;
         my_tiles(n, t0, t1);
         const std::uint32_t end = std::min<std::uint64_t>(n, std::uint64_t{t1} * kTile);
-#pragma GCC unroll 4
-        for (std::uint32_t b = t0 * kTile; b < end; b += W) f(CoordIdx{b});
+        std::uint32_t b = t0 * kTile;
+        for (; b + 2 * W <= end; b += 2 * W) {
+            f(CoordIdx{b});
+            f(CoordIdx{b + W});
+        }
+        for (; b < end; b += W) f(CoordIdx{b});
     }
 
     template <int NS, int NM, class F>
@@ -169,9 +173,15 @@ struct CoordTeam {
             const std::uint32_t b0 = tile * kTile;
             const std::uint32_t full = std::min<std::uint64_t>(n, std::uint64_t{b0} + kTile);
             std::uint32_t b = b0;
-            // Unrolled: the bodies of neighbouring packs are independent chains (an exp is ~25 dependent
-            // operations), and interleaving them is what keeps the vector units busy.
-#pragma GCC unroll 4
+            // Two packs per step: their bodies are independent chains (an exp is ~25 dependent operations),
+            // and having both in one block lets them interleave; they are added in index order, so the sums
+            // are those of one pack per step.
+            for (; b + 2 * W <= full; b += 2 * W) {
+                const Contrib<V, NS, NM> c0 = f(CoordIdx{b});
+                const Contrib<V, NS, NM> c1 = f(CoordIdx{b + W});
+                for (int k = 0; k < NS; ++k) s[k] = (s[k] + c0.sum[k]) + c1.sum[k];
+                for (int k = 0; k < NM; ++k) m[k] = vmax(vmax(m[k], c0.max[k]), c1.max[k]);
+            }
             for (; b + W <= full; b += W) {
                 const Contrib<V, NS, NM> c = f(CoordIdx{b});
                 for (int k = 0; k < NS; ++k) s[k] += c.sum[k];

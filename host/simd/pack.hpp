@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -200,8 +201,20 @@ struct Pack {
 };
 
 namespace detail {
-/// Lane-wise value conversion of W lanes between element types whose chunks have different widths: the
-/// narrower chunks are regrouped through a W-lane array of the source type in registers' worth of pieces.
+/// Lanes [First, First + M) of a vector, as a vector of M lanes (a register extract, not a trip through memory).
+template <class Out, int First, class In, std::size_t... I>
+DPR_FORCEINLINE Out lanes_of(const In& v, std::index_sequence<I...>) {
+    return __builtin_shufflevector(v, v, static_cast<int>(First + I)...);
+}
+/// The concatenation of two vectors of M lanes (a register insert).
+template <class In, std::size_t... I>
+DPR_FORCEINLINE auto concat(const In& a, const In& b, std::index_sequence<I...>) {
+    return __builtin_shufflevector(a, b, static_cast<int>(I)...);
+}
+
+/// Lane-wise value conversion of W lanes between element types whose chunks have different widths: a source
+/// chunk is split into, or two are joined from, register halves (shufflevector), never copied through memory
+/// (two half stores read back as one vector cannot be store-forwarded).
 template <class To, class From, int W>
 DPR_FORCEINLINE Pack<To, W> convert_lanes(const Pack<From, W>& x) {
     using PT = Pack<To, W>;
@@ -212,17 +225,21 @@ DPR_FORCEINLINE Pack<To, W> convert_lanes(const Pack<From, W>& x) {
         for (int k = 0; k < PT::N; ++k) r.c[k] = __builtin_convertvector(x.c[k], typename PT::chunk);
     } else if constexpr (CF > CT) {
         // Each source chunk holds CF / CT destination chunks' worth of lanes.
-        typedef From piece __attribute__((vector_size(sizeof(From) * CT)));
-        for (int k = 0; k < PT::N; ++k) {
-            piece p;
-            std::memcpy(&p, reinterpret_cast<const From*>(x.c) + k * CT, sizeof p);
-            r.c[k] = __builtin_convertvector(p, typename PT::chunk);
+        static_assert(CF == 2 * CT, "chunks differ by one doubling");
+        typedef From half __attribute__((vector_size(sizeof(From) * CT)));
+        for (int k = 0; k < PF::N; ++k) {
+            const half lo = lanes_of<half, 0>(x.c[k], std::make_index_sequence<CT>{});
+            const half hi = lanes_of<half, CT>(x.c[k], std::make_index_sequence<CT>{});
+            r.c[2 * k] = __builtin_convertvector(lo, typename PT::chunk);
+            r.c[2 * k + 1] = __builtin_convertvector(hi, typename PT::chunk);
         }
     } else {
-        typedef To piece __attribute__((vector_size(sizeof(To) * CF)));
-        for (int k = 0; k < PF::N; ++k) {
-            const piece p = __builtin_convertvector(x.c[k], piece);
-            std::memcpy(reinterpret_cast<To*>(r.c) + k * CF, &p, sizeof p);
+        static_assert(CT == 2 * CF, "chunks differ by one doubling");
+        typedef To half __attribute__((vector_size(sizeof(To) * CF)));
+        for (int k = 0; k < PT::N; ++k) {
+            const half lo = __builtin_convertvector(x.c[2 * k], half);
+            const half hi = __builtin_convertvector(x.c[2 * k + 1], half);
+            r.c[k] = concat(lo, hi, std::make_index_sequence<CT>{});
         }
     }
     return r;
@@ -280,13 +297,71 @@ DPR_FORCEINLINE bool all(const Mask<B, W>& m) {
     return true;
 }
 
+namespace detail {
+template <class R, class C>
+DPR_FORCEINLINE R as_reg(const C& c);
+template <class C, class R>
+DPR_FORCEINLINE C from_reg(const R& r);
+
+/// x86 min/max of one native chunk: (v)minps/(v)maxps(y, x) is x < y ? x : y / x > y ? x : y with the second
+/// operand returned on NaN and on equality -- with the operands swapped, exactly lanes.hpp's vmin/vmax.
+template <bool Max, class C>
+DPR_FORCEINLINE C minmax_chunk(const C& a, const C& b) {
+    constexpr int bytes = static_cast<int>(sizeof(C));
+    using T = std::remove_reference_t<decltype(a[0])>;
+#if defined(__AVX512F__)
+    if constexpr (bytes == 64) {
+        if constexpr (sizeof(T) == 4)
+            return from_reg<C>(Max ? _mm512_max_ps(as_reg<__m512>(b), as_reg<__m512>(a))
+                                   : _mm512_min_ps(as_reg<__m512>(b), as_reg<__m512>(a)));
+        else
+            return from_reg<C>(Max ? _mm512_max_pd(as_reg<__m512d>(b), as_reg<__m512d>(a))
+                                   : _mm512_min_pd(as_reg<__m512d>(b), as_reg<__m512d>(a)));
+    }
+#endif
+#if defined(__AVX__)
+    if constexpr (bytes == 32) {
+        if constexpr (sizeof(T) == 4)
+            return from_reg<C>(Max ? _mm256_max_ps(as_reg<__m256>(b), as_reg<__m256>(a))
+                                   : _mm256_min_ps(as_reg<__m256>(b), as_reg<__m256>(a)));
+        else
+            return from_reg<C>(Max ? _mm256_max_pd(as_reg<__m256d>(b), as_reg<__m256d>(a))
+                                   : _mm256_min_pd(as_reg<__m256d>(b), as_reg<__m256d>(a)));
+    }
+#endif
+#if defined(__SSE2__)
+    if constexpr (bytes == 16) {
+        if constexpr (sizeof(T) == 4)
+            return from_reg<C>(Max ? _mm_max_ps(as_reg<__m128>(b), as_reg<__m128>(a))
+                                   : _mm_min_ps(as_reg<__m128>(b), as_reg<__m128>(a)));
+        else
+            return from_reg<C>(Max ? _mm_max_pd(as_reg<__m128d>(b), as_reg<__m128d>(a))
+                                   : _mm_min_pd(as_reg<__m128d>(b), as_reg<__m128d>(a)));
+    }
+#endif
+    return Max ? (a < b ? b : a) : (b < a ? b : a);
+}
+} // namespace detail
+
 template <class T, int W>
 DPR_FORCEINLINE Pack<T, W> vmin(const Pack<T, W>& a, const Pack<T, W>& b) {
-    return select(b < a, b, a);
+    if constexpr (std::is_floating_point<T>::value) {
+        Pack<T, W> r;
+        for (int k = 0; k < Pack<T, W>::N; ++k) r.c[k] = detail::minmax_chunk<false>(a.c[k], b.c[k]);
+        return r;
+    } else {
+        return select(b < a, b, a);
+    }
 }
 template <class T, int W>
 DPR_FORCEINLINE Pack<T, W> vmax(const Pack<T, W>& a, const Pack<T, W>& b) {
-    return select(a < b, b, a);
+    if constexpr (std::is_floating_point<T>::value) {
+        Pack<T, W> r;
+        for (int k = 0; k < Pack<T, W>::N; ++k) r.c[k] = detail::minmax_chunk<true>(a.c[k], b.c[k]);
+        return r;
+    } else {
+        return select(a < b, b, a);
+    }
 }
 
 template <class To, class From, int W>

@@ -71,6 +71,9 @@ DPR_HD DPR_FORCEINLINE bool mask_for(bool m) {
 }
 DPR_HD DPR_FORCEINLINE bool all(bool m) { return m; }
 
+/// min and max with a fixed NaN rule: the result is b only if b is smaller (larger), so a NaN a is kept and a
+/// NaN b is ignored; equal values give a. The SIMD versions are the x86 minps/maxps with swapped operands,
+/// which are exactly this.
 template <class T, enable_if_scalar_t<T> = 0>
 DPR_HD DPR_FORCEINLINE T vmin(T a, T b) {
     return b < a ? b : a;

@@ -16,8 +16,11 @@
 //   cos2pi  cos(2 pi u) = -sin(2 pi (1/4 - |u - 1/2|)), an argument in [-pi/2, pi/2]; sin by its Taylor
 //         series (to a^21 double, a^11 float). For Box-Muller, u in (0, 1).
 // Domains and edge values: log of +0 = -inf, of a negative or NaN = NaN, of +inf = +inf, subnormals
-// handled. exp overflows to +inf above 709.78 (88.72f), returns 0 below -708.39 (-87.33f) (results that
-// would be subnormal are flushed to 0: they never matter next to a term of size 1), propagates NaN.
+// handled. exp overflows to +inf above 709.78 (88.72f), returns 0 below -708 (-86f) (results below
+// 3.3e-308 (4.5e-38f) are flushed to 0: they never matter next to a term of size 1, and a subnormal
+// intermediate costs a microcode assist per lane, ~3x the whole exp), propagates NaN (through the clamp:
+// vmin/vmax keep a NaN first operand, kernels/core/lanes.hpp). vlog_pos is vlog without the edge handling,
+// for arguments known to be positive, normal and finite (the noise transforms').
 #include <cstdint>
 #include <limits>
 
@@ -28,18 +31,14 @@ namespace dpr {
 
 namespace vmath_detail {
 
+/// log of positive, normal, finite x (no edge handling: the noise transforms' inputs are such).
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
+DPR_HD DPR_FORCEINLINE V vlog_core_double(V x) {
     using U = lane_rebind_t<V, std::uint64_t>;
-    constexpr double kTiny = 2.2250738585072014e-308; // smallest normal
-    // Subnormal input: scale into the normal range first.
-    const auto sub = x < V(kTiny);
-    const V xs = select(sub, x * V(18014398509481984.0), x); // 2^54
-    const U bits = bit_cast<std::uint64_t>(xs);
-    const U eb = bits >> 52; // biased exponent (sign is 0 for the x that reach the result)
-    V m = bit_cast<double>((bits & U(0x000FFFFFFFFFFFFFull)) | U(0x3FE0000000000000ull)); // [0.5, 1)
+    const U bits = bit_cast<std::uint64_t>(x);
+    const U eb = bits >> 52; // biased exponent (the sign is 0)
+    const V m = bit_cast<double>((bits & U(0x000FFFFFFFFFFFFFull)) | U(0x3FE0000000000000ull)); // [0.5, 1)
     V e = bit_cast<double>(eb | U(0x4330000000000000ull)) - V(4503599627370496.0) - V(1022.0);
-    e = select(sub, e - V(54.0), e);
     const auto below = m < V(0.70710678118654752440);
     e = select(below, e - V(1.0), e);
     const V f = select(below, (m + m) - V(1.0), m - V(1.0));
@@ -59,7 +58,16 @@ DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
     y = y - e * V(2.121944400546905827679e-4);
     y = y - V(0.5) * z;
     V r = f + y;
-    r = r + e * V(0.693359375);
+    return r + e * V(0.693359375);
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
+    constexpr double kTiny = 2.2250738585072014e-308; // smallest normal
+    // Subnormal input: scale into the normal range first.
+    const auto sub = x < V(kTiny);
+    V r = vlog_core_double(select(sub, x * V(18014398509481984.0), x)); // 2^54
+    r = select(sub, r - V(37.429947750237040745), r);                  // 54 ln 2
     constexpr double inf = std::numeric_limits<double>::infinity();
     r = select(x == V(0.0), V(-inf), r);
     r = select(x == V(inf), V(inf), r);
@@ -68,17 +76,13 @@ DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
+DPR_HD DPR_FORCEINLINE V vlog_core_float(V x) {
     using U = lane_rebind_t<V, std::uint32_t>;
-    constexpr float kTiny = 1.17549435e-38f;
-    const auto sub = x < V(kTiny);
-    const V xs = select(sub, x * V(33554432.0f), x); // 2^25
-    const U bits = bit_cast<std::uint32_t>(xs);
+    const U bits = bit_cast<std::uint32_t>(x);
     const U eb = bits >> 23;
-    V m = bit_cast<float>((bits & U(0x007FFFFFu)) | U(0x3F000000u)); // [0.5, 1)
+    const V m = bit_cast<float>((bits & U(0x007FFFFFu)) | U(0x3F000000u)); // [0.5, 1)
     // float(eb) exactly: eb < 2^8, via the 2^23 rounding constant.
     V e = bit_cast<float>(eb | U(0x4B000000u)) - V(8388608.0f) - V(126.0f);
-    e = select(sub, e - V(25.0f), e);
     const auto below = m < V(0.707106781186547524f);
     e = select(below, e - V(1.0f), e);
     const V f = select(below, (m + m) - V(1.0f), m - V(1.0f));
@@ -96,7 +100,15 @@ DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
     y = y - e * V(2.12194440e-4f);
     y = y - V(0.5f) * z;
     V r = f + y;
-    r = r + e * V(0.693359375f);
+    return r + e * V(0.693359375f);
+}
+
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
+    constexpr float kTiny = 1.17549435e-38f;
+    const auto sub = x < V(kTiny);
+    V r = vlog_core_float(select(sub, x * V(33554432.0f), x)); // 2^25
+    r = select(sub, r - V(17.328679514f), r);                   // 25 ln 2
     constexpr float inf = std::numeric_limits<float>::infinity();
     r = select(x == V(0.0f), V(-inf), r);
     r = select(x == V(inf), V(inf), r);
@@ -108,7 +120,8 @@ template <class V>
 DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
     using I = lane_rebind_t<V, std::int64_t>;
     constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: adding it rounds to an integer
-    constexpr double kMax = 709.782712893383973096, kMin = -708.39641853226410622;
+    // kMin keeps every intermediate normal: for x >= -708, 2^n >= 2^-1021 and p >= 0.7 (no subnormal product).
+    constexpr double kMax = 709.782712893383973096, kMin = -708.0;
     const V xc = vmin(vmax(x, V(kMin)), V(kMax));
     const V t = xc * V(1.44269504088896340736) + V(kRound);
     const V n = t - V(kRound); // round(x / ln 2), an exact integer in [-1022, 1024]
@@ -129,22 +142,22 @@ DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
     p = p * r + V(0.5);
     p = p * r + V(1.0);
     p = p * r + V(1.0);
-    // 2^n: n = bits(t) - bits(kRound) as an integer; exponent field n + 1023 (2047 = inf for n = 1024).
+    // 2^n as 2 * 2^(n-1): n = bits(t) - bits(kRound) as an integer; the exponent field n - 1 + 1023 is in
+    // [1, 2046] for n in [-1021, 1024], so the scale is a normal number and p 2^n overflows only if exp(x) does.
     const I ni = bit_cast<std::int64_t>(t) - I(0x4338000000000000ll);
-    const V scale = bit_cast<double>((ni + I(1023)) << 52);
-    V res = p * scale;
+    const V scale = bit_cast<double>((ni + I(1022)) << 52);
+    V res = (p + p) * scale;
     constexpr double inf = std::numeric_limits<double>::infinity();
     res = select(x > V(kMax), V(inf), res);
-    res = select(x < V(kMin), V(0.0), res);
-    res = select(x != x, x, res);
-    return res;
+    return select(x < V(kMin), V(0.0), res); // NaN went through the clamp (vmin/vmax keep it) and stays NaN
 }
 
 template <class V>
 DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
     using I = lane_rebind_t<V, std::int32_t>;
     constexpr float kRound = 12582912.0f; // 1.5 * 2^23
-    constexpr float kMax = 88.7228317f, kMin = -87.3365479f;
+    // As in double: every intermediate stays normal (x >= -86: 2^(n-1) >= 2^-125).
+    constexpr float kMax = 88.7228317f, kMin = -86.0f;
     const V xc = vmin(vmax(x, V(kMin)), V(kMax));
     const V t = xc * V(1.44269504088896341f) + V(kRound);
     const V n = t - V(kRound);
@@ -158,13 +171,11 @@ DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
     p = p * r + V(5.0000001201E-1f);
     p = p * (r * r) + r + V(1.0f);
     const I ni = bit_cast<std::int32_t>(t) - I(0x4B400000);
-    const V scale = bit_cast<float>((ni + I(127)) << 23);
-    V res = p * scale;
+    const V scale = bit_cast<float>((ni + I(126)) << 23); // 2^(n-1), normal for n in [-125, 128]
+    V res = (p + p) * scale;
     constexpr float inf = std::numeric_limits<float>::infinity();
     res = select(x > V(kMax), V(inf), res);
-    res = select(x < V(kMin), V(0.0f), res);
-    res = select(x != x, x, res);
-    return res;
+    return select(x < V(kMin), V(0.0f), res);
 }
 
 template <class V>
@@ -199,13 +210,23 @@ DPR_HD DPR_FORCEINLINE V vcos2pi_float(V u) {
 
 } // namespace vmath_detail
 
-/// Natural logarithm, lane by lane (see the header for the domain).
+/// Natural logarithm, lane by lane (see the header for the domain and the edge values).
 template <class V>
 DPR_HD DPR_FORCEINLINE V vlog(V x) {
     if constexpr (sizeof(lane_scalar_t<V>) == 8)
         return vmath_detail::vlog_double(x);
     else
         return vmath_detail::vlog_float(x);
+}
+
+/// Natural logarithm of a positive, normal, finite x -- the same bits as vlog there, without the edge
+/// handling (the noise transforms' arguments: open uniforms, their products and ratios, all normal).
+template <class V>
+DPR_HD DPR_FORCEINLINE V vlog_pos(V x) {
+    if constexpr (sizeof(lane_scalar_t<V>) == 8)
+        return vmath_detail::vlog_core_double(x);
+    else
+        return vmath_detail::vlog_core_float(x);
 }
 
 /// e^x, lane by lane.

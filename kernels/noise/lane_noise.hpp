@@ -35,14 +35,14 @@ template <class V>
 DPR_HD DPR_FORCEINLINE V laplace_from_u(V u, V b) {
     using T = lane_scalar_t<V>;
     const auto lower = u < V(T(0.5));
-    const V l = vlog(select(lower, u + u, (V(T(1)) - u) * V(T(2))));
+    const V l = vlog_pos(select(lower, u + u, (V(T(1)) - u) * V(T(2))));
     return select(lower, b * l, -(b * l));
 }
 
 template <class V>
 DPR_HD DPR_FORCEINLINE V normal_from_u(V u1, V u2) {
     using T = lane_scalar_t<V>;
-    return vsqrt(V(T(-2)) * vlog(u1)) * vcos2pi(u2);
+    return vsqrt(V(T(-2)) * vlog_pos(u1)) * vcos2pi(u2);
 }
 
 /// Uniforms a laplace_sum of r draws takes.
@@ -66,7 +66,7 @@ DPR_HD DPR_FORCEINLINE V laplace_sum(const V* u, std::uint32_t r, V b) {
             pu = pu * u[j];
             pv = pv * u[r + j];
         }
-        return b * vlog(pv / pu);
+        return b * vlog_pos(pv / pu);
     }
     constexpr std::uint32_t c = product_chunk<R>();
     V g = V(R(0));
@@ -74,9 +74,9 @@ DPR_HD DPR_FORCEINLINE V laplace_sum(const V* u, std::uint32_t r, V b) {
         V p = u[j];
         const std::uint32_t end = j + c < r ? j + c : r;
         for (++j; j < end; ++j) p = p * u[j];
-        g = g - vlog(p);
+        g = g - vlog_pos(p);
     }
-    const V e = -vlog(u[r]);
+    const V e = -vlog_pos(u[r]);
     const V cs = vcos2pi(u[r + 1]);
     return V(R(2)) * b * vsqrt(g * e) * cs;
 }
