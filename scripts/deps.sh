@@ -6,6 +6,9 @@ pkgs=(cmake g++ ninja-build git
       libgtest-dev libeigen3-dev libboost-math-dev librandom123-dev
       libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
       python3 python3-numpy python3-matplotlib)
+# On x86-64, QEMU's user-mode emulator runs the test that executes dpregret on CPUs without AVX-512 / AVX
+# (tests/engine/test_cpu_isa.cpp).
+case "$(uname -m)" in x86_64|amd64) pkgs+=(qemu-user) ;; esac
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
