@@ -91,7 +91,7 @@ std::string interval(const KeySpec& spec) {
     std::string lo = (spec.min_exclusive || spec.min == -kInf) ? "(" : "[";
     lo += number(spec.min);
     // +inf itself is a valid Real (or list element) when max is +inf, so the interval is closed there.
-    std::string hi = number(spec.max) + (spec.max == kInf && integer ? ")" : "]");
+    std::string hi = number(spec.max) + ((spec.max == kInf && integer) || spec.max_exclusive ? ")" : "]");
     return lo + ", " + hi;
 }
 
@@ -100,6 +100,7 @@ bool in_range(const KeySpec& spec, double x) {
     if (std::isinf(x) && !(x > 0 && spec.max == kInf && spec.type != KeyType::Int)) return false;
     if (x < spec.min || x > spec.max) return false;
     if (spec.min_exclusive && x == spec.min) return false;
+    if (spec.max_exclusive && x == spec.max) return false;
     return true;
 }
 

@@ -36,6 +36,7 @@ struct KeySpec {
     const char* choices;      ///< for Choice: "padded|binary"
     const char* doc;          ///< one line: meaning, units, formula of the default
     bool min_exclusive = false; ///< the valid range is (min, max] rather than [min, max]
+    bool max_exclusive = false; ///< the valid range is [min, max) (or (min, max))
 };
 
 inline constexpr int kMaxKeys = 24;

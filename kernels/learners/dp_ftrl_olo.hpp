@@ -49,11 +49,11 @@ struct DpFtrlOlo {
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          kSphere
-             ? "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals ftrl-l2-ball)"
-             : "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals ftrl-l2-cube)",
+             ? "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to ftrl-l2-ball bit for bit; same automatic eta)"
+             : "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to ftrl-l2-cube bit for bit; same automatic eta)",
          true},
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
-         "privacy parameter delta in [0,1); needed by noise = gaussian"},
+         "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          kSphere ? "learning rate; auto = 1/sqrt(T) (ALGORITHMS.md A1 table, sphere row)"
                  : "learning rate; auto = sqrt(d/T) (ALGORITHMS.md A1 table, cube row)",

@@ -26,7 +26,7 @@ struct FakeDpFtrl {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "", "privacy parameter", true},
-        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "privacy parameter delta"},
+        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "privacy parameter delta", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "", "learning rate", true},
         {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary", "tree variant"},
         {"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none", "node noise"},

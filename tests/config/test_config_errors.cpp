@@ -132,11 +132,14 @@ TEST(ConfigErrors, OutOfRangeReals) {
     EXPECT_EQ(error_of(cfg({{10, "epsilon = nan"}})), "[learner] epsilon = nan" + eps);
     EXPECT_EQ(error_of(cfg({{10, "epsilon = -inf"}})), "[learner] epsilon = -inf" + eps);
     EXPECT_EQ(error_of(cfg({{10, "epsilon = \"-inf\""}})), "[learner] epsilon = \"-inf\"" + eps);
-    const std::string delta = " (config.toml:11:9): must be a number in [0, 1]";
+    // delta = 1 is no guarantee at all, so the range is half-open (KeySpec::max_exclusive).
+    const std::string delta = " (config.toml:11:9): must be a number in [0, 1)";
     EXPECT_EQ(error_of(cfg({{11, "delta = inf"}})), "[learner] delta = inf" + delta);
     EXPECT_EQ(error_of(cfg({{11, "delta = \"inf\""}})), "[learner] delta = \"inf\"" + delta);
     EXPECT_EQ(error_of(cfg({{11, "delta = -1e-9"}})), "[learner] delta = -1e-9" + delta);
     EXPECT_EQ(error_of(cfg({{11, "delta = 1.5"}})), "[learner] delta = 1.5" + delta);
+    EXPECT_EQ(error_of(cfg({{11, "delta = 1"}})), "[learner] delta = 1" + delta);
+    EXPECT_EQ(error_of(cfg({{11, "delta = 0.999999"}})), "(no error)");
     EXPECT_EQ(error_of(cfg({{11, "delta = nan"}})), "[learner] delta = nan" + delta);
     EXPECT_EQ(error_of(cfg({{7, "p = 1.0000001"}})),
               "[adversary] p = 1.0000001 (config.toml:7:5): must be a number in [0, 1]");

@@ -372,12 +372,14 @@ TEST(Config, DescribeKeysListsEveryKey) {
 
 TEST(Config, RangeText) {
     EXPECT_EQ(range_text(FakeDpFtrl::kKeys[0]), "a number in (0, inf]");
-    EXPECT_EQ(range_text(FakeDpFtrl::kKeys[1]), "a number in [0, 1]");
+    EXPECT_EQ(range_text(FakeDpFtrl::kKeys[1]), "a number in [0, 1)"); // max_exclusive
     EXPECT_EQ(range_text(FakeDpFtrl::kKeys[3]), "one of \"padded\", \"binary\"");
     EXPECT_EQ(range_text(FakeBernoulli::kKeys[2]), "an integer in [0, 4294967294]");
     EXPECT_EQ(range_text(FakeSwitching::kKeys[0]), "a list of numbers in [1, 4294967295]");
     EXPECT_EQ(range_text(run_keys()[4]), "true or false");
     const KeySpec any{"x", KeyType::Real, "0", -kInf, kInf, nullptr, ""};
+    const KeySpec open{"x", KeyType::Real, "0", 0.0, 1.0, nullptr, "", true, true};
+    EXPECT_EQ(range_text(open), "a number in (0, 1)");
     EXPECT_EQ(range_text(any), "a number in (-inf, inf]");
 }
 
