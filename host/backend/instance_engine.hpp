@@ -19,7 +19,7 @@ enum class Precision { Double, Float };
 struct LaunchRequest {
     std::string lanes = "auto"; ///< what vector lanes hold: "instances" or "coordinates" (both backends)
     std::string isa = "auto";   ///< CPU instruction set: "avx512", "avx2", "generic" (the fallback)
-    unsigned team_threads = 0;  ///< GPU threads per instance with coordinate lanes: 32 (a warp) .. 1024; 0 = auto
+    unsigned team_threads = 0;  ///< GPU threads per instance with coordinate lanes: 0 = auto, 32, 256 or 1024
 };
 
 struct EngineShape {

@@ -44,8 +44,8 @@ const std::vector<KeySpec>& run_keys() {
          "CPU instruction set of the kernels; auto = the best this CPU has (generic runs anywhere); cannot be "
          "swept"},
         {"team_threads", KeyType::Int, "0", 0.0, 1024.0, nullptr,
-         "GPU threads per instance with coordinate lanes: 32 (a warp) to 1024 (a block); 0 = auto from d; "
-         "cannot be swept"},
+         "GPU threads per instance with coordinate lanes: 0 = auto from d, 32 (a warp), 256 or 1024 (a block); "
+         "no other value; cannot be swept"},
     };
     return keys;
 }

@@ -32,8 +32,11 @@ struct DpFtrlExperts {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals hedge)", true},
-        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "privacy parameter delta in [0,1); needed by noise = gaussian"},
+         "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit for bit "
+         "given the same eta (the automatic etas differ: sqrt(ln d/(2T)) here, sqrt(8 ln d/T) for hedge)",
+         true},
+        {"delta", KeyType::Real, "0", 0.0, 1.0, "",
+         "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          "learning rate; auto = sqrt(ln d / (2T)) (ALGORITHMS.md A1, experts row)", true},
         {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",

@@ -48,7 +48,9 @@ struct DpMab {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         "privacy parameter eps > 0 of the whole play sequence; inf = no feedback noise (equals exp3)", true},
+         "privacy parameter eps > 0 of the whole play sequence; inf = no feedback noise: then equal to exp3 bit for "
+         "bit given the same eta and gamma (the automatic values differ: exp3 has gamma = 0)",
+         true},
         {"loss_bound", KeyType::Real, "1", 0.0, 1e12, "",
          "B of Lemma 4.2 [RECON]: replace-one sensitivity of the observed loss, max |<l - l', e_i>| = 1 for "
          "losses in [0,1]^N; lambda = B/eps",

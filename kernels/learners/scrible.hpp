@@ -82,7 +82,7 @@ inline constexpr KeySpec kEpsilonKey{
     0.0,
     kInf,
     "",
-    "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equals scrible-<set>)",
+    "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to scrible-<set> bit for bit when eta and b_tilde are automatic or equal)",
     true};
 inline constexpr KeySpec kCalibrationKey{
     "calibration",

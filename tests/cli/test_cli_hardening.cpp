@@ -301,6 +301,24 @@ TEST(DocsClaims, TheFtplTwinGuaranteeQuotedForEachSetIsWhatItReports) {
     }
 }
 
+// Item 13: docs/KEYS.md is the output of `dpregret run --list-keys`, so what it says about a key (its
+// range, its default, which twin it equals and when) is what the binary enforces.
+TEST(DocsClaims, KeysMdIsTheBinarysListKeysOutput) {
+    TempDir dir;
+    const CliResult r = run_cli(dir, "run --list-keys");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string doc = slurp(DPREGRET_SOURCE_DIR "/docs/KEYS.md");
+    const std::size_t a = doc.find("```\n");
+    ASSERT_NE(a, std::string::npos);
+    const std::size_t b = doc.find("```", a + 4);
+    ASSERT_NE(b, std::string::npos);
+    EXPECT_EQ(doc.substr(a + 4, b - a - 4), r.out)
+        << "regenerate docs/KEYS.md: the block between the fences is `dpregret run --list-keys`";
+    // The twins' claims say when they hold (the automatic learning rates differ).
+    EXPECT_TRUE(contains(r.out, "equal to hedge bit for bit given the same eta")) << r.out;
+    EXPECT_TRUE(contains(r.out, "equal to exp3 bit for bit given the same eta and gamma")) << r.out;
+}
+
 // Item 8: `dpregret sample` keeps its promise of finite values (parameters whose largest draw would
 // overflow are refused, naming the largest valid value, and that value itself gives finite draws), and
 // streams rows of any length (sample tree --T 4294967295 died with std::bad_alloc).
@@ -414,4 +432,77 @@ TEST(CliSampleLimits, LongRowsAreStreamedInSlicesThatReadBackExactly) {
     EXPECT_EQ(csv.column_names.back(), "t1048578");
     EXPECT_TRUE(npy.values == csv.values);
     EXPECT_NE(npy.values[1048577], 0.0);
+}
+
+// Item 9 (learner keys): values whose noise or step would leave the arithmetic the engine computes in
+// are refused naming the key that set them; the largest accepted value runs and writes finite regret.
+namespace {
+
+std::string learner_run(const std::string& adversary, const std::string& learner, const std::string& run = "") {
+    return "[run]\nrounds = 64\ninstances = 2\n" + run + "[adversary]\n" + adversary + "[learner]\n" + learner;
+}
+
+/// The regret columns (mean .. q95) of every row of summary.csv are finite numbers.
+void expect_finite_regret(const std::string& csv) {
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line); // header: point,algorithm,epsilon,delta,d,T,t,instances,mean,std,sem,q05,...,q95,...
+    int rows = 0;
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::stringstream ls(line);
+        for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+        ASSERT_GE(f.size(), 16u) << line;
+        for (std::size_t c = 8; c <= 15; ++c) EXPECT_TRUE(std::isfinite(std::stod(f[c]))) << c << ": " << line;
+        ++rows;
+    }
+    EXPECT_GT(rows, 0);
+}
+
+} // namespace
+
+TEST(CliLearnerRanges, NoiseAndStepsBeyondTheEnginesArithmeticAreRefusedNamingTheKey) {
+    TempDir dir;
+    const std::string bern = "kind = \"bernoulli\"\nd = 4\n";
+    struct Case {
+        std::string adversary, learner, needle;
+    } cases[] = {
+        {bern, "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\nnode_scale = 1e31\n",
+         "[learner] node_scale = 1e31 (c.toml:10:14): must be a number in (0, 1e30]"},
+        {bern, "algorithm = \"dp-ftrl-experts\"\nepsilon = 1e-40\n", "[learner] epsilon = 1e-40 (c.toml:9:11): gives a node noise scale of"},
+        {bern, "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\nnoise = \"gaussian\"\ndelta = 1\n",
+         "[learner] delta = 1 (c.toml:11:9): must be a number in [0, 1)"},
+        {"kind = \"unit-vectors\"\nd = 4\n", "algorithm = \"dp-ftpl-ball\"\nepsilon = 1e-40\ndelta = 1e-5\n",
+         "[learner] epsilon = 1e-40 (c.toml:9:11): gives a node noise scale of"},
+        {bern, "algorithm = \"dp-mab\"\nepsilon = 1\neta = 2e6\n", "[learner] eta = 2000000 (c.toml:10:7): must be a number in [0, 1000000]"},
+        {bern, "algorithm = \"dp-mab\"\nepsilon = 1e-13\n", "[learner] epsilon = 1e-13 (c.toml:9:11): gives a feedback noise scale lambda"},
+        {"kind = \"unit-vectors\"\nd = 2\n", "algorithm = \"scrible-ball\"\neta = 10\n", "[learner] eta = 10 (c.toml:9:7): gives eta n B~ = 20"},
+    };
+    for (const Case& c : cases) {
+        dir.write("c.toml", learner_run(c.adversary, c.learner));
+        const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << c.learner << r.err;
+        EXPECT_TRUE(contains(r.err, c.needle)) << c.needle << "\n" << r.err;
+        EXPECT_FALSE(fs::exists(dir.file("out"))) << c.learner;
+    }
+}
+
+TEST(CliLearnerRanges, TheLargestAcceptedNoiseRunsAndGivesFiniteRegretInEitherPrecision) {
+    TempDir dir;
+    struct Case {
+        std::string adversary, learner;
+    } cases[] = {
+        {"kind = \"bernoulli\"\nd = 4\n", "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\nnode_scale = 1e30\n"},
+        {"kind = \"unit-vectors\"\nd = 4\n", "algorithm = \"dp-ftpl-ball\"\nepsilon = 1\ndelta = 1e-5\nnode_scale = 1e30\n"},
+        {"kind = \"cube-coordinate\"\nd = 4\n", "algorithm = \"dp-ftrl-cube\"\nepsilon = 1\nnode_scale = 1e30\n"},
+        {"kind = \"bernoulli\"\nd = 4\n", "algorithm = \"dp-mab\"\nepsilon = 1\neta = 1e6\nnoise_scale = 1e12\n"},
+    };
+    for (const Case& c : cases)
+        for (const std::string precision : {"float", "double"}) {
+            fs::remove_all(dir.file("out"));
+            dir.write("c.toml", learner_run(c.adversary, c.learner, "precision = \"" + precision + "\"\n"));
+            const CliResult r = run_cli(dir, "run c.toml --out out --quiet");
+            ASSERT_EQ(r.rc, 0) << c.learner << precision << r.err;
+            expect_finite_regret(slurp(dir.file("out/summary.csv")));
+        }
 }

@@ -77,6 +77,27 @@ TEST(Engine, HedgeRegretOnASmallMatrixMatchesTheHandComputation) {
     EXPECT_NEAR(r[2], 2.0 / 3.0, 1e-15);
 }
 
+TEST(Engine, HedgeWithInfiniteEtaIsFollowTheLeaderSplittingTies) {
+    // eta = inf is the softmax's limit: x_t uniform over argmin L_{t-1} (hedge.hpp). It gave NaN regret
+    // (inf * 0) before issue 12. d = 3, losses (1,0,0), (0,1,0), (1,1,1):
+    //   t=1: no leader yet, x = (1/3,1/3,1/3), charged 1/3; L_1 = (1,0,0)      -> regret 1/3
+    //   t=2: leaders {2,3}, x = (0,1/2,1/2), charged 1/2; L_2 = (1,1,0)        -> regret 5/6
+    //   t=3: leader {3}, x = (0,0,1), charged 1;         L_3 = (2,2,1), min 1 -> regret 5/6
+    const std::vector<double> losses = {1, 0, 0, 0, 1, 0, 1, 1, 1};
+    const auto r = hedge_on_matrix(losses, 3, 3, dpr::kInf);
+    EXPECT_NEAR(r[0], 1.0 / 3.0, 1e-15);
+    EXPECT_NEAR(r[1], 5.0 / 6.0, 1e-15);
+    EXPECT_NEAR(r[2], 5.0 / 6.0, 1e-15);
+    // The private learner with its noise off shares the limit (its twin, bitwise).
+    const auto h = simulate("hedge", {{"eta", dpr::kInf}}, "bernoulli", {}, 8, 300, 6);
+    const auto p = simulate("dp-ftrl-experts", {{"eta", dpr::kInf}, {"epsilon", dpr::kInf}}, "bernoulli", {}, 8, 300, 6);
+    ASSERT_EQ(h.regret.size(), p.regret.size());
+    for (std::size_t i = 0; i < h.regret.size(); ++i) {
+        EXPECT_TRUE(std::isfinite(h.regret[i])) << i;
+        EXPECT_EQ(h.regret[i], p.regret[i]) << i;
+    }
+}
+
 TEST(Engine, HedgeRegretNeverExceedsItsBound) {
     // For losses in [0,1] and any eta: Regret_t <= ln d / eta + eta t / 8 at every t (C8). Checked at
     // every checkpoint, on every adversary, for three learning rates, over per-instance sequences.
