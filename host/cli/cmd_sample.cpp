@@ -44,7 +44,7 @@ namespace dpr::cli {
 namespace {
 
 // ---- limits (kernels/rng/stream.hpp counter layout) ----------------------------------------------
-constexpr std::uint64_t kMaxRows = rng::kMaxInstance - 1; // row i is RNG instance i, a 32-bit word
+constexpr std::uint64_t kMaxRows = rng::kMaxInstances; // row i is RNG instance i (never the reserved id)
 constexpr std::uint64_t kMaxT = rng::kMaxRound - 1;       // node indices and prefixes t < 2^32
 constexpr std::uint64_t kMaxSeed = 0xffffffffull;         // the seed is key word k0
 const std::string kRowsRange = "an integer in [1, 4294967295]";

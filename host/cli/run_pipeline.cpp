@@ -57,7 +57,8 @@ void check_point(const config::Point& p, const config::Config& cfg, const Learne
     case rng::LayoutError::Seed:
         throw UsageError("[run] seed must be an integer in [0, 4294967295]");
     case rng::LayoutError::Instances:
-        throw UsageError("[run] instances must be at most 2^32 (the instance field of the RNG counter)");
+        throw UsageError("[run] instances must be at most 4294967295 (the instance field of the RNG counter, "
+                         "whose last value is the shared loss sequence's)");
     case rng::LayoutError::Rounds:
         throw UsageError("[run] rounds must be below 2^32 (the round field of the RNG counter)");
     case rng::LayoutError::Elements:

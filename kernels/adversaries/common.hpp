@@ -46,7 +46,7 @@ namespace dpr::adversaries {
 /// `sequence` value of the one loss sequence shared by all instances of a config point. A
 /// per-instance sequence (adversary.per_instance = true) uses the instance index instead, so the
 /// instance index 0xFFFFFFFF is not available to per-instance sequences.
-inline constexpr std::uint32_t kSharedSequence = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kSharedSequence = rng::kReservedInstance;
 
 /// The address of one loss sequence: key (seed, stream) and the sequence index, which goes into
 /// StreamId::instance with Purpose::Adversary (independent of every learner draw, whose purposes
@@ -62,7 +62,9 @@ enum AdversarySub : std::uint32_t {
     kSubHidden = 1,
     kSubOrder = 2,
     kSubDirection = 3,
+    kSubsUsed = 4, ///< one past the largest; new subs go above kSubDirection
 };
+static_assert(kSubsUsed <= rng::kMaxSub, "adversary sub values must fit the counter's 8-bit sub field");
 
 /// The StreamId of one adversary draw.
 DPR_HD DPR_FORCEINLINE rng::StreamId adversary_stream(const SequenceCtx& ctx, std::uint32_t sub,

@@ -143,6 +143,13 @@ DPR_HD DPR_FORCEINLINE V padding_draw(NodeNoise law, const V* u, std::uint32_t r
 /// The most uniforms one round's tree stream uses: a Gaussian node (2) and a Laplace padding of up to 32
 /// draws (r + 2 = 34), rounded up to whole blocks.
 inline constexpr std::uint32_t kMaxTreeUniforms = 36;
+static_assert(kMaxTreeUniforms % 4 == 0 && kMaxTreeUniforms / 4 <= rng::kUniformBlocks,
+              "a round's tree stream must fit the hi blocks of a uniform stream (rng/lanes.hpp)");
+// The largest padding has r = ceil(log2 T) <= 32 draws (T < 2^32, rng::kMaxRound).
+static_assert(node_uniforms(NodeNoise::Laplace) + padding_uniforms(NodeNoise::Laplace, tree_depth(rng::kMaxRound - 1)) <=
+                      kMaxTreeUniforms &&
+                  node_uniforms(NodeNoise::Gaussian) + padding_uniforms(NodeNoise::Gaussian, 32) <= kMaxTreeUniforms,
+              "a node and the largest padding must fit kMaxTreeUniforms");
 
 /// Uniforms [0, n) of a stream into u[] (whole blocks: u must hold n rounded up to a multiple of 4).
 template <class R, class U>

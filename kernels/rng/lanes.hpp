@@ -23,6 +23,10 @@ namespace dpr::rng {
 
 /// The first block index of the lo words of a uniform stream (see the header).
 inline constexpr std::uint32_t kLoBlock = 1u << 15;
+/// Blocks of hi words a uniform stream may use (uniforms 0 .. 4 kUniformBlocks - 1); its lo words are blocks
+/// kLoBlock .. kLoBlock + kUniformBlocks - 1, so hi and lo never share a block and both fit the 16-bit field.
+inline constexpr std::uint32_t kUniformBlocks = kLoBlock;
+static_assert(kLoBlock + kUniformBlocks <= kMaxBlock, "lo blocks must fit the counter's 16-bit block field");
 
 /// The address of W streams that differ only in their element and/or instance words.
 template <class U>

@@ -16,9 +16,15 @@
 // Key words: k0 = seed (< 2^32), k1 = stream (0 unless a sweep asks for independent streams per
 // config point, see host/config docs).
 //
-// Limits that follow: seeds, instances, rounds, node indices and elements below 2^32 each; 256
-// purposes; 256 sub values; 65536 blocks (2^18 32-bit words) per element stream. check_layout()
-// reports a configuration that would overflow them; host code turns that into an error.
+// Limits that follow: seeds, rounds, node indices and elements below 2^32 each; instance ids below
+// 2^32 - 1 (0xFFFFFFFF is the shared loss sequence's, kReservedInstance); 256 purposes; 256 sub values;
+// 65536 blocks (2^18 32-bit words) per element stream.
+//   * The fields a configuration sets (seed, instances, rounds, elements = d) are checked at run time:
+//     check_layout() reports a configuration that would overflow them; host code turns that into an error.
+//   * sub and block values are chosen by the code, not by a configuration, so they are checked where they
+//     are chosen, at compile time: kSubsUsed (adversaries/common.hpp), kMaxTreeUniforms
+//     (mechanisms/tree_aggregation.hpp) and the uniform streams' block split (rng/lanes.hpp) each
+//     static_assert that they fit; WordStream (rng/uniform.hpp) wraps its block index by design.
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
@@ -50,7 +56,10 @@ enum class Purpose : std::uint8_t {
 
 inline constexpr std::uint64_t kMaxElement = 1ull << 32;
 inline constexpr std::uint64_t kMaxRound = 1ull << 32;
-inline constexpr std::uint64_t kMaxInstance = 1ull << 32;
+/// The instance id of the one loss sequence shared by all instances (adversaries::kSharedSequence): per-instance
+/// ids stop below it, so a point has at most kMaxInstances instances.
+inline constexpr std::uint32_t kReservedInstance = 0xFFFFFFFFu;
+inline constexpr std::uint64_t kMaxInstances = kReservedInstance;
 inline constexpr std::uint32_t kMaxSub = 1u << 8;
 inline constexpr std::uint32_t kMaxBlock = 1u << 16;
 
@@ -81,11 +90,12 @@ DPR_HD DPR_FORCEINLINE U32x4 draw_block(const StreamId& id, std::uint32_t block 
 /// Why a configuration does not fit the counter layout (Ok if it does).
 enum class LayoutError { Ok, Instances, Rounds, Elements, Seed };
 
-/// Checks that `instances` instances of `rounds` rounds with up to `elements` elements per draw fit.
+/// Checks that `instances` instances (ids 0 .. instances - 1, never kReservedInstance) of `rounds` rounds with up
+/// to `elements` elements per draw fit. sub and block are not configuration-dependent: see the header.
 inline constexpr LayoutError check_layout(std::uint64_t seed, std::uint64_t instances, std::uint64_t rounds,
                                           std::uint64_t elements) {
     if (seed >= (1ull << 32)) return LayoutError::Seed;
-    if (instances > kMaxInstance) return LayoutError::Instances;
+    if (instances > kMaxInstances) return LayoutError::Instances;
     // rounds are 1-indexed up to T, and tree node indices are < T: T itself must fit.
     if (rounds >= kMaxRound) return LayoutError::Rounds;
     if (elements > kMaxElement) return LayoutError::Elements;

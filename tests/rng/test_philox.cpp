@@ -7,6 +7,8 @@
 #include <Random123/philox.h>
 
 #include "kernels/rng/philox.hpp"
+#include "kernels/adversaries/common.hpp"
+#include "kernels/rng/lanes.hpp"
 #include "kernels/rng/stream.hpp"
 #include "rng/philox_kat.hpp"
 
@@ -59,7 +61,34 @@ TEST(Philox, CounterLayoutPutsEachFieldInItsWord) {
 TEST(Philox, LayoutLimitsAreEnforced) {
     EXPECT_EQ(check_layout(1, 1000, 1 << 20, 1 << 20), LayoutError::Ok);
     EXPECT_EQ(check_layout(1ull << 32, 1, 1, 1), LayoutError::Seed);
+    // ids 0 .. instances - 1 must stay below the shared sequence's id 0xFFFFFFFF (item 14 of issue 12)
+    EXPECT_EQ(check_layout(1, (1ull << 32) - 1, 1, 1), LayoutError::Ok);
+    EXPECT_EQ(check_layout(1, 1ull << 32, 1, 1), LayoutError::Instances);
     EXPECT_EQ(check_layout(1, (1ull << 32) + 1, 1, 1), LayoutError::Instances);
+    EXPECT_EQ(kReservedInstance, dpr::adversaries::kSharedSequence);
     EXPECT_EQ(check_layout(1, 1, 1ull << 32, 1), LayoutError::Rounds);
     EXPECT_EQ(check_layout(1, 1, 1, (1ull << 32) + 1), LayoutError::Elements);
+}
+
+// sub and block are chosen by the code (static_asserts where they are chosen, stream.hpp header): at their
+// largest values they stay in their own bits, and the last uniform of a uniform stream reads a hi block and a
+// lo block that are distinct and inside the 16-bit block field.
+TEST(Philox, SubAndBlockAtTheirLimitsStayInTheirFields) {
+    StreamId id;
+    id.purpose = Purpose::TreeStream;
+    id.sub = kMaxSub - 1;
+    const U32x4 c = make_counter(id, kMaxBlock - 1);
+    EXPECT_EQ(c.v[3] >> 24, static_cast<std::uint32_t>(Purpose::TreeStream));
+    EXPECT_EQ((c.v[3] >> 16) & 0xffu, kMaxSub - 1);
+    EXPECT_EQ(c.v[3] & 0xffffu, kMaxBlock - 1);
+    EXPECT_LT(static_cast<std::uint32_t>(dpr::adversaries::kSubsUsed), kMaxSub);
+    const std::uint32_t last_hi = kUniformBlocks - 1, last_lo = kLoBlock + kUniformBlocks - 1;
+    EXPECT_LT(last_hi, kLoBlock);
+    EXPECT_LE(last_lo, kMaxBlock - 1);
+    // uniform_at of the last index is built from exactly those two blocks.
+    const std::uint32_t j = 4 * kUniformBlocks - 1;
+    const U32x4 hi = draw_block(id, last_hi), lo = draw_block(id, last_lo);
+    const double expect = (static_cast<double>((static_cast<std::uint64_t>(hi.v[3]) << 20) | (lo.v[3] >> 12)) * 2.0 + 1.0) *
+                          0x1.0p-53;
+    EXPECT_EQ(uniform_at<double>(id, j), expect);
 }
