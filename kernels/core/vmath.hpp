@@ -4,7 +4,7 @@
 // contraction), so a scalar on the CPU, every SIMD width and a GPU thread compute the same bits. This is
 // what lets results be bitwise independent of the ISA and comparable bit for bit with the GPU (DESIGN.md
 // §4); the price is that these are not the C library's functions (they agree with glibc to <= 2 ulp on
-// the domains below; tests/simd/test_vmath.cpp measures it).
+// the domains below; tests/simd/test_simd.cpp measures it).
 //
 // Algorithms (Cephes, S. L. Moshier, "Methods and Programs for Mathematical Functions", 1989):
 //   log   x = m 2^e, m in [sqrt(1/2), sqrt(2)):  log x = f - f^2/2 + f^3 P(f)/Q(f) + e ln 2,  f = m - 1,

@@ -11,10 +11,14 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <limits>
+#include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "host/engine/cpu_isa.hpp"
+#include "host/engine/cpu_teams.hpp"
 #include "kernels/learners/registry.hpp"
 #include "kernels/sim/comparator.hpp"
 #include "kernels/sim/instance_loop.hpp"
@@ -326,4 +330,90 @@ TEST(FastPath_Stat, MetaTheFloatDoubleTestRejectsADifferentNoiseScale) {
     const auto b = simulate("dp-ftrl-experts", larger, "bernoulli", {}, 8, 512, 400, 2, 3, false, 6);
     std::string why;
     EXPECT_FALSE(same_law(a, b, &why)) << why;
+}
+
+// ---- argmin semantics, identical for every team (issue 12 item 14: an all-NaN argmin used to return
+// 0xFFFFFFFF and DP-FTPL then read out of bounds) ----------------------------------------------------------
+namespace {
+
+using KeyTable = std::vector<double>;
+
+/// argmin over keys by a CPU CoordTeam<double, 4> (keys padded to whole packs; the pad is masked out).
+std::pair<double, std::uint32_t> coord_argmin(const KeyTable& keys) {
+    constexpr int W = 4;
+    dpr::cpu::CoordTeam<double, W> team;
+    KeyTable padded(keys);
+    padded.resize((keys.size() + W - 1) / W * W + W, -1e300); // a pad that would win if it were not masked
+    const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](dpr::cpu::CoordIdx i) {
+        dpr::ArgContrib<dpr::simd::Pack<double, W>, 1> c;
+        c.key = dpr::simd::Pack<double, W>::load(padded.data() + i.base);
+        c.max[0] = c.key;
+        return c;
+    });
+    return {r.key, r.arg};
+}
+
+std::pair<double, std::uint32_t> serial_argmin(const KeyTable& keys) {
+    dpr::SerialTeam<double> team;
+    const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](std::uint32_t i) {
+        dpr::ArgContrib<double, 1> c;
+        c.key = keys[i];
+        c.max[0] = keys[i];
+        return c;
+    });
+    return {r.key, r.arg};
+}
+
+std::pair<double, std::uint32_t> warp_argmin(const KeyTable& keys) {
+    dpr::test::LaneGroup group(32);
+    std::vector<std::pair<double, std::uint32_t>> out(32);
+    std::vector<std::thread> threads;
+    for (std::uint32_t lane = 0; lane < 32; ++lane)
+        threads.emplace_back([&, lane] {
+            dpr::test::EmuTeam<double> team;
+            team.g = &group;
+            team.lane = lane;
+            const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](std::uint32_t i) {
+                dpr::ArgContrib<double, 1> c;
+                c.key = keys[i];
+                c.max[0] = keys[i];
+                return c;
+            });
+            out[lane] = {r.key, r.arg};
+        });
+    for (auto& t : threads) t.join();
+    for (const auto& o : out) EXPECT_EQ(o.second, out[0].second);
+    return out[0];
+}
+
+} // namespace
+
+TEST(FastPath, ArgminIsTheLowestIndexOfTheSmallestKeyNaNNeverWinsAndAllNaNIsInBounds) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    struct Case {
+        KeyTable keys;
+        bool nan_key;
+        std::uint32_t arg;
+    };
+    std::vector<Case> cases = {
+        {{3, 1, 2, 1, 5}, false, 1},                  // ties: the lowest index
+        {{nan, 4, nan, 2, 2, nan}, false, 3},         // NaN is skipped, never wins
+        {{nan, nan, nan}, true, 0},                   // all NaN: NaN key, index 0 (in bounds)
+        {{7}, false, 0},
+    };
+    // Longer than a CPU tile (kTile) and than 32 lanes: the minimum in a later tile, tied across tiles.
+    KeyTable big(3 * dpr::cpu::kTile + 5, 10.0);
+    big[dpr::cpu::kTile + 17] = -2;
+    big[2 * dpr::cpu::kTile + 1] = -2;
+    big[0] = nan;
+    cases.push_back({big, false, dpr::cpu::kTile + 17});
+    cases.push_back({KeyTable(dpr::cpu::kTile + 3, nan), true, 0});
+    for (const Case& c : cases)
+        for (const auto& [name, r] : {std::pair{"serial", serial_argmin(c.keys)},
+                                      std::pair{"coordinate lanes", coord_argmin(c.keys)},
+                                      std::pair{"emulated warp", warp_argmin(c.keys)}}) {
+            EXPECT_EQ(std::isnan(r.first), c.nan_key) << name << " n = " << c.keys.size();
+            EXPECT_EQ(r.second, c.arg) << name << " n = " << c.keys.size();
+            EXPECT_LT(r.second, c.keys.size()) << name;
+        }
 }
