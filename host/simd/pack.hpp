@@ -450,6 +450,54 @@ DPR_FORCEINLINE Pack<T, W> vsqrt(const Pack<T, W>& x) {
     return r;
 }
 
+/// a b + c with one rounding, lane by lane (lanes.hpp's vfma): the FMA instructions where the ISA has them
+/// (x86-64-v3 and v4), else the C library's fma per lane (exact, slow: the generic ISA is a fallback).
+template <class T, int W>
+DPR_FORCEINLINE Pack<T, W> vfma(const Pack<T, W>& a, const Pack<T, W>& b, const Pack<T, W>& c) {
+    static_assert(std::is_floating_point<T>::value, "vfma of float or double lanes");
+    using P = Pack<T, W>;
+    using C = typename P::chunk;
+    constexpr int bytes = static_cast<int>(sizeof(C));
+    P r;
+    for (int k = 0; k < P::N; ++k) {
+#if defined(__AVX512F__)
+        if constexpr (bytes == 64) {
+            if constexpr (sizeof(T) == 4)
+                r.c[k] = detail::from_reg<C>(_mm512_fmadd_ps(detail::as_reg<__m512>(a.c[k]), detail::as_reg<__m512>(b.c[k]),
+                                                             detail::as_reg<__m512>(c.c[k])));
+            else
+                r.c[k] = detail::from_reg<C>(_mm512_fmadd_pd(detail::as_reg<__m512d>(a.c[k]),
+                                                             detail::as_reg<__m512d>(b.c[k]), detail::as_reg<__m512d>(c.c[k])));
+            continue;
+        }
+#endif
+#if defined(__FMA__)
+        if constexpr (bytes == 32) {
+            if constexpr (sizeof(T) == 4)
+                r.c[k] = detail::from_reg<C>(_mm256_fmadd_ps(detail::as_reg<__m256>(a.c[k]), detail::as_reg<__m256>(b.c[k]),
+                                                             detail::as_reg<__m256>(c.c[k])));
+            else
+                r.c[k] = detail::from_reg<C>(_mm256_fmadd_pd(detail::as_reg<__m256d>(a.c[k]),
+                                                             detail::as_reg<__m256d>(b.c[k]), detail::as_reg<__m256d>(c.c[k])));
+            continue;
+        }
+        if constexpr (bytes == 16) {
+            if constexpr (sizeof(T) == 4)
+                r.c[k] = detail::from_reg<C>(_mm_fmadd_ps(detail::as_reg<__m128>(a.c[k]), detail::as_reg<__m128>(b.c[k]),
+                                                          detail::as_reg<__m128>(c.c[k])));
+            else
+                r.c[k] = detail::from_reg<C>(_mm_fmadd_pd(detail::as_reg<__m128d>(a.c[k]), detail::as_reg<__m128d>(b.c[k]),
+                                                          detail::as_reg<__m128d>(c.c[k])));
+            continue;
+        }
+#endif
+        for (int i = 0; i < P::L::C; ++i)
+            r.c[k][i] = sizeof(T) == 4 ? __builtin_fmaf(a.c[k][i], b.c[k][i], c.c[k][i])
+                                       : __builtin_fma(a.c[k][i], b.c[k][i], c.c[k][i]);
+    }
+    return r;
+}
+
 /// Philox's 32 x 32 -> 64-bit products, lane by lane: returns the low words, writes the high words.
 template <int W>
 DPR_FORCEINLINE Pack<std::uint32_t, W> mulhilo32(const Pack<std::uint32_t, W>& a, std::uint32_t m,

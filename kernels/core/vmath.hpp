@@ -1,10 +1,13 @@
 #pragma once
 // exp, log and cos(2 pi u) for lane values (kernels/core/lanes.hpp), float and double, written once from
-// exact or correctly rounded primitives (+, -, *, /, select, bit casts; no FMA: the build disables
-// contraction), so a scalar on the CPU, every SIMD width and a GPU thread compute the same bits. This is
-// what lets results be bitwise independent of the ISA and comparable bit for bit with the GPU (DESIGN.md
-// §4); the price is that these are not the C library's functions (they agree with glibc to <= 2 ulp on
-// the domains below; tests/simd/test_simd.cpp measures it).
+// correctly rounded primitives (+, -, *, /, fused multiply-add vfma, select, bit casts; the build forbids the
+// compiler to contract a * b + c on its own, so every fusion is an explicit vfma, kernels/core/lanes.hpp), so
+// a scalar on the CPU, every SIMD width and a GPU thread compute the same bits. This is what lets results be
+// bitwise independent of the ISA and comparable bit for bit with the GPU (DESIGN.md §4); the price is that
+// these are not the C library's functions (they agree with glibc to <= 1 ulp on the domains below;
+// tests/simd/test_simd.cpp measures it). The polynomials are evaluated by Horner's rule in vfma steps: half
+// the operations of separate multiplies and adds (the CPU's ISAs with FMA and every GPU do one in one
+// instruction; the generic x86-64 ISA calls the C library's exact fma per lane, correct but slow).
 //
 // Algorithms (Cephes, S. L. Moshier, "Methods and Programs for Mathematical Functions", 1989):
 //   log   x = m 2^e, m in [sqrt(1/2), sqrt(2)):  log x = f - f^2/2 + f^3 P(f)/Q(f) + e ln 2,  f = m - 1,
@@ -44,21 +47,21 @@ DPR_HD DPR_FORCEINLINE V vlog_core_double(V x) {
     const V f = select(below, (m + m) - V(1.0), m - V(1.0));
     const V z = f * f;
     V p = V(1.01875663804580931796E-4);
-    p = p * f + V(4.97494994976747001425E-1);
-    p = p * f + V(4.70579119878881725854E0);
-    p = p * f + V(1.44989225341610930846E1);
-    p = p * f + V(1.79368678507819816313E1);
-    p = p * f + V(7.70838733755885391666E0);
+    p = vfma(p, f, V(4.97494994976747001425E-1));
+    p = vfma(p, f, V(4.70579119878881725854E0));
+    p = vfma(p, f, V(1.44989225341610930846E1));
+    p = vfma(p, f, V(1.79368678507819816313E1));
+    p = vfma(p, f, V(7.70838733755885391666E0));
     V q = f + V(1.12873587189167450590E1);
-    q = q * f + V(4.52279145837532221105E1);
-    q = q * f + V(8.29875266912776603211E1);
-    q = q * f + V(7.11544750618563894466E1);
-    q = q * f + V(2.31251620126765340583E1);
+    q = vfma(q, f, V(4.52279145837532221105E1));
+    q = vfma(q, f, V(8.29875266912776603211E1));
+    q = vfma(q, f, V(7.11544750618563894466E1));
+    q = vfma(q, f, V(2.31251620126765340583E1));
     V y = f * (z * p / q);
-    y = y - e * V(2.121944400546905827679e-4);
-    y = y - V(0.5) * z;
+    y = vfma(e, V(-2.121944400546905827679e-4), y);
+    y = vfma(V(-0.5), z, y);
     V r = f + y;
-    return r + e * V(0.693359375);
+    return vfma(e, V(0.693359375), r);
 }
 
 template <class V>
@@ -88,19 +91,19 @@ DPR_HD DPR_FORCEINLINE V vlog_core_float(V x) {
     const V f = select(below, (m + m) - V(1.0f), m - V(1.0f));
     const V z = f * f;
     V y = V(7.0376836292E-2f);
-    y = y * f - V(1.1514610310E-1f);
-    y = y * f + V(1.1676998740E-1f);
-    y = y * f - V(1.2420140846E-1f);
-    y = y * f + V(1.4249322787E-1f);
-    y = y * f - V(1.6668057665E-1f);
-    y = y * f + V(2.0000714765E-1f);
-    y = y * f - V(2.4999993993E-1f);
-    y = y * f + V(3.3333331174E-1f);
+    y = vfma(y, f, V(-1.1514610310E-1f));
+    y = vfma(y, f, V(1.1676998740E-1f));
+    y = vfma(y, f, V(-1.2420140846E-1f));
+    y = vfma(y, f, V(1.4249322787E-1f));
+    y = vfma(y, f, V(-1.6668057665E-1f));
+    y = vfma(y, f, V(2.0000714765E-1f));
+    y = vfma(y, f, V(-2.4999993993E-1f));
+    y = vfma(y, f, V(3.3333331174E-1f));
     y = y * f * z;
-    y = y - e * V(2.12194440e-4f);
-    y = y - V(0.5f) * z;
+    y = vfma(e, V(-2.12194440e-4f), y);
+    y = vfma(V(-0.5f), z, y);
     V r = f + y;
-    return r + e * V(0.693359375f);
+    return vfma(e, V(0.693359375f), r);
 }
 
 template <class V>
@@ -123,25 +126,25 @@ DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
     // kMin keeps every intermediate normal: for x >= -708, 2^n >= 2^-1021 and p >= 0.7 (no subnormal product).
     constexpr double kMax = 709.782712893383973096, kMin = -708.0;
     const V xc = vmin(vmax(x, V(kMin)), V(kMax));
-    const V t = xc * V(1.44269504088896340736) + V(kRound);
+    const V t = vfma(xc, V(1.44269504088896340736), V(kRound));
     const V n = t - V(kRound); // round(x / ln 2), an exact integer in [-1022, 1024]
-    V r = xc - n * V(6.93145751953125E-1);
-    r = r - n * V(1.42860682030941723212E-6);
+    V r = vfma(n, V(-6.93145751953125E-1), xc);
+    r = vfma(n, V(-1.42860682030941723212E-6), r);
     // Taylor series of exp(r) to r^13 (Horner).
     V p = V(1.0 / 6227020800.0);
-    p = p * r + V(1.0 / 479001600.0);
-    p = p * r + V(1.0 / 39916800.0);
-    p = p * r + V(1.0 / 3628800.0);
-    p = p * r + V(1.0 / 362880.0);
-    p = p * r + V(1.0 / 40320.0);
-    p = p * r + V(1.0 / 5040.0);
-    p = p * r + V(1.0 / 720.0);
-    p = p * r + V(1.0 / 120.0);
-    p = p * r + V(1.0 / 24.0);
-    p = p * r + V(1.0 / 6.0);
-    p = p * r + V(0.5);
-    p = p * r + V(1.0);
-    p = p * r + V(1.0);
+    p = vfma(p, r, V(1.0 / 479001600.0));
+    p = vfma(p, r, V(1.0 / 39916800.0));
+    p = vfma(p, r, V(1.0 / 3628800.0));
+    p = vfma(p, r, V(1.0 / 362880.0));
+    p = vfma(p, r, V(1.0 / 40320.0));
+    p = vfma(p, r, V(1.0 / 5040.0));
+    p = vfma(p, r, V(1.0 / 720.0));
+    p = vfma(p, r, V(1.0 / 120.0));
+    p = vfma(p, r, V(1.0 / 24.0));
+    p = vfma(p, r, V(1.0 / 6.0));
+    p = vfma(p, r, V(0.5));
+    p = vfma(p, r, V(1.0));
+    p = vfma(p, r, V(1.0));
     // 2^n as 2 * 2^(n-1): n = bits(t) - bits(kRound) as an integer; the exponent field n - 1 + 1023 is in
     // [1, 2046] for n in [-1021, 1024], so the scale is a normal number and p 2^n overflows only if exp(x) does.
     const I ni = bit_cast<std::int64_t>(t) - I(0x4338000000000000ll);
@@ -159,17 +162,17 @@ DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
     // As in double: every intermediate stays normal (x >= -86: 2^(n-1) >= 2^-125).
     constexpr float kMax = 88.7228317f, kMin = -86.0f;
     const V xc = vmin(vmax(x, V(kMin)), V(kMax));
-    const V t = xc * V(1.44269504088896341f) + V(kRound);
+    const V t = vfma(xc, V(1.44269504088896341f), V(kRound));
     const V n = t - V(kRound);
-    V r = xc - n * V(0.693359375f);
-    r = r - n * V(-2.12194440e-4f);
+    V r = vfma(n, V(-0.693359375f), xc);
+    r = vfma(n, V(2.12194440e-4f), r);
     V p = V(1.9875691500E-4f);
-    p = p * r + V(1.3981999507E-3f);
-    p = p * r + V(8.3334519073E-3f);
-    p = p * r + V(4.1665795894E-2f);
-    p = p * r + V(1.6666665459E-1f);
-    p = p * r + V(5.0000001201E-1f);
-    p = p * (r * r) + r + V(1.0f);
+    p = vfma(p, r, V(1.3981999507E-3f));
+    p = vfma(p, r, V(8.3334519073E-3f));
+    p = vfma(p, r, V(4.1665795894E-2f));
+    p = vfma(p, r, V(1.6666665459E-1f));
+    p = vfma(p, r, V(5.0000001201E-1f));
+    p = vfma(p, r * r, r) + V(1.0f);
     const I ni = bit_cast<std::int32_t>(t) - I(0x4B400000);
     const V scale = bit_cast<float>((ni + I(126)) << 23); // 2^(n-1), normal for n in [-125, 128]
     V res = (p + p) * scale;
@@ -184,16 +187,16 @@ DPR_HD DPR_FORCEINLINE V vcos2pi_double(V u) {
     const V a2 = a * a;
     // sin(a) = a + a^3 p(a^2), p(s) = sum_{k=1..10} (-1)^k s^(k-1) / (2k+1)!  (Horner from k = 10).
     V p = V(1.0 / 51090942171709440000.0);
-    p = p * a2 - V(1.0 / 121645100408832000.0);
-    p = p * a2 + V(1.0 / 355687428096000.0);
-    p = p * a2 - V(1.0 / 1307674368000.0);
-    p = p * a2 + V(1.0 / 6227020800.0);
-    p = p * a2 - V(1.0 / 39916800.0);
-    p = p * a2 + V(1.0 / 362880.0);
-    p = p * a2 - V(1.0 / 5040.0);
-    p = p * a2 + V(1.0 / 120.0);
-    p = p * a2 - V(1.0 / 6.0);
-    return -(a + a * a2 * p);
+    p = vfma(p, a2, V(-(1.0 / 121645100408832000.0)));
+    p = vfma(p, a2, V(1.0 / 355687428096000.0));
+    p = vfma(p, a2, V(-(1.0 / 1307674368000.0)));
+    p = vfma(p, a2, V(1.0 / 6227020800.0));
+    p = vfma(p, a2, V(-(1.0 / 39916800.0)));
+    p = vfma(p, a2, V(1.0 / 362880.0));
+    p = vfma(p, a2, V(-(1.0 / 5040.0)));
+    p = vfma(p, a2, V(1.0 / 120.0));
+    p = vfma(p, a2, V(-(1.0 / 6.0)));
+    return -vfma(a * a2, p, a);
 }
 
 template <class V>
@@ -201,11 +204,11 @@ DPR_HD DPR_FORCEINLINE V vcos2pi_float(V u) {
     const V a = V(6.28318530717958648f) * (V(0.25f) - vabs(u - V(0.5f)));
     const V a2 = a * a;
     V p = V(-2.5052108385441720e-08f);
-    p = p * a2 + V(2.7557319223985893e-06f);
-    p = p * a2 - V(1.9841269841269841e-04f);
-    p = p * a2 + V(8.3333333333333332e-03f);
-    p = p * a2 - V(1.6666666666666666e-01f);
-    return -(a + a * a2 * p);
+    p = vfma(p, a2, V(2.7557319223985893e-06f));
+    p = vfma(p, a2, V(-1.9841269841269841e-04f));
+    p = vfma(p, a2, V(8.3333333333333332e-03f));
+    p = vfma(p, a2, V(-1.6666666666666666e-01f));
+    return -vfma(a * a2, p, a);
 }
 
 } // namespace vmath_detail
