@@ -4,8 +4,8 @@
 //   sample laplace|gaussian|exponential|gumbel|gamma  ->  a length-N vector, draw i from the stream
 //       StreamId{seed, stream 0, instance i, Purpose::Inspect, sub 0, round 0, element 0}
 //   sample tree  ->  an N x T matrix, row i = prefix noise Z_0..Z_{T-1} of instance i, coordinate 0,
-//       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; node streams Purpose::TreeNode,
-//       padding Purpose::TreePadding, exactly as a learner instance i with that seed would draw them)
+//       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; the per-round tree streams
+//       Purpose::TreeStream, exactly as a learner instance i with that seed and precision double draws them)
 //
 // Every value is a pure function of (seed, row, column), so the output does not depend on the number of
 // threads used here, and row i does not depend on --n.
@@ -139,8 +139,9 @@ constexpr const char* kGammaHelp = R"TXT(Gamma(k, theta) in the shape-scale para
   --scale   theta > 0: the scale (not the rate 1/theta), in the units of x
   sampler   Marsaglia-Tsang (2000) rejection (a variable number of random words per draw);
             k < 1 via Gamma(k + 1) U^(1/k).
-  theta (G1 - G2) with G1, G2 ~ Gamma(k, 1) independent is the sum of k iid Laplace(theta) draws:
-  how the padded tree draws its fresh padding noise in one shot (DESIGN.md §5).
+  theta (G1 - G2) with G1, G2 ~ Gamma(k, 1) independent is the sum of k iid Laplace(theta) draws
+  (DESIGN.md §5); the padded tree draws that sum with a cheaper exact transform of uniforms
+  (noise::laplace_sum, docs/RANDOMNESS.md §4).
 
 Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
   dpregret sample gamma --shape 2.5 --scale 2 --n 100000 --seed 1 --out gamma.npy
@@ -392,12 +393,14 @@ double log_gamma_unit_bound(double k) {
 }
 
 /// ln of the largest |Z_t| / scale of `sample tree` over every T < 2^32: at most k = ceil(log2 T) <= 32
-/// node draws plus the padding (noise::laplace_sum: sum of <= 12 exponential pairs, or a Gamma(k)
-/// difference; noise::gaussian_sum: one normal of sd sqrt(k) scale).
+/// node draws plus the padding of r <= k draws (kernels/noise/lane_noise.hpp): for Laplace, r <= 3 is
+/// ln(product of r uniforms / product of r uniforms), at most r (-ln u_min); r >= 4 is 2 sqrt(G E) cos(2 pi u)
+/// with G <= r (-ln u_min) and E <= -ln u_min, at most 2 sqrt(r) (-ln u_min) -- the larger, at r = 32; for
+/// Gaussian nodes the padding is one normal of sd sqrt(r).
 double log_tree_unit_bound(bool laplace) {
     const double k = 32.0;
     if (!laplace) return std::log(k * kMaxNormalUnit + std::sqrt(k) * kMaxNormalUnit);
-    const double padding = std::max(12.0 * kMaxNegLogU, std::exp(log_gamma_unit_bound(k)));
+    const double padding = std::max(3.0 * kMaxNegLogU, 2.0 * std::sqrt(k) * kMaxNegLogU);
     return std::log(k * kMaxLaplaceUnit + padding);
 }
 

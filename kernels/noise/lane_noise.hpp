@@ -5,7 +5,7 @@
 //
 //   laplace_from_u(u, b)       inverse CDF of Laplace(0, b): b ln(2u) for u < 1/2, -b ln(2(1-u)) else
 //   normal_from_u(u1, u2)      Box-Muller, cosine branch: sqrt(-2 ln u1) cos(2 pi u2)
-//   laplace_sum(src, r, b)     the sum of r iid Laplace(b) draws in one shot (the AS17 padding of
+//   laplace_sum(u, r, b)       the sum of r iid Laplace(b) draws in one shot (the AS17 padding of
 //                              DESIGN.md §5; valid because a padding draw is used at one prefix only):
 //                                r <= 3: b ln(prod v_j / prod u_j), u, v the first 2r uniforms
 //                                        (Laplace = E1 - E2; a sum of r unit exponentials is
@@ -17,7 +17,7 @@
 //                                                                   r + 2 uniforms, ceil(r/c) + 1 logs
 //                              The product is split in chunks of c = 5 (float) / 19 (double) factors so
 //                              that it never leaves the normal range (u >= 2^-24, 2^-53).
-//   gaussian_sum(src, r, s)    N(0, r s^2): one Box-Muller normal                         2 uniforms
+//   gaussian_sum(u, r, s)      N(0, r s^2): one Box-Muller normal                         2 uniforms
 // The numbers of uniforms are functions of r only, never of the values drawn (no rejection), so lanes
 // stay in step and every lane's draw is the same function of its own stream. The samplers read their
 // uniforms from an array (uniform j of the stream at u[j]), filled a whole Philox block at a time by the

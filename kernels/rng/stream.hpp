@@ -7,12 +7,15 @@
 // Counter bit layout (Philox4x32 counter words c0..c3):
 //     c0  [31:0]   element   index of the draw inside (instance, purpose, sub, round): a coordinate,
 //                            a coordinate pair, an arm ...                          < 2^32
-//     c1  [31:0]   round     the round t, or a tree node's index m                  < 2^32
+//     c1  [31:0]   round     the round t (tree streams: s, for round s + 1's fresh    < 2^32
+//                            tree randomness; mechanisms/tree_aggregation.hpp)
 //     c2  [31:0]   instance  learner instance inside a config point                 < 2^32
 //     c3  [31:24]  purpose   what the draw is for (Purpose below)                   < 2^8
-//         [23:16]  sub       purpose-specific: tree level j, Gamma component ...    < 2^8
+//         [23:16]  sub       purpose-specific (the adversaries' kSub* values;       < 2^8
+//                            0 for every learner purpose of stream layout 2)
 //         [15:0]   block     consecutive 128-bit blocks of one element's stream     < 2^16
-//                            (only rejection samplers use more than block 0)
+//                            (uniform streams: hi words from block 0 up, lo words from
+//                            block 2^15 up, rng/lanes.hpp; WordStream: 0, 1, 2 ...)
 // Key words: k0 = seed (< 2^32), k1 = stream (0 unless a sweep asks for independent streams per
 // config point, see host/config docs).
 //
