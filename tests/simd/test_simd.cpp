@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "host/engine/cpu_isa.hpp"
+#include "host/simd/pack.hpp"
 #include "kernels/core/vmath.hpp"
 #include "kernels/noise/lane_noise.hpp"
 #include "kernels/rng/lanes.hpp"
@@ -164,9 +165,22 @@ TEST(VMath, EdgeValuesAreTheDocumentedOnes) {
 }
 
 TEST(PhiloxLanes, KnownAnswerVectorsForEveryLane) {
+    // Random123's vectors through the scalar function and through a 16-lane pack (this file's ISA), each
+    // vector's counter in every lane position in turn, the other lanes holding other counters.
+    using P = simd::Pack<std::uint32_t, 16>;
     for (const auto& k : test::kPhiloxKat) {
         const rng::U32x4 r = rng::philox4x32_10(k.ctr, k.key);
         for (int w = 0; w < 4; ++w) EXPECT_EQ(r.v[w], k.expected.v[w]);
+        for (int lane = 0; lane < 16; ++lane) {
+            P c[4];
+            for (int w = 0; w < 4; ++w) {
+                alignas(64) std::uint32_t v[16];
+                for (int l = 0; l < 16; ++l) v[l] = l == lane ? k.ctr.v[w] : k.ctr.v[w] ^ (0x9E3779B9u * (l + 1));
+                c[w] = P::load(v);
+            }
+            const rng::Words4<P> out = rng::philox_lanes<P>(c[0], c[1], c[2], c[3], k.key.v[0], k.key.v[1]);
+            for (int w = 0; w < 4; ++w) EXPECT_EQ(out.w[w][lane], k.expected.v[w]) << "lane " << lane << " word " << w;
+        }
     }
 }
 
