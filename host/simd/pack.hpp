@@ -457,7 +457,7 @@ DPR_FORCEINLINE Pack<T, W> vfma(const Pack<T, W>& a, const Pack<T, W>& b, const 
     static_assert(std::is_floating_point<T>::value, "vfma of float or double lanes");
     using P = Pack<T, W>;
     using C = typename P::chunk;
-    constexpr int bytes = static_cast<int>(sizeof(C));
+    [[maybe_unused]] constexpr int bytes = static_cast<int>(sizeof(C));
     P r;
     for (int k = 0; k < P::N; ++k) {
 #if defined(__AVX512F__)
