@@ -23,7 +23,7 @@ struct PointJob {
     unsigned threads = 1;
     std::size_t chunk_bytes = std::size_t{32} << 20; ///< memory budget for one shared loss chunk
     /// Work budget of one chunk in expert-rounds (instances x rounds x d): bounds the time between
-    /// progress updates and interrupt checks (~0.1-1 s on a CPU); 0 = backend default.
+    /// progress updates and interrupt checks; 0 = backend default (CPU 2^27, at least 8 rounds; CUDA 2^34).
     std::uint64_t chunk_work = 0;
     std::function<void(std::uint64_t instance_rounds)> on_progress; ///< called after each chunk
     std::function<bool()> interrupted;                               ///< polled between chunks
