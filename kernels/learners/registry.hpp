@@ -1,6 +1,8 @@
 #pragma once
-// Every learner the engine knows, one line each. Both backends instantiate from this list.
+// Every learner the engine knows, one line each. Both backends instantiate from this list, and every entry
+// is checked against the learner contract at compile time (kernels/learners/contract.hpp).
 #include "kernels/core/type_list.hpp"
+#include "kernels/learners/contract.hpp"
 #include "kernels/learners/dp_ftpl.hpp"
 #include "kernels/learners/dp_ftrl_experts.hpp"
 #include "kernels/learners/dp_ftrl_olo.hpp"
@@ -15,5 +17,7 @@ namespace dpr::learners {
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex>;
+
+static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 
 } // namespace dpr::learners

@@ -1,0 +1,99 @@
+// The compile-time learner contract (kernels/learners/contract.hpp): every registered learner satisfies it
+// (registry.hpp static_asserts that; here it is restated member by member so a failure names the member), and
+// each member check rejects a learner that gets that member wrong -- a checker that accepted anything would
+// pass the first half and fail the second.
+#include <array>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernels/learners/contract.hpp"
+#include "kernels/learners/registry.hpp"
+
+namespace dpr::learners {
+namespace {
+
+namespace c = contract;
+
+template <class L>
+void expect_conforms() {
+    EXPECT_TRUE(c::HasName<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasGeometry<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasKeys<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasLaneFlag<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasParams<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasResolve<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasCheck<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasPrivacy<L>::value) << L::kName;
+    EXPECT_TRUE(c::HasWorkspace<L>::value) << L::kName;
+    EXPECT_TRUE((c::HasInit<L, double>::value)) << L::kName;
+    EXPECT_TRUE((c::HasRound<L, double>::value)) << L::kName;
+    EXPECT_TRUE((c::HasRound<L, float>::value)) << L::kName;
+    EXPECT_TRUE(c::DiagnosticsConsistent<L>::value) << L::kName;
+}
+
+TEST(LearnerContract, EveryRegisteredLearnerSatisfiesEveryMember) {
+    int n = 0;
+    for_each_type(AllLearners{}, [&](auto tag) {
+        expect_conforms<typename decltype(tag)::type>();
+        ++n;
+    });
+    EXPECT_EQ(n, static_cast<int>(AllLearners::size));
+}
+
+// Mutants of a correct learner (Hedge), each shadowing one member with a wrong declaration.
+struct WrongName : Hedge {
+    static constexpr int kName = 3;
+};
+struct WrongGeometry : Hedge {
+    static constexpr int kGeometry = 0;
+};
+struct WrongKeys : Hedge {
+    static constexpr std::array<const char*, 1> kKeys = {"eta"};
+};
+struct WrongLaneFlag : Hedge {
+    static constexpr int kInstanceLanes = 1;
+};
+struct WrongPrivacy : Hedge {
+    static double privacy(const Params&) { return 1.0; }
+};
+struct WrongCheck : Hedge {
+    static bool check(const KeyValues&, const Problem&) { return true; } // no Diagnostic to explain a refusal
+};
+struct WrongWorkspace : Hedge {
+    static std::uint64_t workspace(const Params&) { return 0; }
+};
+struct NonTrivialParams : Hedge {
+    struct Params {
+        std::string label; // not trivially copyable: cannot be copied to the GPU as bytes
+    };
+};
+struct WrongRound : Hedge {
+    template <class Team, class WS, class Row>
+    static double round(const Params&, const Team&, const WS&, std::uint64_t, const Row&) { return 0.0; }
+};
+struct DiagnosticsWithoutReader : Hedge {
+    static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
+};
+
+TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
+    EXPECT_TRUE(c::HasName<Hedge>::value);
+    EXPECT_FALSE(c::HasName<WrongName>::value);
+    EXPECT_FALSE(c::HasGeometry<WrongGeometry>::value);
+    EXPECT_FALSE(c::HasKeys<WrongKeys>::value);
+    EXPECT_FALSE(c::HasLaneFlag<WrongLaneFlag>::value);
+    EXPECT_FALSE(c::HasPrivacy<WrongPrivacy>::value);
+    EXPECT_FALSE(c::HasCheck<WrongCheck>::value);
+    EXPECT_FALSE(c::HasWorkspace<WrongWorkspace>::value);
+    EXPECT_FALSE(c::HasResolve<NonTrivialParams>::value); // resolve() still returns Hedge::Params
+    EXPECT_FALSE(std::is_trivially_copyable<NonTrivialParams::Params>::value);
+    EXPECT_FALSE((c::HasRound<WrongRound, double>::value));
+    EXPECT_TRUE((c::HasInit<WrongRound, double>::value)); // only the member that is wrong is flagged
+    EXPECT_FALSE(c::DiagnosticsConsistent<DiagnosticsWithoutReader>::value);
+    EXPECT_TRUE(c::DiagnosticsConsistent<Hedge>::value); // no kDiagnostics: nothing to read
+    EXPECT_TRUE(c::HasDiagnosticsList<DpFtrlSphere>::value);
+    EXPECT_TRUE(c::DiagnosticsConsistent<DpFtrlSphere>::value); // kDiagnostics and its reader
+}
+
+} // namespace
+} // namespace dpr::learners
