@@ -25,6 +25,8 @@
 //                                                every member, in the team's fixed order
 //   argmin<NM>(n, f)                             f(idx) -> ArgContrib: the lowest index of the smallest key
 //                                                (+ NM maxima); a NaN key never wins, all-NaN gives key NaN
+//                                                (dpr::argmax<NM>(team, n, f) below: the largest key, the
+//                                                same rules, on every team)
 //   categorical(n, f, target)                    the first index whose running sum of weights f(idx) exceeds
 //                                                target (inverse CDF; the last positive weight if none does)
 //   load(view, idx) / store(view, idx, v)        a coordinate's state through a workspace view
@@ -273,5 +275,21 @@ struct SerialTeam {
     DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
 };
+
+// ---- derived team operations (written once over the concept, so every team has them) ---------------------
+
+/// The lowest index of the LARGEST key, on any team: argmin of the negated keys, the key negated back.
+/// Negation is exact, so ties (+0 and -0 included) keep the lowest index, a NaN key never wins and all-NaN
+/// gives key NaN at index 0, exactly as argmin; the NM maxima are passed through untouched.
+template <int NM, class Team, class F>
+DPR_HD DPR_FORCEINLINE auto argmax(const Team& team, std::uint32_t n, F&& f) {
+    auto r = team.template argmin<NM>(n, [&](auto i) {
+        auto c = f(i);
+        c.key = -c.key;
+        return c;
+    });
+    r.key = -r.key;
+    return r;
+}
 
 } // namespace dpr

@@ -339,32 +339,38 @@ namespace {
 using KeyTable = std::vector<double>;
 
 /// argmin over keys by a CPU CoordTeam<double, 4> (keys padded to whole packs; the pad is masked out).
-std::pair<double, std::uint32_t> coord_argmin(const KeyTable& keys) {
+/// (largest = true: dpr::argmax over the same team.)
+std::pair<double, std::uint32_t> coord_argmin(const KeyTable& keys, bool largest = false) {
     constexpr int W = 4;
     dpr::cpu::CoordTeam<double, W> team;
     KeyTable padded(keys);
-    padded.resize((keys.size() + W - 1) / W * W + W, -1e300); // a pad that would win if it were not masked
-    const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](dpr::cpu::CoordIdx i) {
+    // a pad that would win if it were not masked
+    padded.resize((keys.size() + W - 1) / W * W + W, largest ? 1e300 : -1e300);
+    const auto body = [&](dpr::cpu::CoordIdx i) {
         dpr::ArgContrib<dpr::simd::Pack<double, W>, 1> c;
         c.key = dpr::simd::Pack<double, W>::load(padded.data() + i.base);
         c.max[0] = c.key;
         return c;
-    });
+    };
+    const auto n = static_cast<std::uint32_t>(keys.size());
+    const auto r = largest ? dpr::argmax<1>(team, n, body) : team.argmin<1>(n, body);
     return {r.key, r.arg};
 }
 
-std::pair<double, std::uint32_t> serial_argmin(const KeyTable& keys) {
+std::pair<double, std::uint32_t> serial_argmin(const KeyTable& keys, bool largest = false) {
     dpr::SerialTeam<double> team;
-    const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](std::uint32_t i) {
+    const auto body = [&](std::uint32_t i) {
         dpr::ArgContrib<double, 1> c;
         c.key = keys[i];
         c.max[0] = keys[i];
         return c;
-    });
+    };
+    const auto n = static_cast<std::uint32_t>(keys.size());
+    const auto r = largest ? dpr::argmax<1>(team, n, body) : team.argmin<1>(n, body);
     return {r.key, r.arg};
 }
 
-std::pair<double, std::uint32_t> warp_argmin(const KeyTable& keys) {
+std::pair<double, std::uint32_t> warp_argmin(const KeyTable& keys, bool largest = false) {
     dpr::test::LaneGroup group(32);
     std::vector<std::pair<double, std::uint32_t>> out(32);
     std::vector<std::thread> threads;
@@ -373,12 +379,14 @@ std::pair<double, std::uint32_t> warp_argmin(const KeyTable& keys) {
             dpr::test::EmuTeam<double> team;
             team.g = &group;
             team.lane = lane;
-            const auto r = team.argmin<1>(static_cast<std::uint32_t>(keys.size()), [&](std::uint32_t i) {
+            const auto body = [&](std::uint32_t i) {
                 dpr::ArgContrib<double, 1> c;
                 c.key = keys[i];
                 c.max[0] = keys[i];
                 return c;
-            });
+            };
+            const auto n = static_cast<std::uint32_t>(keys.size());
+            const auto r = largest ? dpr::argmax<1>(team, n, body) : team.argmin<1>(n, body);
             out[lane] = {r.key, r.arg};
         });
     for (auto& t : threads) t.join();
@@ -415,5 +423,35 @@ TEST(FastPath, ArgminIsTheLowestIndexOfTheSmallestKeyNaNNeverWinsAndAllNaNIsInBo
             EXPECT_EQ(std::isnan(r.first), c.nan_key) << name << " n = " << c.keys.size();
             EXPECT_EQ(r.second, c.arg) << name << " n = " << c.keys.size();
             EXPECT_LT(r.second, c.keys.size()) << name;
+        }
+}
+
+TEST(FastPath, ArgmaxIsTheLowestIndexOfTheLargestKeyWithArgminsRules) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    struct Case {
+        KeyTable keys;
+        bool nan_key;
+        std::uint32_t arg;
+        double key;
+    };
+    std::vector<Case> cases = {
+        {{3, 5, 2, 5, 1}, false, 1, 5},               // ties: the lowest index
+        {{nan, 4, nan, 9, 9, nan}, false, 3, 9},      // NaN is skipped, never wins
+        {{nan, nan, nan}, true, 0, nan},              // all NaN: NaN key, index 0 (in bounds)
+        {{-0.0, 0.0, -1}, false, 0, 0.0},             // +0 and -0 tie: the lowest index
+        {{-7}, false, 0, -7},
+    };
+    KeyTable big(3 * dpr::cpu::kTile + 5, -10.0);
+    big[dpr::cpu::kTile + 17] = 2;
+    big[2 * dpr::cpu::kTile + 1] = 2;
+    big[0] = nan;
+    cases.push_back({big, false, dpr::cpu::kTile + 17, 2});
+    for (const Case& c : cases)
+        for (const auto& [name, r] : {std::pair{"serial", serial_argmin(c.keys, true)},
+                                      std::pair{"coordinate lanes", coord_argmin(c.keys, true)},
+                                      std::pair{"emulated warp", warp_argmin(c.keys, true)}}) {
+            EXPECT_EQ(std::isnan(r.first), c.nan_key) << name << " n = " << c.keys.size();
+            if (!c.nan_key) EXPECT_EQ(r.first, c.key) << name << " n = " << c.keys.size();
+            EXPECT_EQ(r.second, c.arg) << name << " n = " << c.keys.size();
         }
 }
