@@ -204,11 +204,22 @@ std::string required_keys(const ComponentInfo& c, const std::string& skip) {
     return out;
 }
 
+/// The learner lines every learner case starts from: the required keys, and delta = 1e-6 for a learner that
+/// has a delta key (its default 0 is refused by the Gaussian learners, dp-ftpl-*, which would then never
+/// simulate: every case of theirs would pass as a "refusal naming a key").
+std::string baseline_keys(const ComponentInfo& L, const std::string& skip) {
+    std::string out = required_keys(L, skip);
+    for (int i = 0; i < L.nkeys; ++i)
+        if (std::string(L.keys[i].name) == "delta" && skip != "delta") out += "delta = 1e-6\n";
+    return out;
+}
+
 struct Case {
     std::string what;        ///< "eta = inf", "d = 1", ...
     std::string toml;
     std::string source;      ///< file name for positions (a path in a temp dir for loss files)
     bool expect_refusal = false;
+    bool expect_run = false; ///< a baseline case: must run (a refusal means the other cases test nothing)
     std::vector<std::string> names; ///< a refusal must name one of these ("[learner] eta", ...)
 };
 
@@ -306,6 +317,7 @@ std::string judge(const Case& c, const Result& r) {
         if (c.expect_refusal) return "accepted a value outside the documented range";
         return "";
     case Outcome::Refused:
+        if (c.expect_run) return "the baseline was refused (so the cases built on it test nothing): " + r.message;
         if (!names_one()) return "refused without naming the key: " + r.message;
         return "";
     case Outcome::NonFinite:
@@ -346,7 +358,7 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
         const KeySpec& k = L.keys[i];
         for (const Value& v : values_for(k, T)) {
             Case c = make(std::string(k.name) + " = " + v.text, run_section(T), "d = " + d + "\n",
-                          required_keys(L, k.name) + k.name + " = " + v.text + "\n");
+                          baseline_keys(L, k.name) + k.name + " = " + v.text + "\n");
             c.expect_refusal = !v.in_range;
             c.names = v.in_range ? all_names : std::vector<std::string>{std::string("[learner] ") + k.name};
             cases.push_back(c);
@@ -359,7 +371,7 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
         if (name == "rounds" || name == "instances") continue;
         for (const Value& v : values_for(k, T)) {
             Case c = make("[run] " + name + " = " + v.text, "[run]\ninstances = 2\nrounds = 5\n" + name + " = " + v.text + "\n",
-                          "d = " + d + "\n", required_keys(L, ""));
+                          "d = " + d + "\n", baseline_keys(L, ""));
             c.expect_refusal = !v.in_range;
             c.names = v.in_range ? all_names : std::vector<std::string>{"[run] " + name};
             cases.push_back(c);
@@ -367,18 +379,20 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
     }
     // The common keys at their extremes, with default learner keys.
     for (const std::string dv : {"1", "2", "64", "2147483648"}) {
-        Case c = make("d = " + dv, run_section(T), "d = " + dv + "\n", required_keys(L, ""));
+        Case c = make("d = " + dv, run_section(T), "d = " + dv + "\n", baseline_keys(L, ""));
         c.names = all_names;
+        c.expect_run = dv == "2" || dv == "64";
         cases.push_back(c);
     }
     for (const std::uint64_t t : {1ull, 2ull, 4294967295ull}) {
-        Case c = make("rounds = " + std::to_string(t), run_section(t), "d = " + d + "\n", required_keys(L, ""));
+        Case c = make("rounds = " + std::to_string(t), run_section(t), "d = " + d + "\n", baseline_keys(L, ""));
         c.names = all_names;
+        c.expect_run = t == 2;
         cases.push_back(c);
     }
     {
         Case c = make("instances = 4294967295", "[run]\ninstances = 4294967295\nrounds = 5\n", "d = " + d + "\n",
-                      required_keys(L, ""));
+                      baseline_keys(L, ""));
         c.names = all_names;
         cases.push_back(c);
     }
@@ -530,7 +544,7 @@ TEST(FuzzLossFiles, EveryLearnerRunsOnExtremeValidLossFiles) {
         c.what = kind;
         c.source = dir.file("fuzz.toml");
         c.toml = "[run]\ninstances = 2\nrounds = 5\ncheckpoints = 5\n[adversary]\nkind = \"" + kind + "\"\npath = \"" + file +
-                 "\"\n[learner]\nalgorithm = \"" + L.name + "\"\n" + required_keys(L, "");
+                 "\"\n[learner]\nalgorithm = \"" + L.name + "\"\n" + baseline_keys(L, "");
         c.names = {"[learner]", "[adversary]", "[run]"};
         const std::string verdict = judge(c, run_isolated(c));
         if (!verdict.empty()) failures.push_back(L.name + " on " + kind + ": " + verdict);
@@ -549,12 +563,14 @@ TEST(FuzzBinary, NoLearnerCrashesTheBinaryAtItsExtremes) {
         std::string maxed;
         for (int i = 0; i < L.nkeys; ++i) {
             const KeySpec& k = L.keys[i];
-            if (k.type == KeyType::Real) maxed += std::string(k.name) + " = " + (std::isinf(k.max) ? "inf" : toml_number(k.max)) + "\n";
+            // the largest accepted value: below an exclusive maximum (delta < 1), the double just under it
+            const double top = k.max_exclusive ? std::nextafter(k.max, -std::numeric_limits<double>::infinity()) : k.max;
+            if (k.type == KeyType::Real) maxed += std::string(k.name) + " = " + (std::isinf(top) ? "inf" : toml_number(top)) + "\n";
             if (k.type == KeyType::Int) maxed += std::string(k.name) + " = " + toml_integer(k.max) + "\n";
         }
         const std::string adv = default_adversary(L.geometry);
         int n = 0;
-        for (const std::string& learner_lines : {required_keys(L, ""), maxed}) {
+        for (const std::string& learner_lines : {baseline_keys(L, ""), maxed}) {
             const std::string name = "c" + std::to_string(n++) + ".toml";
             dir.write(name, "[run]\ninstances = 2\nrounds = 1\n[adversary]\nkind = \"" + adv + "\"\nd = " +
                                 (L.geometry == dpr::Geometry::Simplex ? "2" : "1") + "\n[learner]\nalgorithm = \"" + L.name +
@@ -568,6 +584,8 @@ TEST(FuzzBinary, NoLearnerCrashesTheBinaryAtItsExtremes) {
             if (r.rc != 0 && r.rc != 2)
                 failures.push_back(L.name + (n == 1 ? " (defaults)" : " (every key at its maximum)") + ": exit " +
                                    std::to_string(r.rc) + (r.rc < 0 ? " (killed by a signal)" : "") + ": " + r.err);
+            if (n == 1 && r.rc != 0) // the defaults must run, or this test exercises nothing of the learner
+                failures.push_back(L.name + " (defaults): refused: " + r.err);
         }
     }
     std::string all;
