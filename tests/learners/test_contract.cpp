@@ -3,10 +3,14 @@
 // each member check rejects a learner that gets that member wrong -- a checker that accepted anything would
 // pass the first half and fail the second.
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "host/config/component_info.hpp"
+#include "host/engine/registry.hpp"
 #include "kernels/learners/contract.hpp"
 #include "kernels/learners/registry.hpp"
 
@@ -93,6 +97,34 @@ TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
     EXPECT_TRUE(c::DiagnosticsConsistent<Hedge>::value); // no kDiagnostics: nothing to read
     EXPECT_TRUE(c::HasDiagnosticsList<DpFtrlSphere>::value);
     EXPECT_TRUE(c::DiagnosticsConsistent<DpFtrlSphere>::value); // kDiagnostics and its reader
+}
+
+// Issue 12 item 1: every learner's workspace() was computed in 32 bits and wrapped (scrible-cube at
+// d = 858993460 asked for 6 MB and segfaulted). The per-instance state of every learner, resolved at the
+// largest d values, must hold at least its d-sized array (d - 1 for the simplex's n = d - 1) and grow with d.
+TEST(LearnerWorkspace, StateSizesAre64BitForEveryLearnerUpToTheLargestD) {
+    const auto linfo = config::describe_all<AllLearners>("learner");
+    for (const config::ComponentInfo& c : linfo) {
+        KeyValues kv;
+        for (const auto& [key, value] : {std::pair{"epsilon", 1.0}, std::pair{"delta", 1e-6}}) {
+            const int i = c.key_index(key);
+            if (i < 0) continue;
+            kv.num[i] = value;
+            kv.given[i] = true;
+        }
+        std::uint64_t previous = 0;
+        for (const std::uint32_t d : {1000u, 858993460u, 1u << 30, 2147483647u, 4294967295u}) {
+            Problem pb;
+            pb.d = d;
+            pb.T = 2;
+            pb.seed = 1;
+            const LearnerRuntime lr = resolve_learner(c.name, kv, pb);
+            EXPECT_GE(lr.state_bytes, (std::uint64_t{d} - 1) * sizeof(double)) << c.name << " d = " << d;
+            EXPECT_LT(lr.state_bytes, std::numeric_limits<std::uint64_t>::max()) << c.name << " d = " << d;
+            EXPECT_GE(lr.state_bytes, previous) << c.name << ": the state shrank as d grew to " << d;
+            previous = lr.state_bytes;
+        }
+    }
 }
 
 } // namespace
