@@ -30,6 +30,8 @@ struct ComponentInfo {
     CheckFn check = nullptr;               ///< C::check; nullptr = nothing to check
     std::string section;                   ///< "learner" or "adversary"
     bool shared_only = false;              ///< C::kSharedOnly (adversaries): per_instance = true is refused
+    bool instance_lanes = true;            ///< C::kInstanceLanes (learners): false = scalar code per instance,
+                                           ///< so [run] lanes = "instances" cannot be honoured
 
     /// Index of key `name` in keys, -1 if this component does not declare it.
     int key_index(const std::string& key) const {
@@ -44,10 +46,15 @@ template <class C, class = void>
 struct SharedOnly : std::false_type {};
 template <class C>
 struct SharedOnly<C, std::void_t<decltype(C::kSharedOnly)>> : std::bool_constant<C::kSharedOnly> {};
+template <class C, class = void>
+struct InstanceLanes : std::true_type {};
+template <class C>
+struct InstanceLanes<C, std::void_t<decltype(C::kInstanceLanes)>> : std::bool_constant<C::kInstanceLanes> {};
 } // namespace detail
 
 /// The ComponentInfo of component type C. C::kKeys may be a C array or a std::array (a keyless
-/// component declares std::array<KeySpec, 0>); C::kSharedOnly is optional (default false).
+/// component declares std::array<KeySpec, 0>); C::kSharedOnly is optional (default false), and so is
+/// C::kInstanceLanes for this table (default true; the learner contract requires it of learners).
 template <class C>
 ComponentInfo describe(const char* section) {
     constexpr std::size_t n = std::size(C::kKeys);
@@ -60,6 +67,7 @@ ComponentInfo describe(const char* section) {
     info.check = &C::check;
     info.section = section;
     info.shared_only = detail::SharedOnly<C>::value;
+    info.instance_lanes = detail::InstanceLanes<C>::value;
     return info;
 }
 

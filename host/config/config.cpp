@@ -728,6 +728,11 @@ class Loader {
                     context(idx, ai, li));
         run_check("adversary", ai, p.adversary_values, p, idx, ai, li);
         run_check("learner", li, p.learner_values, p, idx, ai, li);
+        if (run_.lanes == "instances" && !lrn.instance_lanes)
+            p.warnings.push_back("[run] lanes = \"instances\": " + lrn.name +
+                                 " runs scalar code per instance (no lane-parallel round), so this point runs with "
+                                 "coordinate lanes (run.json launch_policy says what ran)" +
+                                 context(idx, ai, li));
         return p;
     }
 

@@ -86,3 +86,39 @@ TEST(CliLaunch, BadValuesNameTheKeyAndTheChoices) {
     EXPECT_NE(r.err.find("256"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("x/run.json")));
 }
+
+// A learner without a lane-parallel round (SCRiBLe: scalar code per instance) cannot put instances in the
+// lanes: lanes = "instances" is not silently replaced -- the point says so on stderr and in run.json, and
+// launch_policy records the coordinate lanes that ran. A lane-parallel learner in the same sweep gets no
+// warning.
+TEST(CliLaunch, LanesInstancesForALearnerWithoutLaneCodeIsAWarningNotASilentFallback) {
+    TempDir dir;
+    dir.write("s.toml", R"([run]
+seed = 2
+instances = 4
+rounds = 50
+lanes = "instances"
+
+[adversary]
+kind = "unit-vectors"
+d = 3
+
+[learner]
+algorithm = ["scrible-ball", "ftrl-l2-ball"]
+)");
+    const auto r = run_cli(dir, "run s.toml --out o --quiet");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: point 0: [run] lanes = \"instances\": scrible-ball runs scalar code per instance"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("point 1: [run] lanes"), std::string::npos) << r.err;
+    const auto j = run_json(dir, "o");
+    ASSERT_EQ(j["points"].size(), 2u);
+    EXPECT_NE(j["points"][0]["settings"].dump().find("\"scrible-ball\""), std::string::npos) << j["points"][0].dump();
+    const std::string w = j["points"][0]["warnings"].dump();
+    EXPECT_NE(w.find("coordinate lanes"), std::string::npos) << w;
+    const std::string p0 = j["points"][0]["launch_policy"], p1 = j["points"][1]["launch_policy"];
+    EXPECT_NE(p0.find("coordinate lanes"), std::string::npos) << p0;
+    EXPECT_NE(p1.find("instance lanes"), std::string::npos) << p1;
+    EXPECT_TRUE(j["points"][1]["warnings"].empty()) << j["points"][1]["warnings"].dump();
+}
