@@ -23,15 +23,15 @@ Usage: /usr/bin/python3 experiments/bench/bench_bandits.py [--binary build/dpreg
 """
 import argparse
 import csv
-import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from benchlib import run_config
 
 
 def thm41_params(d, T, eps):
@@ -66,18 +66,10 @@ def numpy_dp_mab(I, d, T, eps, losses_fn, rounds, rng):
 
 
 def run_dpregret(binary, d, T, eps, instances, threads, backend, workdir):
-    cfg = os.path.join(workdir, f"dp_mab_{d}_{T}.toml")
-    with open(cfg, "w") as f:
-        f.write(f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\n"
-                f"[adversary]\nkind = \"bernoulli\"\nd = {d}\np = 0.9\ngap = 0.8\n"
-                f"[learner]\nalgorithm = \"dp-mab\"\nepsilon = {eps}\n")
-    out = os.path.join(workdir, f"out_{d}_{T}")
-    cmd = [binary, "run", cfg, "--out", out, "--backend", backend, "--quiet"]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, "run.json")) as f:
-        return json.load(f)
+    toml = (f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\n"
+            f"[adversary]\nkind = \"bernoulli\"\nd = {d}\np = 0.9\ngap = 0.8\n"
+            f"[learner]\nalgorithm = \"dp-mab\"\nepsilon = {eps}\n")
+    return run_config(binary, toml, f"dp_mab_{d}_{T}", workdir, threads, backend)
 
 
 def main():

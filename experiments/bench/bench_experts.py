@@ -27,13 +27,14 @@ import csv
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from benchlib import run_config, write_meta
 
 
 def numpy_hedge(I, d, T, eta, losses_fn, rounds):
@@ -77,23 +78,10 @@ def numpy_dp_ftrl(I, d, T, eta, lam, losses_fn, rounds, rng):
 
 
 def run_dpregret(binary, algorithm, d, T, instances, threads, backend, precision, workdir):
-    tag = f"{algorithm}_{d}_{T}_{precision}"
-    cfg = os.path.join(workdir, tag + ".toml")
-    with open(cfg, "w") as f:
-        f.write(f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\n"
-                f"precision = \"{precision}\"\n"
-                f"[adversary]\nkind = \"bernoulli\"\nd = {d}\n"
-                f"[learner]\nalgorithm = \"{algorithm}\"\n")
-        if algorithm != "hedge":
-            f.write("epsilon = 1.0\n")
-    out = os.path.join(workdir, "out_" + tag)
-    cmd = [binary, "run", cfg, "--out", out, "--backend", backend, "--quiet"]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, "run.json")) as f:
-        rj = json.load(f)
-    return rj
+    toml = (f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\nprecision = \"{precision}\"\n"
+            f"[adversary]\nkind = \"bernoulli\"\nd = {d}\n"
+            f"[learner]\nalgorithm = \"{algorithm}\"\n" + ("" if algorithm == "hedge" else "epsilon = 1.0\n"))
+    return run_config(binary, toml, f"{algorithm}_{d}_{T}_{precision}", workdir, threads, backend)
 
 
 JAX_VENV = os.environ.get("DPR_JAX_VENV", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv-jax"))
@@ -222,12 +210,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    meta = dict(machine=platform.node(), cpu=platform.processor() or platform.machine(), cores=os.cpu_count(),
-                numpy=np.__version__, python=platform.python_version(), date=time.strftime("%Y-%m-%d"),
-                commit=commit, jax=None if jpy is None else "see jax_peer output (float32, threefry)")
-    with open(os.path.splitext(args.out)[0] + ".meta.json", "w") as f:
-        json.dump(meta, f, indent=2)
+    write_meta(args.out, jax=None if jpy is None else "see jax_peer output (float32, threefry)")
     print(f"wrote {args.out}")
 
 

@@ -32,16 +32,15 @@ Usage: /usr/bin/python3 experiments/bench/bench_tree.py [--binary build/dpregret
 """
 import argparse
 import csv
-import json
 import math
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from benchlib import run_config, write_meta
 
 LEARNERS = {
     # name: (adversary kind, node noise, play)
@@ -124,22 +123,10 @@ def numpy_tree_learner(I, d, T, noise, play, losses_fn, rounds, rng):
 
 
 def run_dpregret(binary, learner, kind, noise, d, T, instances, threads, backend, precision, workdir):
-    tag = f"{learner}_{d}_{T}_{precision}"
-    cfg = os.path.join(workdir, tag + ".toml")
-    with open(cfg, "w") as f:
-        f.write(f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\n"
-                f"precision = \"{precision}\"\n"
-                f"[adversary]\nkind = \"{kind}\"\nd = {d}\n"
-                f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n")
-        if noise == "gaussian":
-            f.write("delta = 1e-6\n")
-    out = os.path.join(workdir, "out_" + tag)
-    cmd = [binary, "run", cfg, "--out", out, "--backend", backend, "--quiet"]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, "run.json")) as f:
-        return json.load(f)
+    toml = (f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\nprecision = \"{precision}\"\n"
+            f"[adversary]\nkind = \"{kind}\"\nd = {d}\n"
+            f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n" + ("delta = 1e-6\n" if noise == "gaussian" else ""))
+    return run_config(binary, toml, f"{learner}_{d}_{T}_{precision}", workdir, threads, backend)
 
 
 def main():
@@ -193,12 +180,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    meta = dict(machine=platform.node(), cpu=platform.processor() or platform.machine(), cores=os.cpu_count(),
-                numpy=np.__version__, python=platform.python_version(), date=time.strftime("%Y-%m-%d"),
-                commit=commit, T=T)
-    with open(os.path.splitext(args.out)[0] + ".meta.json", "w") as f:
-        json.dump(meta, f, indent=2)
+    write_meta(args.out, T=T)
     print(f"wrote {args.out}")
 
 
