@@ -1,0 +1,270 @@
+#pragma once
+// svt-experts: AFKT23 Algorithm 1, sparse vector + exponential mechanism for (near-)zero-loss experts
+// (ALGORITHMS.md C1, Theorem 1), in the flat per-round form of the spec:
+//
+//   x <- Unif([d]); k <- 0; t_p <- 1; svt <- AboveThreshold(eps/2, Lthr)          (started at round 1)
+//   round t:  if the sparse vector fired at round t-1:
+//                 x ~ Pr[y] ∝ exp(-eta max(L_{t-1}(y), L*) / 2)        exponential mechanism, eta-DP (§1.7)
+//                 k <- k + 1; t_p <- t; restart the sparse vector at round t if k < K, else freeze it forever
+//                 (no query in the first round of a phase)
+//             elif the sparse vector is live:
+//                 q_t = sum_{i=t_p}^{t-1} l_i(x)  (the current expert's loss in this phase; 0 at t = 1)
+//                 fire <- q_t + Lap(8/eps) > rho_hat       (AboveThreshold at eps/2 over 1-sensitive queries)
+//             play x, pay l_t(x)
+//
+// Parameters (C1; every one a key, defaults from the spec):
+//   K    = ceil(6 ceil(log2 d) + 24 ln(1/beta))    switching budget (Lemma A.2: reached w.p. <= beta)
+//   B    = ln(2 T^2 / beta)
+//   eta  = eps / (2K)                               pure (variant = "pure")
+//        = eps / sqrt(32 K ln(1/delta))             approximate (variant = "approx", advanced composition)
+//   Lthr = L* + 4/eta + 8B/eps     threshold = "paper" (as printed)
+//        = L* + 4/eta + 16B/eps    threshold = "strict": an eps/2 sparse vector has accuracy 16B/eps
+//                                  (Lemma 2.3 at eps/2), which the proof of Thm 1 needs (ALGORITHMS.md §4 item 13)
+// Privacy (C1): each loss enters the queries of exactly one sparse-vector instance (a phase only sums its own
+// rounds), so all instances together are eps/2-DP (§1.3 "parallel" use); at most K exponential mechanisms,
+// each eta-DP. Reported: eps/2 + K eta (basic composition; = eps for the pure defaults) or, for "approx",
+// the smaller of that and eps/2 + sqrt(2K ln(1/delta)) eta + K eta (e^eta - 1) with delta (Lemma 2.2).
+//
+// The comparison is q + nu > rho_hat (strict): the same law as >= for eps < inf (continuous noise), and the
+// eps = inf limit (no noise, eta = inf, Lthr = L*) is then exactly "follow a random consistent expert"
+// (ALGORITHMS.md C8): stay on x until its loss in the phase exceeds L*, then move to a uniformly random expert
+// among the minimisers of max(L_{t-1}, L*) (kernels/learners/consistent_expert.hpp registers it with K = inf).
+//
+// Randomness (docs/RANDOMNESS.md): every draw is addressed by the round at which it is made, so phases and
+// restarts never alias: the initial expert is the exponential mechanism of round 0 (all scores equal:
+// uniform), a switch at round t uses (Purpose::Exponential, sub 0, round t, element y) (Gumbel-max,
+// kernels/mechanisms/exponential.hpp), the sparse vector started at round t its threshold draw
+// (SparseVector, kSvtThreshold, round t, element 0) and the query of round t (SparseVector, kSvtQuery,
+// round t, element 0) (kernels/mechanisms/above_threshold.hpp).
+//
+// State per instance: L_{t-1}[d] (double; what the exponential mechanism scores) and the scalars below. The
+// round is O(1) except for the O(d) cumulative-loss update and, in a switch round, one O(d) Gumbel-max pass.
+//
+// Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
+// (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one
+// more than switches when the sparse vector fires at round T).
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/math.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exponential.hpp"
+
+namespace dpr::learners {
+
+struct SvtExperts {
+    static constexpr const char* kName = "svt-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "",
+         "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random consistent expert "
+         "(C8) with at most K switches",
+         true},
+        {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
+         "pure: eta = eps/(2K), eps-DP (Thm 1); approx: eta = eps/sqrt(32 K ln(1/delta)), (eps, delta)-DP by "
+         "advanced composition (ALGORITHMS.md C1)"},
+        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "", "delta of variant = approx (advanced composition, Lemma 2.2)",
+         true, true},
+        {"beta", KeyType::Real, "0.05", 0.0, 1.0, "",
+         "failure probability of Thm 1: K = ceil(6 ceil(log2 d) + 24 ln(1/beta)), B = ln(2 T^2/beta)", true, true},
+        {"lstar", KeyType::Real, "0", 0.0, 4294967296.0, "",
+         "L*, the assumed bound on the best expert's total loss (0: realizable); scores are max(L_{t-1}, L*)"},
+        {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
+         "Lthr = L* + 4/eta + 8B/eps (paper, as printed) or + 16B/eps (strict: the accuracy of an eps/2 sparse "
+         "vector, ALGORITHMS.md §4 item 13)"},
+        {"switch_budget", KeyType::Real, "auto", 1.0, kInf, "",
+         "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 d) + "
+         "24 ln(1/beta)); the privacy report composes K mechanisms"},
+        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
+         "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see above); "
+         "the report uses the value given",
+         true},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kVariant = key_index(kKeys, "variant");
+    static constexpr int kDelta = key_index(kKeys, "delta");
+    static constexpr int kBeta = key_index(kKeys, "beta");
+    static constexpr int kLstar = key_index(kKeys, "lstar");
+    static constexpr int kThreshold = key_index(kKeys, "threshold");
+    static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
+    static constexpr int kEtaKey = key_index(kKeys, "eta");
+    static constexpr bool kInstanceLanes = true;
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double epsilon;
+        bool approx;
+        double delta;
+        double beta;
+        double Lstar;
+        bool strict;
+        double K;    ///< switching budget (inf allowed)
+        double B;    ///< ln(2 T^2 / beta)
+        double eta;  ///< exponential mechanism: Pr ∝ exp(-eta s / 2)
+        double Lthr; ///< sparse-vector threshold tau
+        mech::SvtScales svt; ///< eps/2 sparse vector over 1-sensitive queries
+    };
+
+    static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "budget_exhausted", "last_switch_round",
+                                                                "svt_fires"};
+
+    /// K = ceil(6 ceil(log2 d) + 24 ln(1/beta)) (C1; Lemma A.2).
+    static double default_budget(std::uint32_t d, double beta) {
+        return std::ceil(6.0 * ceil_log2(d) + 24.0 * std::log(1.0 / beta));
+    }
+    static double default_eta(double eps, bool approx, double K, double delta) {
+        if (std::isinf(eps) || std::isinf(K)) return std::isinf(eps) ? kInf : 0.0;
+        return approx ? eps / std::sqrt(32.0 * K * std::log(1.0 / delta)) : eps / (2.0 * K);
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        p.approx = kv.get(kVariant, 0.0) == 1.0;
+        p.delta = kv.get(kDelta, 1e-6);
+        p.beta = kv.get(kBeta, 0.05);
+        p.Lstar = kv.get(kLstar, 0.0);
+        p.strict = kv.get(kThreshold, 0.0) == 1.0;
+        p.K = kv.get(kSwitchBudget, default_budget(pb.d, p.beta));
+        p.B = std::log(2.0 * static_cast<double>(pb.T) * static_cast<double>(pb.T) / p.beta);
+        p.eta = kv.get(kEtaKey, default_eta(p.epsilon, p.approx, p.K, p.delta));
+        const double acc = (p.strict ? 16.0 : 8.0) * p.B / p.epsilon; // 0 at eps = inf
+        p.Lthr = p.Lstar + 4.0 / p.eta + acc;
+        p.svt = mech::svt_scales(p.epsilon / 2.0, 1.0);
+        return p;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (pb.d < 2) return diag.fail("d", "svt-experts needs d >= 2 experts (got %u): with one expert there is nothing to choose", pb.d);
+        const double K = kv.get(kSwitchBudget, 0.0);
+        if (kv.given[kSwitchBudget] && !std::isinf(K) && K != std::floor(K))
+            return diag.fail("switch_budget", "switch_budget = %g must be a whole number of switches (or inf)", K);
+        const Params p = resolve(kv, pb);
+        if (std::isinf(p.K) && !std::isinf(p.epsilon) && !kv.given[kEtaKey])
+            return diag.fail("switch_budget",
+                             "switch_budget = inf composes infinitely many exponential mechanisms: eps < inf needs a "
+                             "finite K (or an explicit eta, whose privacy is then reported as unbounded)");
+        if (!p.approx && kv.given[kDelta]) {
+            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
+            diag.warning_only = true;
+        }
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = p.strict ? "strict" : "paper";
+        if (std::isinf(p.epsilon) && std::isinf(p.eta)) {
+            r.mechanism = "none (noise off: follow a random consistent expert)";
+            return r;
+        }
+        const double svt = p.epsilon / 2.0; // all sparse-vector instances together (each loss in one phase)
+        const double basic = p.K * p.eta;  // K exponential mechanisms, eta-DP each
+        r.epsilon = svt + basic;
+        r.delta = 0.0;
+        r.accountant = "basic composition: eps/2 (sparse vector, parallel over phases) + K eta (exponential mechanisms)";
+        if (p.approx) {
+            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * p.eta + p.K * p.eta * std::expm1(p.eta);
+            if (adv < basic) {
+                r.epsilon = svt + adv;
+                r.delta = p.delta;
+                r.accountant = "eps/2 (sparse vector) + advanced composition of K eta-DP exponential mechanisms (AFKT23 Lemma 2.2)";
+            }
+        }
+        r.mechanism = "AboveThreshold (Lap(4/eps) threshold, Lap(8/eps) queries) + exponential mechanism (eta/2-scaled scores)";
+        r.noise_scale = p.svt.query;
+        return r;
+    }
+
+    enum Scalar : int { kX = 0, kSwitches, kPhaseLoss, kRho, kPending, kLastSwitch, kFires, kScalars };
+
+    /// L_{t-1} (double); the scalars.
+    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d).scalars(kScalars); }
+
+    /// The exponential mechanism of round t over the scores max(L_{t-1}(y), L*).
+    template <class Team, class WS>
+    DPR_HD static typename Team::template uni<std::uint32_t> draw_expert(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t) {
+        using R = typename Team::real;
+        using D = typename Team::template lanes<double>;
+        const auto L = ws.dbl[0];
+        mech::ExpMechDraw draw;
+        draw.round = static_cast<std::uint32_t>(t);
+        return mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw,
+                                           [&](auto i) { return convert<R>(vmax(team.load(L, i), D(p.Lstar))); });
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        using U = typename Team::template uni<double>;
+        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, D(0.0)); });
+        team.sync();
+        const auto x0 = draw_expert(p, team, ws, 0); // all scores equal: uniform on [d]
+        const U rho = mech::svt_threshold(team, p.svt, U(p.Lthr), 1, std::uint32_t{0});
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kX, convert<double>(x0));
+            team.put(ws.scalars, kSwitches, U(0.0));
+            team.put(ws.scalars, kPhaseLoss, U(0.0));
+            team.put(ws.scalars, kRho, rho);
+            team.put(ws.scalars, kPending, U(0.0));
+            team.put(ws.scalars, kLastSwitch, U(0.0));
+            team.put(ws.scalars, kFires, U(0.0));
+        }
+        team.sync();
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using U = typename Team::template uni<double>;
+        using UI = typename Team::template uni<std::uint32_t>;
+        const U one(1.0), zero(0.0);
+        U x = team.get(ws.scalars, kX);
+        U k = team.get(ws.scalars, kSwitches);
+        U q = team.get(ws.scalars, kPhaseLoss);
+        U rho = team.get(ws.scalars, kRho);
+        U last = team.get(ws.scalars, kLastSwitch);
+        const auto pending = team.get(ws.scalars, kPending) > U(0.5);
+        if (any(pending)) {
+            const UI y = draw_expert(p, team, ws, t);
+            x = select(pending, convert<double>(y), x);
+            k = k + select(pending, one, zero);
+            q = select(pending, zero, q);
+            last = select(pending, U(static_cast<double>(t)), last);
+            rho = select(pending, mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), rho);
+        }
+        // The sparse vector is live while k < K; no query in the first round of a phase.
+        const auto asks = (!pending) & (k < U(p.K));
+        const auto fire = asks & (mech::svt_noisy_query(team, p.svt, q, t, std::uint32_t{0}) > rho);
+        const UI xi = convert<std::uint32_t>(x);
+        const U loss = team.loss_exact_at(row, xi);
+        team.sync(); // every member has read L_{t-1} (the switch above) before it changes
+        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, team.load(ws.dbl[0], i) + team.loss_exact(row, i)); });
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kX, x);
+            team.put(ws.scalars, kSwitches, k);
+            team.put(ws.scalars, kPhaseLoss, q + loss);
+            team.put(ws.scalars, kRho, rho);
+            team.put(ws.scalars, kPending, select(fire, one, zero));
+            team.put(ws.scalars, kLastSwitch, last);
+            team.put(ws.scalars, kFires, team.get(ws.scalars, kFires) + select(fire, one, zero));
+        }
+        team.sync();
+        return {loss, loss};
+    }
+
+    DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
+        out[0] = s[kSwitches];
+        out[1] = s[kSwitches] >= p.K ? 1.0 : 0.0;
+        out[2] = s[kLastSwitch];
+        out[3] = s[kFires];
+    }
+};
+
+} // namespace dpr::learners

@@ -1,0 +1,218 @@
+// Asi, Feldman, Koren & Talwar 2023 learners (ALGORITHMS.md C1, C8, §3.4): svt-experts (Algorithm 1) and the
+// non-private baseline consistent-expert. Properties a wrong implementation would violate:
+//   * the privacy report is the spec's composition (pure: eps/2 + K eta = eps; approx: advanced composition);
+//   * the number of switches never exceeds the budget K, and the budget binds when the sparse vector fires often;
+//   * eps = inf with no budget is "follow a random consistent expert" bit for bit;
+//   * on the halving adversary the consistent expert pays exactly two units per switch (Alg. 1's timing) and
+//     switches O(log d) times;
+//   * every phase costs at most Lthr + alpha + 2 (sparse-vector accuracy, Thm 3.24 at eps/2) in >= 1 - beta of runs;
+//   * the engine's layouts (instance lanes, coordinate lanes, shared instances) equal the serial oracle bit for bit;
+//   * bad keys are refused with exit 2 and the key named.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/run_cli.hpp"
+#include "kernels/adversaries/halving.hpp"
+#include "kernels/learners/consistent_expert.hpp"
+#include "kernels/learners/svt_experts.hpp"
+#include "learners/simulate.hpp"
+#include "learners/solo.hpp"
+
+namespace dpr {
+namespace {
+
+using learners::SvtExperts;
+
+SvtExperts::Params svt_params(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
+    KeyValues kv;
+    kv.num[SvtExperts::kEpsilon] = eps;
+    kv.given[SvtExperts::kEpsilon] = true;
+    for (const auto& k : keys) {
+        kv.num[k.first] = k.second;
+        kv.given[k.first] = true;
+    }
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    return SvtExperts::resolve(kv, pb);
+}
+
+TEST(SvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
+    const std::uint32_t d = 1024;
+    const std::uint64_t T = 4096;
+    const double beta = 0.05;
+    const double K = std::ceil(6.0 * 10 + 24.0 * std::log(1.0 / beta));
+    const double B = std::log(2.0 * T * T / beta);
+    // Pure (Thm 1): eta = eps/(2K), Lthr = L* + 4/eta + 8B/eps; report eps/2 + K eta = eps.
+    const auto p = svt_params(d, T, 2.0);
+    EXPECT_EQ(p.K, K);
+    EXPECT_DOUBLE_EQ(p.B, B);
+    EXPECT_DOUBLE_EQ(p.eta, 2.0 / (2 * K));
+    EXPECT_DOUBLE_EQ(p.Lthr, 4.0 / p.eta + 8.0 * B / 2.0);
+    EXPECT_DOUBLE_EQ(p.svt.threshold, 2.0 / 1.0); // Lap(2 Delta/(eps/2))
+    EXPECT_DOUBLE_EQ(p.svt.query, 4.0 / 1.0);
+    auto r = SvtExperts::privacy(p);
+    EXPECT_NEAR(r.epsilon, 2.0, 1e-12);
+    EXPECT_EQ(r.delta, 0.0);
+    // strict threshold (§4 item 13): 16B/eps.
+    const auto ps = svt_params(d, T, 2.0, {{SvtExperts::kThreshold, 1.0}});
+    EXPECT_DOUBLE_EQ(ps.Lthr, 4.0 / ps.eta + 16.0 * B / 2.0);
+    EXPECT_STREQ(SvtExperts::privacy(ps).calibration, "strict");
+    // Approximate: eta = eps/sqrt(32 K ln(1/delta)); report eps/2 + sqrt(2K ln(1/delta)) eta + K eta(e^eta - 1).
+    const double delta = 1e-6;
+    const auto pa = svt_params(d, T, 1.0, {{SvtExperts::kVariant, 1.0}, {SvtExperts::kDelta, delta}});
+    EXPECT_DOUBLE_EQ(pa.eta, 1.0 / std::sqrt(32.0 * K * std::log(1.0 / delta)));
+    r = SvtExperts::privacy(pa);
+    const double adv = std::sqrt(2 * K * std::log(1 / delta)) * pa.eta + K * pa.eta * std::expm1(pa.eta);
+    EXPECT_NEAR(r.epsilon, 0.5 + adv, 1e-12);
+    EXPECT_LT(r.epsilon, 1.0);
+    EXPECT_EQ(r.delta, delta);
+    // An explicit eta is what is reported: eps/2 + K eta.
+    const auto pe = svt_params(d, T, 1.0, {{SvtExperts::kEtaKey, 0.01}});
+    EXPECT_NEAR(SvtExperts::privacy(pe).epsilon, 0.5 + K * 0.01, 1e-12);
+    // eps = inf: no noise, nothing to report.
+    const auto pi = svt_params(d, T, kInf);
+    EXPECT_TRUE(std::isinf(pi.eta));
+    EXPECT_EQ(pi.Lthr, 0.0);
+    EXPECT_TRUE(std::isinf(SvtExperts::privacy(pi).epsilon));
+}
+
+TEST(SvtExperts, SwitchesNeverExceedTheBudgetAndTheBudgetBinds) {
+    // eps large: the sparse vector fires as soon as a phase loss passes ~Lthr, so a budget of 3 is reached.
+    const auto r = test::simulate("svt-experts", {{"epsilon", 200.0}, {"switch_budget", 3.0}}, "halving", {}, 64, 2000, 64);
+    int exhausted = 0;
+    for (std::uint32_t k = 0; k < r.instances; ++k) {
+        EXPECT_LE(r.diagnostic("switches", k), 3.0);
+        exhausted += r.diagnostic("budget_exhausted", k) == 1.0;
+        EXPECT_EQ(r.diagnostic("budget_exhausted", k), r.diagnostic("switches", k) == 3.0 ? 1.0 : 0.0);
+    }
+    EXPECT_GT(exhausted, 32);
+    // With the default budget K = 6 log2 d + 24 ln(1/beta) = 108 the same runs switch freely (never 108 times).
+    const auto f = test::simulate("svt-experts", {{"epsilon", 200.0}}, "halving", {}, 64, 2000, 64);
+    for (std::uint32_t k = 0; k < f.instances; ++k) EXPECT_LT(f.diagnostic("switches", k), 108.0);
+}
+
+TEST(SvtExperts, EpsilonInfinityWithoutBudgetIsTheConsistentExpertBitForBit) {
+    for (const char* adv : {"halving", "realizable"}) {
+        const auto a = test::simulate("svt-experts", {{"epsilon", kInf}, {"switch_budget", kInf}}, adv, {}, 200, 500, 40, 2, 7);
+        const auto b = test::simulate("consistent-expert", {}, adv, {}, 200, 500, 40, 2, 7);
+        EXPECT_EQ(a.regret, b.regret) << adv;
+        EXPECT_EQ(a.diagnostics, b.diagnostics) << adv;
+    }
+}
+
+TEST(ConsistentExpert, PaysTwoUnitsPerSwitchOnHalvingAndSwitchesOLogDTimes) {
+    // Alg. 1's timing (as printed, ALGORITHMS.md C1): the query of round t sums the phase losses up to t - 1, the
+    // round of a firing query is still played with the old expert, and the switch comes at t + 1. On the halving
+    // adversary a killed expert has loss 1 in every later round, so with no noise each switch costs exactly 2: the
+    // round the expert dies and the round its query fires. Only an expert killed at round T costs 1 unfired.
+    for (std::uint32_t d : {16u, 1024u}) {
+        const auto r = test::simulate("consistent-expert", {}, "halving", {}, d, 4000, 200, 2, 3);
+        double switches = 0;
+        for (std::uint32_t k = 0; k < r.instances; ++k) {
+            const double extra = r.final_realized[k] - 2.0 * r.diagnostic("svt_fires", k);
+            EXPECT_TRUE(extra == 0.0 || extra == 1.0) << "d = " << d << " instance " << k << ": loss "
+                                                      << r.final_realized[k] << ", fires " << r.diagnostic("svt_fires", k);
+            switches += r.diagnostic("switches", k);
+        }
+        // Each halving phase kills the current (uniformly random consistent) expert with probability ~1/2, so
+        // the mean is about log2(d)/2 + 1; a learner that does not restrict to consistent experts switches far
+        // more often (each random expert is dead with probability -> 1 late in the run).
+        EXPECT_LE(switches / r.instances, std::log2(static_cast<double>(d))) << d;
+        EXPECT_GE(switches / r.instances, 1.0) << d;
+    }
+}
+
+TEST(SvtExperts_Stat, EveryPhaseCostsAtMostThresholdPlusSparseVectorAccuracyInOneMinusBetaOfRuns) {
+    // Thm 3.24 at eps/2 over T queries at failure probability beta/T: alpha = 16 (ln T + ln(2T/beta)) / eps. While
+    // the sparse vector answers BOTTOM the phase loss is <= Lthr + alpha; the query that fires was asked before
+    // the round it fires in was paid, and the switch comes one round later: at most 2 more. So
+    //     total loss <= (switches + 1) (Lthr + alpha + 2)
+    // in >= 1 - beta of the runs. Too much query noise (or a threshold ignored) breaks it.
+    const double eps = 4.0, beta = 0.05;
+    const std::uint32_t d = 256;
+    const std::uint64_t T = 3000;
+    const auto p = svt_params(d, T, eps);
+    const double alpha = 16.0 * (std::log(double(T)) + std::log(2.0 * T / beta)) / eps;
+    const auto r = test::simulate("svt-experts", {{"epsilon", eps}}, "realizable", {{"p", 0.3}}, d, T, 400, 2, 5);
+    int bad = 0;
+    for (std::uint32_t k = 0; k < r.instances; ++k)
+        bad += r.final_realized[k] > (r.diagnostic("switches", k) + 1) * (p.Lthr + alpha + 2.0);
+    EXPECT_LE(bad, static_cast<int>(beta * r.instances)) << bad << " of " << r.instances;
+    // The bound is not vacuous: phases do end (the sparse vector fires) and the runs pay for them.
+    double sw = 0;
+    for (std::uint32_t k = 0; k < r.instances; ++k) sw += r.diagnostic("switches", k);
+    EXPECT_GT(sw / r.instances, 1.0);
+}
+
+TEST(SvtExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
+    const std::uint32_t T = 600, n = 20, seed = 4;
+    for (std::uint32_t d : {24u, 300u, 5000u}) {
+        const auto lanes_i = test::simulate("svt-experts", {{"epsilon", 30.0}}, "halving", {}, d, T, n, 2, seed, false,
+                                            8, 0, test::SimOptions{Precision::Double, "instances"});
+        const auto lanes_c = test::simulate("svt-experts", {{"epsilon", 30.0}}, "halving", {}, d, T, n, 2, seed, false,
+                                            8, 0, test::SimOptions{Precision::Double, "coordinates"});
+        const auto shared = test::simulate("svt-experts", {{"epsilon", 30.0}}, "halving", {}, d, T, 1, 2, seed, false,
+                                           8, 0, test::SimOptions{Precision::Double, "coordinates"});
+        EXPECT_EQ(lanes_i.regret, lanes_c.regret) << d;
+        EXPECT_EQ(shared.final_regret[0], lanes_c.final_regret[0]) << d;
+        // From d = 2 kTile on, one instance is shared by both threads (its tiles split between them).
+        EXPECT_EQ(shared.policy.find("shared by") != std::string::npos, d >= 4096) << shared.policy;
+        // The serial oracle, fed the halving adversary's shared sequence.
+        KeyValues akv;
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        const auto ap = adversaries::Halving::resolve(akv, pb);
+        const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
+        const auto p = svt_params(d, T, 30.0);
+        std::vector<double> row(d);
+        for (std::uint32_t k = 0; k < n; k += 7) {
+            test::Solo<SvtExperts> solo(p, seed, k);
+            double total = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                adversaries::Halving::fill(ap, ctx, t, row.data());
+                total += solo.round(t, row.data()).realized;
+            }
+            EXPECT_EQ(total, lanes_c.final_realized[k]) << "d = " << d << " instance " << k;
+            EXPECT_EQ(solo.diagnostics()[0], lanes_c.diagnostic("switches", k));
+        }
+    }
+}
+
+TEST(SvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
+    test::TempDir dir;
+    struct Case {
+        std::string adversary, learner, needle;
+    } cases[] = {
+        {"kind = \"halving\"\nd = 1\n", "algorithm = \"svt-experts\"\nepsilon = 1\n", "svt-experts needs d >= 2"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nbeta = 0\n", "[learner] beta = 0"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nbeta = 1\n", "[learner] beta = 1"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nswitch_budget = 2.5\n",
+         "switch_budget = 2.5 must be a whole number"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nswitch_budget = 0\n",
+         "[learner] switch_budget = 0"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nswitch_budget = inf\n",
+         "switch_budget = inf composes infinitely many"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 0\n", "[learner] epsilon = 0"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nvariant = \"approx\"\ndelta = 0\n",
+         "[learner] delta = 0"},
+        {"kind = \"halving\"\nd = 8\n", "algorithm = \"svt-experts\"\nepsilon = 1\nthreshold = \"loose\"\n",
+         "[learner] threshold"},
+        {"kind = \"halving\"\nd = 1\n", "algorithm = \"consistent-expert\"\n", "consistent-expert needs d >= 2"},
+    };
+    for (const Case& c : cases) {
+        dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\n" + c.adversary + "[learner]\n" + c.learner);
+        const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << c.learner << r.err;
+        EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.needle << "\n" << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << c.learner;
+    }
+}
+
+} // namespace
+} // namespace dpr
