@@ -73,6 +73,7 @@ struct DevRun {
     double* out_realized;
     const double* rows_exact;
     const R* rows_real;
+    const double* rows_cum; ///< L_{t-1} rows (learners with kReadsCumulative), else null
     std::uint32_t d;
 };
 
@@ -109,7 +110,8 @@ __device__ void run_instance(const typename L::Params& p, const Team& team, cons
     sim::advance<L>(
         p, team, ws, acc, t0, t1,
         [&](std::uint64_t t) {
-            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d};
+            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
+                                    run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr};
         },
         run.checkpoints, run.ncheck, [&](std::uint32_t c, double e, double r) {
             if (team.rank() == 0) {
@@ -217,10 +219,12 @@ class CudaEngine final : public InstanceEngine {
         launch(true, 0, 0);
     }
 
-    void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) override {
+    void advance(std::uint64_t t0, std::uint64_t t1, const double* losses, const double* cum) override {
         if (!losses) throw std::logic_error("CudaEngine: per-instance sequences are not supported on the CUDA backend");
         const std::size_t n = (t1 - t0) * s_.d;
         rows_exact_.upload(losses, n);
+        if (cum) rows_cum_.upload(cum, n);
+        has_cum_ = cum != nullptr;
         host_real_.resize(n);
         for (std::size_t j = 0; j < n; ++j) host_real_[j] = static_cast<R>(losses[j]);
         rows_real_.upload(host_real_);
@@ -274,6 +278,7 @@ class CudaEngine final : public InstanceEngine {
         r.out_realized = real_out_.data();
         r.rows_exact = rows_exact_.data();
         r.rows_real = rows_real_.data();
+        r.rows_cum = has_cum_ ? rows_cum_.data() : nullptr;
         r.d = s_.d;
         return r;
     }
@@ -307,7 +312,8 @@ class CudaEngine final : public InstanceEngine {
     std::uint32_t nck_;
     Mode mode_;
     DevState<R> st_{};
-    cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_;
+    cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_, rows_cum_;
+    bool has_cum_ = false;
     cuda::DeviceBuffer<R> real_, rows_real_;
     std::vector<R> host_real_;
     cuda::DeviceBuffer<sim::InstanceTotals<double, std::uint64_t>> acc_;

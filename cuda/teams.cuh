@@ -105,6 +105,7 @@ struct TeamCommon {
     __device__ static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
     __device__ static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     __device__ static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
+    __device__ static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 /// One instance per warp.

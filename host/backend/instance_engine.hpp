@@ -44,8 +44,9 @@ class InstanceEngine {
 public:
     virtual ~InstanceEngine() = default;
     /// Rounds [t0, t1) with the shared loss rows `losses` ((t1 - t0) x d, row-major, host memory), or
-    /// nullptr when sequences are per instance.
-    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) = 0;
+    /// nullptr when sequences are per instance. `cum` (same shape): row t holds L_{t-1} = sum_{s<t} l_s, for
+    /// learners that read it (kReadsCumulative), else nullptr.
+    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* losses, const double* cum) = 0;
     /// Cumulative expected / realized loss per instance and checkpoint (instances x checkpoints).
     virtual void results(std::vector<double>& expected, std::vector<double>& realized) = 0;
     /// Per-instance comparator values (instances x checkpoints); only with per-instance sequences.

@@ -50,9 +50,9 @@ class CpuEngine final : public InstanceEngine {
         : e_(std::move(e)), adv_(std::move(adv)), n_(s.instances), nck_(s.checkpoints.size()), ndiag_(ndiag),
           per_instance_(adv_ != nullptr) {}
 
-    void advance(std::uint64_t t0, std::uint64_t t1, const double* losses) override {
+    void advance(std::uint64_t t0, std::uint64_t t1, const double* losses, const double* cum) override {
         if (!per_instance_ && !losses) throw std::logic_error("CpuEngine::advance: no shared losses");
-        e_->advance(t0, t1, per_instance_ ? nullptr : losses);
+        e_->advance(t0, t1, per_instance_ ? nullptr : losses, per_instance_ ? nullptr : cum);
         fresh_ = false;
     }
     void results(std::vector<double>& expected, std::vector<double>& realized) override {

@@ -136,6 +136,7 @@ struct ThreadScratch {
     Buffer<double> exact;
     Buffer<R> real;
     Buffer<double> row;
+    Buffer<double> cum; ///< per-instance L_{t-1} rows (learners with kReadsCumulative)
 };
 
 /// Common to both layouts: the arguments, results, and per-instance sequences with their comparators.
@@ -156,18 +157,23 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
     const char* policy() const override { return policy_; }
 
   protected:
+    /// The learner reads L_{t-1} (team.cum_exact): rows come with their prefix sums.
+    static constexpr bool kCum = learners::ReadsCumulative<L>::value;
     RngKey key() const { return RngKey{a_.seed, a_.stream}; }
 
     /// Instance k's own rows t0..t1-1 into out[(t - t0) * pitch + i * stride] (stride 1, or W when
-    /// interleaving a group), recording its comparator at the checkpoints.
+    /// interleaving a group), recording its comparator at the checkpoints; with `cum`, also its L_{t-1} rows
+    /// (the running sum kept for the comparator, before round t) in the same layout.
     void own_rows(std::uint64_t k, std::uint64_t t0, std::uint64_t t1, double* out, std::uint64_t pitch,
-                  std::uint64_t stride, double* row) {
+                  std::uint64_t stride, double* row, double* cum = nullptr) {
         const std::uint32_t d = a_.d;
         const std::uint32_t seq = static_cast<std::uint32_t>(a_.first_instance + k);
         double* Lk = Lcmp_.data() + k * d;
         for (std::uint64_t t = t0; t < t1; ++t) {
             a_.fill(a_.adversary_ctx, seq, t, row);
             double* o = out + (t - t0) * pitch;
+            if (cum)
+                for (std::uint32_t i = 0; i < d; ++i) cum[(t - t0) * pitch + i * stride] = Lk[i];
             for (std::uint32_t i = 0; i < d; ++i) {
                 o[i * stride] = row[i];
                 Lk[i] += row[i];
@@ -204,6 +210,7 @@ class CoordEngine final : public EngineBase<L> {
     using WS = Workspace<PackView<double>, PackView<R>, PackView<double>>;
     using Base = EngineBase<L>;
     using Base::a_;
+    using Base::kCum;
     using Base::nck_;
     using Base::p_;
 
@@ -233,7 +240,7 @@ class CoordEngine final : public EngineBase<L> {
         for (unsigned t = 0; t < a_.threads; ++t) scratch_[t].~ThreadScratch<R>();
     }
 
-    void advance(std::uint64_t t0, std::uint64_t t1, const double* rows) override {
+    void advance(std::uint64_t t0, std::uint64_t t1, const double* rows, const double* cum) override {
         const std::uint64_t pitch = round_up(a_.d, W);
         const std::uint64_t n = t1 - t0;
         if (rows) {
@@ -244,17 +251,25 @@ class CoordEngine final : public EngineBase<L> {
                     exact_[r * pitch + i] = rows[r * a_.d + i];
                     real_rows_[r * pitch + i] = static_cast<R>(rows[r * a_.d + i]);
                 }
+            if (cum) {
+                cum_.reserve(n * pitch);
+                for (std::uint64_t r = 0; r < n; ++r)
+                    for (std::uint32_t i = 0; i < a_.d; ++i) cum_[r * pitch + i] = cum[r * a_.d + i];
+            }
         }
-        if (share_) return advance_shared(t0, t1, pitch);
+        const double* cu = rows && cum ? cum_.data() : nullptr;
+        if (share_) return advance_shared(t0, t1, pitch, cu);
         if (!rows) {
             parallel_run(a_.instances, a_.threads, [&](std::uint64_t k, unsigned tid) {
                 ThreadScratch<R>& o = scratch_[tid];
                 o.exact.reserve(n * pitch);
                 o.real.reserve(n * pitch);
                 o.row.reserve(a_.d);
-                this->own_rows(k, t0, t1, o.exact.data(), pitch, 1, o.row.data());
+                if (kCum) o.cum.reserve(n * pitch);
+                this->own_rows(k, t0, t1, o.exact.data(), pitch, 1, o.row.data(), kCum ? o.cum.data() : nullptr);
                 for (std::uint64_t j = 0; j < n * pitch; ++j) o.real[j] = static_cast<R>(o.exact[j]);
-                run(make_team(k, nullptr, 0), k, t0, t1, o.exact.data(), o.real.data(), pitch);
+                run(make_team(k, nullptr, 0), k, t0, t1, o.exact.data(), o.real.data(), pitch,
+                    kCum ? o.cum.data() : nullptr);
             }, 1);
             return;
         }
@@ -267,7 +282,7 @@ class CoordEngine final : public EngineBase<L> {
                 const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;
                 for (std::uint64_t k = k0; k < k1; ++k)
                     run(make_team(k, nullptr, 0), k, s0, s1, exact_.data() + (s0 - t0) * pitch,
-                        real_rows_.data() + (s0 - t0) * pitch, pitch);
+                        real_rows_.data() + (s0 - t0) * pitch, pitch, cu ? cu + (s0 - t0) * pitch : nullptr);
             }
         }, 1);
     }
@@ -310,7 +325,7 @@ class CoordEngine final : public EngineBase<L> {
     }
 
     void run(const Team& team, std::uint64_t k, std::uint64_t t0, std::uint64_t t1, const double* ex, const R* re,
-             std::uint64_t pitch) {
+             std::uint64_t pitch, const double* cu) {
         const WS ws = workspace(k);
         double* oe = this->expected_.data() + k * nck_;
         double* orr = this->realized_.data() + k * nck_;
@@ -319,7 +334,9 @@ class CoordEngine final : public EngineBase<L> {
         Totals acc = totals_[k];
         sim::advance<L>(
             p_, team, ws, acc, t0, t1,
-            [&](std::uint64_t t) { return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch}; },
+            [&](std::uint64_t t) {
+                return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch, cu ? cu + (t - t0) * pitch : nullptr};
+            },
             a_.checkpoints, nck_, [&](std::uint32_t c, double e, double r) {
                 if (team.rank() == 0) {
                     oe[c] = e;
@@ -330,13 +347,13 @@ class CoordEngine final : public EngineBase<L> {
     }
 
     /// Every thread works on every instance, each on its own tiles (shared sequences only).
-    void advance_shared(std::uint64_t t0, std::uint64_t t1, std::uint64_t pitch) {
+    void advance_shared(std::uint64_t t0, std::uint64_t t1, std::uint64_t pitch, const double* cu) {
         TeamGroup group(a_.threads);
         group.reserve((a_.d + kTile - 1) / kTile);
         parallel_run(a_.threads, a_.threads, [&](std::uint64_t member, unsigned) {
             for (std::uint64_t k = 0; k < a_.instances; ++k)
                 run(make_team(k, &group, static_cast<unsigned>(member)), k, t0, t1, exact_.data(), real_rows_.data(),
-                    pitch);
+                    pitch, cu);
         }, 1);
     }
 
@@ -348,6 +365,7 @@ class CoordEngine final : public EngineBase<L> {
     Buffer<Totals> totals_;
     Buffer<double> exact_;
     Buffer<R> real_rows_;
+    Buffer<double> cum_;
     Buffer<ThreadScratch<R>> scratch_;
     bool share_ = false;
 };
@@ -364,6 +382,7 @@ class GroupEngine final : public EngineBase<L> {
     using WS = Workspace<GroupView<double, W>, GroupView<R, W>, GroupView<double, W>>;
     using Base = EngineBase<L>;
     using Base::a_;
+    using Base::kCum;
     using Base::nck_;
     using Base::p_;
 
@@ -389,7 +408,7 @@ class GroupEngine final : public EngineBase<L> {
         for (unsigned t = 0; t < a_.threads; ++t) scratch_[t].~ThreadScratch<R>();
     }
 
-    void advance(std::uint64_t t0, std::uint64_t t1, const double* rows) override {
+    void advance(std::uint64_t t0, std::uint64_t t1, const double* rows, const double* cum) override {
         const std::uint32_t d = a_.d;
         const std::uint64_t n = t1 - t0;
         if (rows) {
@@ -408,12 +427,18 @@ class GroupEngine final : public EngineBase<L> {
                 o.real.reserve(n * pitch);
                 o.row.reserve(d);
                 std::memset(static_cast<void*>(o.exact.data()), 0, sizeof(double) * n * pitch);
+                if (kCum) {
+                    o.cum.reserve(n * pitch);
+                    std::memset(static_cast<void*>(o.cum.data()), 0, sizeof(double) * n * pitch);
+                }
                 for (int l = 0; l < W; ++l) {
                     const std::uint64_t k = g * W + l;
-                    if (k < a_.instances) this->own_rows(k, t0, t1, o.exact.data() + l, pitch, W, o.row.data());
+                    if (k < a_.instances)
+                        this->own_rows(k, t0, t1, o.exact.data() + l, pitch, W, o.row.data(),
+                                       kCum ? o.cum.data() + l : nullptr);
                 }
                 for (std::uint64_t j = 0; j < n * pitch; ++j) o.real[j] = static_cast<R>(o.exact[j]);
-                run(g, t0, t1, o.exact.data(), o.real.data(), pitch);
+                run(g, t0, t1, o.exact.data(), o.real.data(), pitch, kCum ? o.cum.data() : nullptr);
             }, 1);
         } else {
             // As CoordEngine: fixed shares of the groups over cache-sized slices of the chunk's rounds.
@@ -423,7 +448,8 @@ class GroupEngine final : public EngineBase<L> {
                 for (std::uint64_t s0 = t0; s0 < t1; s0 += slice) {
                     const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;
                     for (std::uint64_t g = g0; g < g1; ++g)
-                        run(g, s0, s1, exact_.data() + (s0 - t0) * d, real_rows_.data() + (s0 - t0) * d, d);
+                        run(g, s0, s1, exact_.data() + (s0 - t0) * d, real_rows_.data() + (s0 - t0) * d, d,
+                            cum ? cum + (s0 - t0) * d : nullptr); // the caller's rows: valid during advance()
                 }
             }, 1);
         }
@@ -446,12 +472,16 @@ class GroupEngine final : public EngineBase<L> {
 
   private:
     /// Rounds [t0, t1) of group g with rows at ex/re (row t at (t - t0) * pitch).
-    void run(std::uint64_t g, std::uint64_t t0, std::uint64_t t1, const double* ex, const R* re, std::uint64_t pitch) {
+    void run(std::uint64_t g, std::uint64_t t0, std::uint64_t t1, const double* ex, const R* re, std::uint64_t pitch,
+             const double* cu) {
         const Team team = make_team(g);
         const WS ws = workspace(g);
         sim::advance<L>(
             p_, team, ws, totals_[g], t0, t1,
-            [&](std::uint64_t t) { return GroupLossRow<R, PerLane>{ex + (t - t0) * pitch, re + (t - t0) * pitch}; },
+            [&](std::uint64_t t) {
+                return GroupLossRow<R, PerLane>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
+                                                cu ? cu + (t - t0) * pitch : nullptr};
+            },
             a_.checkpoints, nck_, [&](std::uint32_t c, const D& e, const D& r) {
                 for (int l = 0; l < W; ++l) {
                     const std::uint64_t k = g * W + l;

@@ -42,8 +42,10 @@ struct IsaEngineArgs {
 class IsaEngine {
   public:
     virtual ~IsaEngine();
-    /// Rounds [t0, t1) with the shared rows ((t1 - t0) x d), or null with per-instance sequences.
-    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* rows) = 0;
+    /// Rounds [t0, t1) with the shared rows ((t1 - t0) x d), or null with per-instance sequences; `cum` the
+    /// shared L_{t-1} rows (same shape) for learners with kReadsCumulative, else null (per-instance sequences:
+    /// the engine forms each instance's own).
+    virtual void advance(std::uint64_t t0, std::uint64_t t1, const double* rows, const double* cum) = 0;
     /// instances x ncheck cumulative charged losses, comparators (per-instance sequences only, else
     /// untouched), instances x diagnostics, per instance the first non-finite round.
     virtual void read(double* expected, double* realized, double* comparators, double* diagnostics,

@@ -93,6 +93,7 @@ template <class R>
 struct PackLossRow {
     const double* exact;
     const R* real;
+    const double* cum = nullptr; ///< L_{t-1} (learners with kReadsCumulative), padded like exact
 };
 
 template <class R, int W>
@@ -344,6 +345,7 @@ struct CoordTeam {
         return lanes<double>::load(l.exact + i.base);
     }
     static DPR_FORCEINLINE double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact[i]; }
+    static DPR_FORCEINLINE lanes<double> cum_exact(const loss_row& l, CoordIdx i) { return lanes<double>::load(l.cum + i.base); }
 
   private:
     double* local_slots(std::size_t n) const {
@@ -369,6 +371,7 @@ template <class R, bool PerLane>
 struct GroupLossRow {
     const double* exact;
     const R* real;
+    const double* cum = nullptr; ///< L_{t-1} (learners with kReadsCumulative), laid out like exact
 };
 
 template <class R, int W, bool PerLaneRows = false>
@@ -492,6 +495,12 @@ struct InstanceTeam {
             return lanes<double>::load(l.exact + std::uint64_t{i} * W);
         else
             return lanes<double>(l.exact[i]);
+    }
+    static DPR_FORCEINLINE lanes<double> cum_exact(const loss_row& l, std::uint32_t i) {
+        if constexpr (PerLaneRows)
+            return lanes<double>::load(l.cum + std::uint64_t{i} * W);
+        else
+            return lanes<double>(l.cum[i]);
     }
     static DPR_FORCEINLINE lanes<double> loss_exact_at(const loss_row& l, lanes<std::uint32_t> i) {
         lanes<double> r;

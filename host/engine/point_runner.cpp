@@ -46,7 +46,9 @@ PointOutcome run_point(const PointJob& job) {
     out.policy = engine->policy();
 
     // Shared sequence: rows of the current chunk and the running comparator, once per point.
-    std::vector<double> rows, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
+    std::vector<double> rows, cum, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
+    // Learners with kReadsCumulative also get L_{t-1} per round (the prefix this loop keeps for the comparator).
+    const bool with_cum = job.learner.reads_cumulative && !job.per_instance;
     std::uint32_t next_ck = 0;
     // Rows per chunk: within the memory budget for the shared rows, and within a work budget so that
     // progress and interrupts (checked between chunks) stay responsive: 2^27 expert-rounds is ~0.05 s of
@@ -58,7 +60,8 @@ PointOutcome run_point(const PointJob& job) {
     constexpr std::uint64_t kMinChunkRounds = 8;
     const std::uint64_t work = job.chunk_work ? job.chunk_work : (cuda ? (std::uint64_t{1} << 34) : (std::uint64_t{1} << 27));
     const std::uint64_t per_row = std::max<std::uint64_t>(1, std::uint64_t{s.instances} * std::max<std::uint32_t>(d, 1));
-    const std::uint64_t by_memory = std::max<std::uint64_t>(1, job.chunk_bytes / (sizeof(double) * std::max<std::uint32_t>(d, 1)));
+    const std::uint64_t row_bytes = (with_cum ? 2 : 1) * sizeof(double) * std::max<std::uint32_t>(d, 1);
+    const std::uint64_t by_memory = std::max<std::uint64_t>(1, job.chunk_bytes / row_bytes);
     const std::uint64_t by_work = job.chunk_work ? work / per_row : std::max(kMinChunkRounds, work / per_row);
     const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min({s.T, by_memory, by_work}));
     const adversaries::SequenceCtx shared_ctx{s.seed, s.stream, adversaries::kSharedSequence};
@@ -73,15 +76,17 @@ PointOutcome run_point(const PointJob& job) {
             parallel_for(t1 - t0, job.threads, [&](std::uint64_t r, unsigned) {
                 job.adversary.fill(shared_ctx, t0 + r, rows.data() + r * d);
             }, 16);
+            if (with_cum) cum.resize((t1 - t0) * d);
             for (std::uint64_t t = t0; t < t1; ++t) {
                 const double* row = rows.data() + (t - t0) * d;
+                if (with_cum) std::copy(L.begin(), L.end(), cum.begin() + static_cast<std::ptrdiff_t>((t - t0) * d));
                 for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
                 while (next_ck < nck && s.checkpoints[next_ck] == t)
                     shared_cmp[next_ck++] = sim::comparator(job.adversary.geometry, L.data(), d);
             }
             chunk_rows = rows.data();
         }
-        engine->advance(t0, t1, chunk_rows);
+        engine->advance(t0, t1, chunk_rows, with_cum ? cum.data() : nullptr);
         if (job.on_progress) job.on_progress((t1 - t0) * s.instances);
     }
     out.completed = t0 > s.T;

@@ -73,6 +73,7 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
             // as WorkspaceSpec::bytes(8, 16) computes it but saturating: d^2 state at d = 2^31 reads as
             // UINT64_MAX bytes, which the memory check refuses, instead of wrapping to a small size.
             r.state_bytes = saturating_state_bytes(L::workspace(p));
+            r.reads_cumulative = learners::ReadsCumulative<L>::value;
             if constexpr (learners::DiagnosticCount<L>::value > 0)
                 for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
             found = true;

@@ -20,6 +20,7 @@ struct LearnerRuntime {
     std::vector<unsigned char> params; ///< resolved Params as bytes
     learners::PrivacyReport privacy;
     std::vector<std::string> diagnostic_names; ///< the learner's kDiagnostics, if any
+    bool reads_cumulative = false; ///< L::kReadsCumulative: the engine passes L_{t-1} rows with the losses
     std::uint64_t state_bytes = 0; ///< per-instance learner state (its workspace), 64-bit: d may be ~2^32;
                                    ///< UINT64_MAX when it does not fit in 64 bits
 };

@@ -33,6 +33,11 @@
 //   load_at(view, i) / store_at(view, i, v)      the state of one coordinate i (a uni index) per instance;
 //                                                store_at is done by rank 0, followed by sync() where needed
 //   get(scalars, j) / put(scalars, j, v)         per-instance scalars of the workspace
+//   loss(row, idx) / loss_exact(row, idx)        l_t at coordinate idx: the run's precision / double
+//   loss_exact_at(row, i)                        l_t(i) at a uni index, per instance
+//   cum_exact(row, idx)                          L_{t-1}(idx) = sum_{s<t} l_s(idx), double: only for learners that
+//                                                declare kReadsCumulative (the engine then computes it once per
+//                                                point for a shared sequence; kernels/learners/common.hpp)
 //   element(idx)                                 lanes<uint32>: the RNG element word of coordinate idx
 //   instance()                                   uni<uint32>: this instance's id (RNG instance word)
 //   key()                                        the RNG key (seed, stream)
@@ -169,6 +174,7 @@ template <class R>
 struct ScalarLossRow {
     const double* exact;
     const R* real;
+    const double* cum = nullptr; ///< L_{t-1}, the cumulative loss before round t (learners with kReadsCumulative)
     DPR_HD DPR_FORCEINLINE R at(std::uint32_t i) const { return real[i]; }
     DPR_HD DPR_FORCEINLINE double exact_at(std::uint32_t i) const { return exact[i]; }
 };
@@ -274,6 +280,7 @@ struct SerialTeam {
     DPR_HD DPR_FORCEINLINE static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
     DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
+    DPR_HD DPR_FORCEINLINE static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 // ---- derived team operations (written once over the concept, so every team has them) ---------------------

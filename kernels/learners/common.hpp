@@ -29,6 +29,13 @@
 // source runs on SIMD lanes (coordinates or instances) and GPU threads. The registry checks the contract at
 // compile time (kernels/learners/registry.hpp). Registering a learner is one line there.
 //
+// Optional shared cumulative losses (ALGORITHMS.md §3.4 item 3 of issue 8): a learner may declare
+//   static constexpr bool kReadsCumulative = true;
+// and then read L_{t-1}(i) = sum_{s<t} l_s(i) through team.cum_exact(row, idx) in round t. The engine computes
+// these prefix sums once per point for a shared (oblivious) sequence -- it keeps them anyway for the
+// comparator -- and once per instance for per-instance sequences, so the learner's own state need not hold d
+// cumulative losses: AFKT23's learners keep O(1) state per instance at d = 2^20.
+//
 // Optional diagnostics (ALGORITHMS.md "Record" lists): a learner may also declare
 //   static constexpr std::array<const char*, N> kDiagnostics = {"max_noise_inf", ...};
 //   DPR_HD static void diagnostics(const Params&, const double* scalars, double* out);   // out[0..N)
@@ -75,6 +82,16 @@ struct PrivacyReport {
     const char* calibration = "none"; ///< "paper" or "strict" (ALGORITHMS.md §1.5), "none"
     const char* mechanism = "none";   ///< what carries the noise
     double noise_scale = 0.0;         ///< per-node Laplace b or Gaussian sigma actually used
+};
+
+/// Whether a learner reads L_{t-1} through team.cum_exact (kReadsCumulative; false without it).
+template <class L, class = void>
+struct ReadsCumulative {
+    static constexpr bool value = false;
+};
+template <class L>
+struct ReadsCumulative<L, std::void_t<decltype(L::kReadsCumulative)>> {
+    static constexpr bool value = L::kReadsCumulative;
 };
 
 /// Number of diagnostics a learner declares (0 without kDiagnostics).

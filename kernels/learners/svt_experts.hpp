@@ -37,8 +37,10 @@
 // (SparseVector, kSvtThreshold, round t, element 0) and the query of round t (SparseVector, kSvtQuery,
 // round t, element 0) (kernels/mechanisms/above_threshold.hpp).
 //
-// State per instance: L_{t-1}[d] (double; what the exponential mechanism scores) and the scalars below. The
-// round is O(1) except for the O(d) cumulative-loss update and, in a switch round, one O(d) Gumbel-max pass.
+// State per instance: the scalars below, O(1) for any d. The exponential mechanism scores L_{t-1}, which the
+// learner reads from the engine (kReadsCumulative, team.cum_exact: computed once per point for a shared
+// oblivious sequence, kernels/learners/common.hpp) instead of keeping d cumulative losses per instance. A
+// round is O(1); a switch round adds one O(d) Gumbel-max pass.
 //
 // Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
 // (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one
@@ -91,6 +93,7 @@ struct SvtExperts {
     static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
     static constexpr int kEtaKey = key_index(kKeys, "eta");
     static constexpr bool kInstanceLanes = true;
+    static constexpr bool kReadsCumulative = true;
 
     struct Params {
         std::uint32_t d;
@@ -183,29 +186,27 @@ struct SvtExperts {
 
     enum Scalar : int { kX = 0, kSwitches, kPhaseLoss, kRho, kPending, kLastSwitch, kFires, kScalars };
 
-    /// L_{t-1} (double); the scalars.
-    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d).scalars(kScalars); }
+    /// Only scalars: L_{t-1} comes from the engine (kReadsCumulative).
+    DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kScalars); }
 
-    /// The exponential mechanism of round t over the scores max(L_{t-1}(y), L*).
-    template <class Team, class WS>
-    DPR_HD static typename Team::template uni<std::uint32_t> draw_expert(const Params& p, const Team& team, const WS& ws,
-                                                                         std::uint64_t t) {
+    /// The exponential mechanism of round t over the scores max(L_{t-1}(y), L*), L_{t-1}(y) = cum(y).
+    template <class Team, class Cum>
+    DPR_HD static typename Team::template uni<std::uint32_t> draw_expert(const Params& p, const Team& team, std::uint64_t t,
+                                                                         Cum&& cum) {
         using R = typename Team::real;
         using D = typename Team::template lanes<double>;
-        const auto L = ws.dbl[0];
         mech::ExpMechDraw draw;
         draw.round = static_cast<std::uint32_t>(t);
         return mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw,
-                                           [&](auto i) { return convert<R>(vmax(team.load(L, i), D(p.Lstar))); });
+                                           [&](auto i) { return convert<R>(vmax(cum(i), D(p.Lstar))); });
     }
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
         using D = typename Team::template lanes<double>;
         using U = typename Team::template uni<double>;
-        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, D(0.0)); });
-        team.sync();
-        const auto x0 = draw_expert(p, team, ws, 0); // all scores equal: uniform on [d]
+        // Round 0: L_0 = 0, all scores equal: uniform on [d].
+        const auto x0 = draw_expert(p, team, 0, [](auto) { return D(0.0); });
         const U rho = mech::svt_threshold(team, p.svt, U(p.Lthr), 1, std::uint32_t{0});
         if (team.rank() == 0) {
             team.put(ws.scalars, kX, convert<double>(x0));
@@ -232,7 +233,7 @@ struct SvtExperts {
         U last = team.get(ws.scalars, kLastSwitch);
         const auto pending = team.get(ws.scalars, kPending) > U(0.5);
         if (any(pending)) {
-            const UI y = draw_expert(p, team, ws, t);
+            const UI y = draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); });
             x = select(pending, convert<double>(y), x);
             k = k + select(pending, one, zero);
             q = select(pending, zero, q);
@@ -244,8 +245,7 @@ struct SvtExperts {
         const auto fire = asks & (mech::svt_noisy_query(team, p.svt, q, t, std::uint32_t{0}) > rho);
         const UI xi = convert<std::uint32_t>(x);
         const U loss = team.loss_exact_at(row, xi);
-        team.sync(); // every member has read L_{t-1} (the switch above) before it changes
-        team.for_each(p.d, [&](auto i) { team.store(ws.dbl[0], i, team.load(ws.dbl[0], i) + team.loss_exact(row, i)); });
+        team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {
             team.put(ws.scalars, kX, x);
             team.put(ws.scalars, kSwitches, k);

@@ -43,10 +43,14 @@ struct Case {
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         std::vector<Case> v;
+        static const auto linfo = config::describe_all<learners::AllLearners>("learner");
         for (const std::string& n : learner_names()) {
             Case c;
             c.learner = n;
-            const bool priv = n.rfind("dp-", 0) == 0;
+            // Private learners are those with an epsilon key (it is required): eps = 1.
+            bool priv = false;
+            for (const auto& info : linfo)
+                if (info.name == n) priv = info.key_index("epsilon") >= 0;
             const bool ftpl = n.rfind("dp-ftpl", 0) == 0;
             static const test::KeyList none = {}, eps = {{"epsilon", 1.0}}, eps_delta = {{"epsilon", 1.0}, {"delta", 1e-5}};
             c.keys = ftpl ? eps_delta : priv ? eps : none;
@@ -238,9 +242,13 @@ TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
         pb.seed = 3;
         const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
         const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
-        std::vector<std::vector<double>> rows(T + 1, std::vector<double>(d));
+        std::vector<std::vector<double>> rows(T + 1, std::vector<double>(d)), cum(T + 1, std::vector<double>(d, 0.0));
         const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
-        for (std::uint64_t t = 1; t <= T; ++t) ar.fill(sc, t, rows[t].data());
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            ar.fill(sc, t, rows[t].data());
+            if (t > 1)
+                for (std::uint32_t j = 0; j < d; ++j) cum[t][j] = cum[t - 1][j] + rows[t - 1][j]; // L_{t-1}
+        }
         std::size_t i = 0;
         for_each_type(learners::AllLearners{}, [&](auto tag) {
             using L = typename decltype(tag)::type;
@@ -255,7 +263,8 @@ TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
                     L::init(p, team, ws);
                     std::vector<RoundCharge<double>> out;
                     for (std::uint64_t t = 1; t <= T; ++t)
-                        out.push_back(L::round(p, team, ws, t, ScalarLossRow<double>{rows[t].data(), rows[t].data()}));
+                        out.push_back(L::round(p, team, ws, t,
+                                               ScalarLossRow<double>{rows[t].data(), rows[t].data(), cum[t].data()}));
                     return out;
                 });
             for (std::uint32_t lane = 0; lane < 32; ++lane)

@@ -42,11 +42,15 @@ class Solo {
         L::init(p_, team_, ws_);
     }
 
-    /// Round t on the loss vector l (d doubles).
+    /// Round t on the loss vector l (d doubles). Learners with kReadsCumulative see L_{t-1}, the sum of the
+    /// rows this Solo was given before (what the engine computes for them).
     RoundCharge<double> round(std::uint64_t t, const double* l) {
         real_row_.resize(row_size());
         for (std::size_t i = 0; i < real_row_.size(); ++i) real_row_[i] = static_cast<R>(l[i]);
-        return L::round(p_, team_, ws_, t, ScalarLossRow<R>{l, real_row_.data()});
+        cum_.resize(row_size(), 0.0);
+        const auto r = L::round(p_, team_, ws_, t, ScalarLossRow<R>{l, real_row_.data(), cum_.data()});
+        for (std::size_t i = 0; i < cum_.size(); ++i) cum_[i] += l[i];
+        return r;
     }
     void play(std::uint64_t t, double* x) const { L::play(p_, team_, ws_, t, x); }
 
@@ -83,6 +87,7 @@ class Solo {
     WS ws_{};
     std::vector<double> dbl_, scal_;
     std::vector<R> real_, real_row_;
+    std::vector<double> cum_; ///< L_{t-1} for learners with kReadsCumulative
 };
 
 } // namespace dpr::test

@@ -184,6 +184,35 @@ TEST(SvtExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
     }
 }
 
+TEST(SvtExperts, PerInstanceSequencesGiveEachInstanceItsOwnCumulativeLossesInEveryLayout) {
+    // With adversary.per_instance = true the engine forms each instance's own L_{t-1} (kReadsCumulative); the
+    // serial oracle fed instance k's own sequence must agree bit for bit in both lane layouts.
+    const std::uint32_t T = 400, n = 20, seed = 6;
+    for (const char* lanes : {"instances", "coordinates"}) {
+        const std::uint32_t d = 40;
+        const auto r = test::simulate("svt-experts", {{"epsilon", 30.0}}, "halving", {}, d, T, n, 2, seed, true, 8, 0,
+                                      test::SimOptions{Precision::Double, lanes});
+        KeyValues akv;
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        const auto ap = adversaries::Halving::resolve(akv, pb);
+        const auto p = svt_params(d, T, 30.0);
+        std::vector<double> row(d);
+        for (std::uint32_t k = 0; k < n; k += 3) {
+            const adversaries::SequenceCtx ctx{seed, 0, k};
+            test::Solo<SvtExperts> solo(p, seed, k);
+            double total = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                adversaries::Halving::fill(ap, ctx, t, row.data());
+                total += solo.round(t, row.data()).realized;
+            }
+            EXPECT_EQ(total, r.final_realized[k]) << lanes << " instance " << k;
+            EXPECT_EQ(solo.diagnostics()[0], r.diagnostic("switches", k)) << lanes << " instance " << k;
+        }
+    }
+}
+
 TEST(SvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     test::TempDir dir;
     struct Case {
