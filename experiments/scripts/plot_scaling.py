@@ -88,6 +88,9 @@ def main():
                     help="keep only rows with COL equal to VALUE (text compare; numbers compared as numbers)")
     ap.add_argument("--t", default="final", help="checkpoint: final (t == T, default), all, or a round number")
     ap.add_argument("--linx", action="store_true", help="linear x axis")
+    ap.add_argument("--x-log2", action="store_true",
+                    help="use log2(x) as x (e.g. --x adversary.d --x-log2: the fitted slope is the exponent b of "
+                         "regret ~ (log d)^b, as in AFKT23's log^2 d / eps bounds)")
     ap.add_argument("--liny", action="store_true", help="linear y axis")
     ap.add_argument("--no-fit", action="store_true", help="no slope fit")
     ap.add_argument("--fit-min", type=float, default=-math.inf, help="fit only points with x >= this")
@@ -110,6 +113,11 @@ def main():
     for c in [args.x, args.y] + (args.group or []):
         if c not in cols:
             sys.exit(f"no column {c!r}; columns: {', '.join(k for k in cols if not k.startswith('_'))}")
+    if args.x_log2:
+        for r in rows:
+            v = number(r[args.x])
+            if v is not None and v > 0 and math.isfinite(v):
+                r[args.x] = repr(math.log2(v))
 
     # checkpoint selection
     if args.x == "t" or args.t == "all":
@@ -242,7 +250,7 @@ def main():
         ax.set_xscale("log")
     if not args.liny:
         ax.set_yscale("log")
-    ax.set_xlabel(args.x)
+    ax.set_xlabel(f"log2 {args.x}" if args.x_log2 else args.x)
     what = ("excess regret over the reference" if args.excess else "regret") if args.y == "mean" else args.y
     where = "final round T" if args.t == "final" and args.x != "t" else f"t = {args.t}"
     ax.set_ylabel(args.ylabel or f"{what} at {where} (mean ± sem)")
