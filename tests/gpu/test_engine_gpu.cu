@@ -77,14 +77,18 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     s.precision = prec;
     s.launch.lanes = lanes;
     s.launch.team_threads = team_threads;
-    std::vector<double> rows(T * d);
+    std::vector<double> rows(T * d), cum(T * d, 0.0); // cum row t - 1 = L_{t-1} (kReadsCumulative learners)
     const adversaries::SequenceCtx sc{s.seed, 0, adversaries::kSharedSequence};
-    for (std::uint64_t t = 1; t <= T; ++t) ar.fill(sc, t, rows.data() + (t - 1) * d);
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        ar.fill(sc, t, rows.data() + (t - 1) * d);
+        if (t > 1)
+            for (std::uint32_t i = 0; i < d; ++i) cum[(t - 1) * d + i] = cum[(t - 2) * d + i] + rows[(t - 2) * d + i];
+    }
     auto e = gpu ? cuda_api::make_cuda_engine(lr.index, lr.params.data(), lr.params.size(), s)
                  : make_cpu_engine(lr.index, lr.params.data(), s, 2, nullptr);
     for (std::uint64_t t0 = 1; t0 <= T; t0 += chunk) {
         const std::uint64_t t1 = std::min<std::uint64_t>(T + 1, t0 + chunk);
-        e->advance(t0, t1, rows.data() + (t0 - 1) * d);
+        e->advance(t0, t1, rows.data() + (t0 - 1) * d, lr.reads_cumulative ? cum.data() + (t0 - 1) * d : nullptr);
     }
     Outcome o;
     e->results(o.expected, o.realized);
