@@ -16,6 +16,11 @@ struct AdversaryRuntime {
     Geometry geometry = Geometry::Simplex;
     std::vector<unsigned char> params; ///< the adversary's Params, as bytes (trivially copyable)
     void (*fill_fn)(const void* params, const adversaries::SequenceCtx&, std::uint64_t t, double* out) = nullptr;
+    /// A::row_epoch if the adversary declares it (rows of equal epoch are equal), else null.
+    std::uint64_t (*epoch_fn)(const void* params, std::uint64_t t) = nullptr;
+
+    /// True when round t's row is known to equal round t - 1's (t >= 2).
+    bool repeats(std::uint64_t t) const { return epoch_fn && t >= 2 && epoch_fn(params.data(), t) == epoch_fn(params.data(), t - 1); }
 
     void fill(const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) const {
         fill_fn(params.data(), ctx, t, out);

@@ -46,7 +46,7 @@ PointOutcome run_point(const PointJob& job) {
     out.policy = engine->policy();
 
     // Shared sequence: rows of the current chunk and the running comparator, once per point.
-    std::vector<double> rows, cum, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
+    std::vector<double> rows, cum, last_row, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
     // Learners with kReadsCumulative also get L_{t-1} per round (the prefix this loop keeps for the comparator).
     const bool with_cum = job.learner.reads_cumulative && !job.per_instance;
     std::uint32_t next_ck = 0;
@@ -73,9 +73,16 @@ PointOutcome run_point(const PointJob& job) {
         const double* chunk_rows = nullptr;
         if (!job.per_instance) {
             rows.resize((t1 - t0) * d);
+            // Rows the adversary says repeat the previous round's (row_epoch) are copied, not regenerated: the
+            // chunk's first row from the previous chunk's last (last_row), the others from their predecessor,
+            // after the parallel fill of the rows that start an epoch.
             parallel_for(t1 - t0, job.threads, [&](std::uint64_t r, unsigned) {
-                job.adversary.fill(shared_ctx, t0 + r, rows.data() + r * d);
+                if (!job.adversary.repeats(t0 + r)) job.adversary.fill(shared_ctx, t0 + r, rows.data() + r * d);
             }, 16);
+            for (std::uint64_t r = 0; r < t1 - t0; ++r)
+                if (job.adversary.repeats(t0 + r))
+                    std::copy_n(r == 0 ? last_row.data() : rows.data() + (r - 1) * d, d, rows.data() + r * d);
+            last_row.assign(rows.end() - static_cast<std::ptrdiff_t>(d), rows.end());
             if (with_cum) cum.resize((t1 - t0) * d);
             for (std::uint64_t t = t0; t < t1; ++t) {
                 const double* row = rows.data() + (t - t0) * d;

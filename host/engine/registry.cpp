@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/adversaries/registry.hpp"
 #include "kernels/learners/registry.hpp"
@@ -22,6 +23,17 @@ std::vector<unsigned char> to_bytes(const P& p) {
 template <class A>
 void fill_erased(const void* params, const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) {
     A::fill(*static_cast<const typename A::Params*>(params), ctx, t, out);
+}
+
+template <class A, class = void>
+struct HasRowEpoch : std::false_type {};
+template <class A>
+struct HasRowEpoch<A, std::void_t<decltype(A::row_epoch(std::declval<const typename A::Params&>(), std::uint64_t{1}))>>
+    : std::true_type {};
+
+template <class A>
+std::uint64_t epoch_erased(const void* params, std::uint64_t t) {
+    return A::row_epoch(*static_cast<const typename A::Params*>(params), t);
 }
 
 /// WorkspaceSpec::bytes(sizeof(double), 16), saturating at UINT64_MAX.
@@ -96,6 +108,7 @@ AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv,
             r.geometry = A::kGeometry;
             r.params = to_bytes(A::resolve(kv, pb));
             r.fill_fn = &fill_erased<A>;
+            if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;
             found = true;
         }
         ++i;

@@ -20,6 +20,13 @@
 // an adversary keeps "across rounds" (a best expert, an order of the experts, the Thm 5 index j) is
 // re-derived from the stream at every call, never stored.
 //
+// Optional: an adversary whose rows repeat (piecewise-constant sequences: halving within a phase, the Thm 5
+// mixture) may declare
+//     DPR_HD static std::uint64_t row_epoch(const Params&, std::uint64_t t);
+// with the promise that rounds of equal epoch have bitwise-equal rows for every SequenceCtx; host code then
+// copies the previous row instead of calling fill() again (point_runner.cpp). The promise is tested for every
+// adversary that declares it (tests/adversaries/test_adv_contract.cpp).
+//
 // check() reports an error by `return diag.fail("key", "fmt", ...)` (false). A value that is accepted
 // but probably not what the user wants is a warning: diag.fail(...) is filled, diag.warning_only is
 // set, and check() returns true.

@@ -93,6 +93,10 @@ struct Halving {
         return q < p.phases ? static_cast<std::uint32_t>(q) : p.phases;
     }
 
+    /// Rows depend on t only through its phase (row_epoch contract, adversaries/common.hpp): the 12-round
+    /// Feistel rank of every expert is computed once per phase, not once per round.
+    DPR_HD static std::uint64_t row_epoch(const Params& p, std::uint64_t t) { return phase_of(p, t); }
+
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
         const std::uint32_t star = best_expert(p, ctx);
         if (p.d < 2) {

@@ -78,6 +78,9 @@ struct LowerBound {
         return hidden_index(ctx, 0, p.d);
     }
 
+    /// l^0 up to T - k, l^j after (row_epoch contract, adversaries/common.hpp).
+    DPR_HD static std::uint64_t row_epoch(const Params& p, std::uint64_t t) { return t + p.k <= p.T ? 0 : 1; }
+
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
         if (t + p.k <= p.T) {
             for (std::uint32_t i = 0; i < p.d; ++i) out[i] = 0.0;

@@ -145,6 +145,39 @@ TEST(AdversaryRegistry, FillIsAPureFunctionThatWritesExactlyD) {
     });
 }
 
+template <class A, class = void>
+struct DeclaresRowEpoch : std::false_type {};
+template <class A>
+struct DeclaresRowEpoch<A, std::void_t<decltype(A::row_epoch(std::declval<const typename A::Params&>(), std::uint64_t{1}))>>
+    : std::true_type {};
+
+TEST(AdversaryRegistry, RowEpochsPromiseOnlyRowsThatAreReallyEqual) {
+    // row_epoch (adversaries/common.hpp): rounds of equal epoch have bitwise-equal rows for every sequence, so the
+    // runner may copy instead of fill. Checked on every pair of consecutive rounds, for several contexts; and the
+    // adversaries that declare it do repeat (the shortcut is used).
+    int declared = 0;
+    for_all([&](auto tag) {
+        using A = typename decltype(tag)::type;
+        if constexpr (DeclaresRowEpoch<A>::value) {
+            ++declared;
+            std::vector<double> storage;
+            const auto p = A::resolve(default_keys<A>(storage), kProblem);
+            int repeats = 0;
+            for (const SequenceCtx c : {ctx(3), ctx(3, 0), ctx(3, 17, 2), ctx(8, 5)}) {
+                const auto m = advtest::matrix<A>(p, c);
+                for (std::uint64_t t = 2; t <= kT; ++t)
+                    if (A::row_epoch(p, t) == A::row_epoch(p, t - 1)) {
+                        ++repeats;
+                        EXPECT_EQ(0, std::memcmp(&m[(t - 1) * kD], &m[(t - 2) * kD], kD * sizeof(double)))
+                            << A::kName << ": rounds " << t - 1 << " and " << t << " share an epoch but differ";
+                    }
+            }
+            EXPECT_GT(repeats, 0) << A::kName;
+        }
+    });
+    EXPECT_EQ(declared, 2); // halving, lower-bound
+}
+
 TEST(AdversaryRegistry, LossesLieInTheDeclaredLossSet) {
     for_all([&](auto tag) {
         using A = typename decltype(tag)::type;
