@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Instance-rounds per second of `svt-experts` (AFKT23 Alg. 1, ALGORITHMS.md C1) on the halving adversary at
+d = 2^10, 2^16, 2^20: dpregret vs a vectorised NumPy version; and exponential-mechanism draws per second in
+NumPy (Gumbel-max over d scores, the same law dpregret samples).
+
+dpregret: `dpregret run` on a generated config (halving, svt-experts eps = 10, pure, the defaults of C1), the
+throughput the run measured itself (run.json "throughput"."instance_rounds_per_second"). The learner keeps O(1)
+state per instance and reads L_{t-1} from the engine (kReadsCumulative); the engine builds the shared loss
+row of each round (2^20 halving ranks: a 12-round Feistel permutation per expert per round).
+
+NumPy (fair: what a careful researcher would write), for all I instances at once, per round:
+    row = (rank >= alive(phase)) with row[x*] = 0      (the halving row; ranks from one stored permutation)
+    switching instances: x = argmin(eta/2 L - Gumbel(size = (m, d)), axis 1); k += 1; q = 0; rho = Lthr + Lap(4/eps)
+    asking instances: fire = q + Lap(8/eps) > rho
+    loss = row[x]; q += loss; L += row
+numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in both (dpregret regenerates it
+only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
+
+Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick]
+       [--out experiments/bench/results/afkt23_svt.csv] [--threads N]
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from benchlib import run_config, write_meta
+
+
+def c1_params(d, T, eps, beta=0.05):
+    K = math.ceil(6 * math.ceil(math.log2(d)) + 24 * math.log(1 / beta))
+    B = math.log(2 * T * T / beta)
+    eta = eps / (2 * K)
+    return K, eta, 4 / eta + 8 * B / eps
+
+
+def numpy_svt(d, T, n, eps, rounds, seed=1):
+    """Seconds for `rounds` rounds of n svt-experts instances on a halving sequence (d experts, horizon T)."""
+    rng = np.random.default_rng(seed)
+    K, eta, Lthr = c1_params(d, T, eps)
+    star = int(rng.integers(d))
+    rank = np.empty(d, dtype=np.int64)
+    others = np.delete(np.arange(d), star)
+    rank[others] = rng.permutation(d - 1)
+    rank[star] = -1
+    P = math.ceil(math.log2(d))
+    m = max(1, T // P)
+    L = np.zeros(d)
+    x = rng.integers(d, size=n)
+    k = np.zeros(n)
+    q = np.zeros(n)
+    rho = Lthr + rng.laplace(0, 4 / eps, n)
+    pending = np.zeros(n, dtype=bool)
+    t0 = time.perf_counter()
+    for t in range(1, rounds + 1):
+        phase = min(P, (t - 1) // m + 1)
+        alive = (d - 1) >> phase
+        row = (rank >= alive).astype(np.float64)
+        row[star] = 0.0
+        if pending.any():
+            idx = np.nonzero(pending)[0]
+            g = rng.gumbel(size=(idx.size, d))
+            x[idx] = np.argmin(eta / 2 * L[None, :] - g, axis=1)
+            k[idx] += 1
+            q[idx] = 0
+            rho[idx] = Lthr + rng.laplace(0, 4 / eps, idx.size)
+        asks = ~pending & (k < K)
+        fire = asks & (q + rng.laplace(0, 8 / eps, n) > rho)
+        loss = row[x]
+        q += loss
+        pending = fire
+        L += row
+    return time.perf_counter() - t0
+
+
+def numpy_draws_per_s(d, draws):
+    """Exponential-mechanism draws per second in NumPy: argmin(c s - Gumbel) over d scores, `draws` at once."""
+    rng = np.random.default_rng(2)
+    s = rng.random(d)
+    batch = max(1, min(draws, (1 << 24) // d))
+    t0 = time.perf_counter()
+    done = 0
+    while done < draws:
+        b = min(batch, draws - done)
+        np.argmin(0.5 * s[None, :] - rng.gumbel(size=(b, d)), axis=1)
+        done += b
+    return draws / (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default="build/dpregret")
+    ap.add_argument("--out", default="experiments/bench/results/afkt23_svt.csv")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    eps = 10.0
+    shapes = [(1 << 10, 4096, 1000), (1 << 16, 2048, 100), (1 << 20, 512 if a.quick else 1024, 100)]
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for d, T, n in shapes:
+            cfg = (f"[run]\nseed = 1\ninstances = {n}\nrounds = {T}\ncheckpoints = 4\n"
+                   f"[adversary]\nkind = \"halving\"\nd = {d}\n"
+                   f"[learner]\nalgorithm = \"svt-experts\"\nepsilon = {eps}\n")
+            rj = run_config(a.binary, cfg, f"svt_{d}", work, a.threads)
+            ours = rj["throughput"]["instance_rounds_per_second"]
+            nr = T
+            secs = numpy_svt(d, T, n, eps, nr)
+            theirs = n * nr / secs
+            draws = numpy_draws_per_s(d, 64 if d >= (1 << 20) else 1024)
+            rows.append(dict(d=d, T=T, instances=n, epsilon=eps, dpregret_ir_per_s=f"{ours:.4g}",
+                             numpy_ir_per_s=f"{theirs:.4g}", numpy_rounds=nr, ratio=f"{ours / theirs:.3g}",
+                             numpy_expmech_draws_per_s=f"{draws:.4g}",
+                             numpy_expmech_candidates_per_s=f"{draws * d:.4g}"))
+            print(rows[-1], flush=True)
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    write_meta(a.out, binary=a.binary, threads=a.threads or os.cpu_count())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
