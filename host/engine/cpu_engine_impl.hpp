@@ -42,9 +42,7 @@ namespace dpr::cpu {
 /// Lanes per SIMD step (a pack of 16 is one zmm of floats, two of doubles).
 inline constexpr int kLanes = 16;
 /// d at or below which a lane-safe learner runs with instance lanes by default (the layout is a function of
-/// the learner and d only, so results never depend on the instance count; docs/RANDOMNESS.md). Learners that
-/// read L_{t-1} from the engine (kReadsCumulative: O(1) work per round, an O(d) pass only at rare events) use
-/// instance lanes at every d.
+/// the learner and d only, so results never depend on the instance count; docs/RANDOMNESS.md).
 inline constexpr std::uint32_t kInstanceLanesMaxD = 128;
 /// A point with fewer instances than threads shares each instance between the threads from this d on.
 inline constexpr std::uint32_t kShareInstanceMinD = 2 * kTile;
@@ -556,8 +554,7 @@ template <class L, class R>
 dpr_cpu_boundary::IsaEngine* make_for(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& a) {
     if constexpr (L::kInstanceLanes) {
         const bool instance_lanes = a.lanes == dpr_cpu_boundary::LanesRequest::Instances ||
-                                    (a.lanes == dpr_cpu_boundary::LanesRequest::Auto &&
-                                     (a.d <= kInstanceLanesMaxD || learners::ReadsCumulative<L>::value));
+                                    (a.lanes == dpr_cpu_boundary::LanesRequest::Auto && a.d <= kInstanceLanesMaxD);
         if (instance_lanes) {
             if (a.fill) return new GroupEngine<L, R, true>(p, a);
             return new GroupEngine<L, R, false>(p, a);
