@@ -8,7 +8,7 @@
 //     i* = argmin_i ( c s(i) - G_i ),    G_i = -ln(-ln U_i) iid standard Gumbel,
 // is distributed exactly as above (for any c, with no normalisation, so no overflow for any score scale).
 // One pass over the candidates with a team argmin (kernels/core/team.hpp: fixed reduction order, ties to the
-// lowest index), O(n) work and O(1) state: no prefix scan and no scratch row, on every backend, for n up to
+// lowest index), O(n) work and O(1) state: no prefix scan and no scratch row, on every team (CPU lanes; GPU thread, warp, block), for n up to
 // 2^32 - 1 (the argmin index is 32-bit). For c = inf a first pass finds min s; the key is then -G_i on the
 // minimisers and +inf elsewhere (uniform over the minimisers, never inf * 0).
 //
