@@ -106,6 +106,7 @@ struct TeamCommon {
     __device__ static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     __device__ static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     __device__ static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+    __device__ static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 /// One instance per warp.

@@ -346,6 +346,7 @@ struct CoordTeam {
     }
     static DPR_FORCEINLINE double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact[i]; }
     static DPR_FORCEINLINE lanes<double> cum_exact(const loss_row& l, CoordIdx i) { return lanes<double>::load(l.cum + i.base); }
+    static DPR_FORCEINLINE double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 
   private:
     double* local_slots(std::size_t n) const {
@@ -501,6 +502,11 @@ struct InstanceTeam {
             return lanes<double>::load(l.cum + std::uint64_t{i} * W);
         else
             return lanes<double>(l.cum[i]);
+    }
+    static DPR_FORCEINLINE lanes<double> cum_exact_at(const loss_row& l, lanes<std::uint32_t> i) {
+        lanes<double> r;
+        for (int k = 0; k < W; ++k) r.set(k, PerLaneRows ? l.cum[std::uint64_t{i[k]} * W + k] : l.cum[i[k]]);
+        return r;
     }
     static DPR_FORCEINLINE lanes<double> loss_exact_at(const loss_row& l, lanes<std::uint32_t> i) {
         lanes<double> r;

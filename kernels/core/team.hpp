@@ -35,7 +35,7 @@
 //   get(scalars, j) / put(scalars, j, v)         per-instance scalars of the workspace
 //   loss(row, idx) / loss_exact(row, idx)        l_t at coordinate idx: the run's precision / double
 //   loss_exact_at(row, i)                        l_t(i) at a uni index, per instance
-//   cum_exact(row, idx)                          L_{t-1}(idx) = sum_{s<t} l_s(idx), double: only for learners that
+//   cum_exact(row, idx) / cum_exact_at(row, i)   L_{t-1}(idx) = sum_{s<t} l_s(idx), double: only for learners that
 //                                                declare kReadsCumulative (the engine then computes it once per
 //                                                point for a shared sequence; kernels/learners/common.hpp)
 //   element(idx)                                 lanes<uint32>: the RNG element word of coordinate idx
@@ -281,6 +281,7 @@ struct SerialTeam {
     DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     DPR_HD DPR_FORCEINLINE static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+    DPR_HD DPR_FORCEINLINE static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 // ---- derived team operations (written once over the concept, so every team has them) ---------------------

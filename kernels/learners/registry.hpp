@@ -2,6 +2,7 @@
 // Every learner the engine knows, one line each. Both backends instantiate from this list, and every entry
 // is checked against the learner contract at compile time (kernels/learners/contract.hpp).
 #include "kernels/core/type_list.hpp"
+#include "kernels/learners/adaptive_svt_experts.hpp"
 #include "kernels/learners/consistent_expert.hpp"
 #include "kernels/learners/contract.hpp"
 #include "kernels/learners/dp_ftpl.hpp"
@@ -19,7 +20,7 @@ namespace dpr::learners {
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
-                             SvtExperts, ConsistentExpert>;
+                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

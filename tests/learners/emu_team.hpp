@@ -189,6 +189,7 @@ struct EmuTeam {
     static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
     static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+    static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 /// One instance of learner L played by `lanes` emulated lanes over a contiguous workspace; `rounds(team, ws)`

@@ -17,6 +17,7 @@
 
 #include "cli/run_cli.hpp"
 #include "kernels/adversaries/halving.hpp"
+#include "kernels/learners/adaptive_svt_experts.hpp"
 #include "kernels/learners/consistent_expert.hpp"
 #include "kernels/learners/svt_experts.hpp"
 #include "learners/simulate.hpp"
@@ -240,6 +241,115 @@ TEST(SvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
         EXPECT_EQ(r.rc, 2) << c.learner << r.err;
         EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.needle << "\n" << r.err;
         EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << c.learner;
+    }
+}
+
+// ---- adaptive-svt-experts (Algorithm 2, C2) ------------------------------------------------------------------
+
+using learners::AdaptiveSvtExperts;
+
+AdaptiveSvtExperts::Params adaptive_params(std::uint32_t d, std::uint64_t T, double eps, double plus = 0.0) {
+    KeyValues kv;
+    kv.num[AdaptiveSvtExperts::kEpsilon] = eps;
+    kv.given[AdaptiveSvtExperts::kEpsilon] = true;
+    kv.num[AdaptiveSvtExperts::kDoublingTest] = plus;
+    kv.given[AdaptiveSvtExperts::kDoublingTest] = true;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    return AdaptiveSvtExperts::resolve(kv, pb);
+}
+
+TEST(AdaptiveSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
+    const std::uint32_t d = 256;
+    const std::uint64_t T = 1000;
+    const auto p = adaptive_params(d, T, 2.0);
+    const double R = 10 + 1, eps0 = 2.0 / (2 * R), beta0 = 0.05 / T;
+    const double K = std::ceil(6.0 * 8 + 24 * std::log(1 / beta0));
+    EXPECT_EQ(p.R, R);
+    EXPECT_DOUBLE_EQ(p.eps0, eps0);
+    EXPECT_EQ(p.K, K);
+    EXPECT_DOUBLE_EQ(p.eta, eps0 / (2 * K));
+    EXPECT_DOUBLE_EQ(p.B, std::log(2.0 * T * T / beta0));
+    EXPECT_DOUBLE_EQ(p.check_scale, K / eps0);
+    EXPECT_DOUBLE_EQ(p.check_margin, 5 * K * std::log(1 / beta0) / eps0);
+    EXPECT_DOUBLE_EQ(p.svt.query, 4.0 / (eps0 / 2));
+    // R runs x (eps_0/2 + K eta + K eps_0/K) = R 2 eps_0 = eps.
+    EXPECT_NEAR(AdaptiveSvtExperts::privacy(p).epsilon, 2.0, 1e-12);
+    EXPECT_EQ(AdaptiveSvtExperts::privacy(p).delta, 0.0);
+}
+
+TEST(AdaptiveSvtExperts, LbarOnlyDoublesAtMostRMinusOneTimesAndThePrintedSignDoublesMore) {
+    const std::uint32_t d = 64;
+    const std::uint64_t T = 4000;
+    const auto p = adaptive_params(d, T, 100.0);
+    double printed = 0, plus = 0;
+    const auto a = test::simulate("adaptive-svt-experts", {{"epsilon", 100.0}}, "realizable", {{"p", 0.3}}, d, T, 64);
+    const auto b = test::simulate("adaptive-svt-experts", {{"epsilon", 100.0}, {"doubling_test", 1.0}}, "realizable",
+                                  {{"p", 0.3}}, d, T, 64);
+    for (std::uint32_t k = 0; k < a.instances; ++k) {
+        const double n = a.diagnostic("doublings", k);
+        EXPECT_LE(n, p.R - 1);
+        EXPECT_EQ(a.diagnostic("final_lbar", k), std::ldexp(1.0, static_cast<int>(n))); // Lbar* = 2^doublings
+        printed += n;
+        plus += b.diagnostic("doublings", k);
+        EXPECT_LE(b.diagnostic("doublings", k), p.R - 1);
+    }
+    // Printed sign: the test passes whenever the check exceeds Lbar* - margin, i.e. at almost every switch while
+    // Lbar* < margin (ALGORITHMS.md §4 item 14); with + it needs the best loss to exceed Lbar* + margin.
+    EXPECT_GT(printed, 0.0);
+    EXPECT_GE(printed, plus);
+}
+
+TEST(AdaptiveSvtExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
+    const std::uint32_t T = 800, n = 20, seed = 8;
+    for (std::uint32_t d : {24u, 300u}) {
+        const auto li = test::simulate("adaptive-svt-experts", {{"epsilon", 200.0}}, "halving", {}, d, T, n, 2, seed, false,
+                                       8, 0, test::SimOptions{Precision::Double, "instances"});
+        const auto lc = test::simulate("adaptive-svt-experts", {{"epsilon", 200.0}}, "halving", {}, d, T, n, 2, seed, false,
+                                       8, 0, test::SimOptions{Precision::Double, "coordinates"});
+        EXPECT_EQ(li.regret, lc.regret) << d;
+        EXPECT_EQ(li.diagnostics, lc.diagnostics) << d;
+        KeyValues akv;
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        const auto ap = adversaries::Halving::resolve(akv, pb);
+        const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
+        const auto p = adaptive_params(d, T, 200.0);
+        std::vector<double> row(d);
+        double doublings = 0;
+        for (std::uint32_t k = 0; k < n; k += 5) {
+            test::Solo<AdaptiveSvtExperts> solo(p, seed, k);
+            double total = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                adversaries::Halving::fill(ap, ctx, t, row.data());
+                total += solo.round(t, row.data()).realized;
+            }
+            EXPECT_EQ(total, lc.final_realized[k]) << "d = " << d << " instance " << k;
+            EXPECT_EQ(solo.diagnostics(), std::vector<double>(lc.diagnostics.begin() + k * 4, lc.diagnostics.begin() + k * 4 + 4));
+            doublings += solo.diagnostics()[1];
+        }
+        EXPECT_GT(doublings, 0.0) << "the restart path ran";
+    }
+}
+
+TEST(AdaptiveSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
+    test::TempDir dir;
+    const std::pair<std::string, std::string> cases[] = {
+        {"d = 1\n", "epsilon = 1\n"},
+        {"d = 8\n", "epsilon = 1\nbeta = 0\n"},
+        {"d = 8\n", "epsilon = inf\n"},
+        {"d = 8\n", "epsilon = 1\ndoubling_test = \"minus\"\n"},
+    };
+    const char* needles[] = {"adaptive-svt-experts needs d >= 2", "[learner] beta = 0", "[learner] epsilon = inf",
+                             "[learner] doubling_test"};
+    for (int i = 0; i < 4; ++i) {
+        dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"halving\"\n" + cases[i].first +
+                                "[learner]\nalgorithm = \"adaptive-svt-experts\"\n" + cases[i].second);
+        const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
+        EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
     }
 }
 

@@ -1,0 +1,223 @@
+#pragma once
+// adaptive-svt-experts: AFKT23 Algorithm 2 (ALGORITHMS.md C2, Theorem 2), Algorithm 1 (svt_experts.hpp) run with
+// an estimate Lbar* of L* that doubles when a private check says the best expert's loss has caught up with it:
+//
+//   R = ceil(log2 T) + 1 runs at most (Lbar* = 1, 2, 4, ... past T), eps_0 = eps / (2R), beta_0 = beta / T
+//   K = ceil(6 ceil(log2 d) + 24 ln(1/beta_0)), eta = eps_0 / (2K), B = ln(2 T^2 / beta_0)
+//   Lthr = Lbar* + 4/eta + 8B/eps_0 (threshold = "paper") or + 16B/eps_0 ("strict", §4 item 13)
+//   run Algorithm 1 with (Lbar*, eta, Lthr, eps_0): scores max(L_{t-1}, Lbar*), an eps_0/2 sparse vector
+//   at each switch to x_t (the exponential mechanism's pick):
+//       Lbar_t = L_{t-1}(x_t) + Lap(K / eps_0)
+//       if Lbar_t > Lbar* - 5 K ln(1/beta_0) / eps_0     (doubling_test = "printed", §4 item 14; "plus": +)
+//           and fewer than R runs have started:
+//           Lbar* <- 2 Lbar*; restart Algorithm 1: k = 0, x ~ Unif[d], a new sparse vector (time continues)
+//
+// "log T" of the spec is read as R = ceil(log2 T) + 1, the number of runs Lbar* can start from 1 before it
+// passes T (a doubling beyond is never needed: L* <= T), and the run count is capped at R, so the privacy
+// accounting below holds for every input, not only w.h.p.
+// Privacy (C2): each run of Algorithm 1 is eps_0/2 (its sparse vectors, parallel over phases) + K eta = eps_0;
+// each run makes at most K switches, hence at most K Laplace checks, each (eps_0/K)-DP: eps_0 per run. R runs:
+// R (eps_0 + eps_0) = eps (basic composition).
+//
+// Randomness: as svt-experts (every draw addressed by the round at which it is made), plus the check of round
+// t (SparseVector, kSvtCheck, round t, element 0) and the uniform restart expert of round t (Exponential, sub 1,
+// round t: the exponential mechanism with equal scores). A restart's sparse vector takes the threshold draw of
+// its round, like any phase.
+//
+// State: 9 scalars per instance; L_{t-1} comes from the engine (kReadsCumulative).
+// Diagnostics: switches (all runs), doublings (restarts), final_lbar (Lbar* at T), svt_fires.
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/math.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/learners/svt_experts.hpp"
+#include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exponential.hpp"
+
+namespace dpr::learners {
+
+struct AdaptiveSvtExperts {
+    static constexpr const char* kName = "adaptive-svt-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
+         "privacy parameter eps > 0 of the whole play sequence (Thm 2: eps-DP)", true},
+        {"beta", KeyType::Real, "0.05", 0.0, 1.0, "",
+         "failure probability of Thm 2: beta_0 = beta/T enters K and B", true, true},
+        {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
+         "Lthr = Lbar* + 4/eta + 8B/eps_0 (paper) or + 16B/eps_0 (strict, ALGORITHMS.md §4 item 13)"},
+        {"doubling_test", KeyType::Choice, "printed", 0.0, 0.0, "printed|plus",
+         "double Lbar* when Lbar_t > Lbar* - 5K ln(1/beta_0)/eps_0 (printed) or + ... (plus: the sign the "
+         "proof probably meant, ALGORITHMS.md §4 item 14)"},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kBeta = key_index(kKeys, "beta");
+    static constexpr int kThreshold = key_index(kKeys, "threshold");
+    static constexpr int kDoublingTest = key_index(kKeys, "doubling_test");
+    static constexpr bool kInstanceLanes = true;
+    static constexpr bool kReadsCumulative = true;
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double epsilon;
+        double R;      ///< most runs of Algorithm 1: ceil(log2 T) + 1
+        double eps0;   ///< eps / (2R)
+        double beta0;  ///< beta / T
+        double K;      ///< switches per run
+        double B;      ///< ln(2 T^2 / beta_0)
+        double eta;    ///< eps_0 / (2K)
+        double acc;    ///< 8B/eps_0 or 16B/eps_0
+        bool strict;
+        bool plus;     ///< doubling test with + (else as printed, -)
+        double check_scale;  ///< Laplace scale of the check: K / eps_0
+        double check_margin; ///< 5 K ln(1/beta_0) / eps_0
+        mech::SvtScales svt; ///< eps_0/2 sparse vector over 1-sensitive queries
+    };
+
+    static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "doublings", "final_lbar", "svt_fires"};
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        const double beta = kv.get(kBeta, 0.05);
+        const double T = static_cast<double>(pb.T);
+        p.R = static_cast<double>(ceil_log2(pb.T)) + 1.0;
+        p.eps0 = p.epsilon / (2.0 * p.R);
+        p.beta0 = beta / T;
+        p.K = std::ceil(6.0 * ceil_log2(pb.d) + 24.0 * std::log(1.0 / p.beta0));
+        p.B = std::log(2.0 * T * T / p.beta0);
+        p.eta = p.eps0 / (2.0 * p.K);
+        p.strict = kv.get(kThreshold, 0.0) == 1.0;
+        p.plus = kv.get(kDoublingTest, 0.0) == 1.0;
+        p.acc = (p.strict ? 16.0 : 8.0) * p.B / p.eps0;
+        p.check_scale = p.K / p.eps0;
+        p.check_margin = 5.0 * p.K * std::log(1.0 / p.beta0) / p.eps0;
+        p.svt = mech::svt_scales(p.eps0 / 2.0, 1.0);
+        return p;
+    }
+
+    static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
+        if (pb.d < 2) return diag.fail("d", "adaptive-svt-experts needs d >= 2 experts (got %u)", pb.d);
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = p.strict ? "strict" : "paper";
+        // R runs x (eps_0/2 sparse vector + K eta exponential mechanisms + K checks of eps_0/K).
+        r.epsilon = p.R * (p.eps0 / 2.0 + p.K * p.eta + p.K * (p.eps0 / p.K));
+        r.delta = 0.0;
+        r.accountant = "basic composition over at most R = ceil(log2 T) + 1 runs of Alg. 1 (eps_0 each) and K Laplace "
+                       "checks per run (eps_0/K each)";
+        r.mechanism = "AboveThreshold + exponential mechanism per run (Alg. 1), Laplace checks of the best loss";
+        r.noise_scale = p.svt.query;
+        return r;
+    }
+
+    enum Scalar : int { kX = 0, kSwitchesRun, kPhaseLoss, kRho, kPending, kLbar, kRuns, kSwitches, kFires, kScalars };
+
+    DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kScalars); }
+
+    template <class Team, class U>
+    DPR_HD static U threshold(const Params& p, const U& lbar) {
+        return lbar + U(4.0 / p.eta + p.acc);
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        using U = typename Team::template uni<double>;
+        using R = typename Team::real;
+        mech::ExpMechDraw draw; // round 0: uniform
+        const auto x0 = mech::exponential_mechanism(team, p.d, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
+        const U lbar(1.0);
+        const U rho = mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), 1, std::uint32_t{0});
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kX, convert<double>(x0));
+            team.put(ws.scalars, kSwitchesRun, U(0.0));
+            team.put(ws.scalars, kPhaseLoss, U(0.0));
+            team.put(ws.scalars, kRho, rho);
+            team.put(ws.scalars, kPending, U(0.0));
+            team.put(ws.scalars, kLbar, lbar);
+            team.put(ws.scalars, kRuns, U(1.0));
+            team.put(ws.scalars, kSwitches, U(0.0));
+            team.put(ws.scalars, kFires, U(0.0));
+        }
+        team.sync();
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        using D = typename Team::template lanes<double>;
+        using U = typename Team::template uni<double>;
+        using UI = typename Team::template uni<std::uint32_t>;
+        const U one(1.0), zero(0.0);
+        U x = team.get(ws.scalars, kX);
+        U k = team.get(ws.scalars, kSwitchesRun);
+        U q = team.get(ws.scalars, kPhaseLoss);
+        U rho = team.get(ws.scalars, kRho);
+        U lbar = team.get(ws.scalars, kLbar);
+        U runs = team.get(ws.scalars, kRuns);
+        U switches = team.get(ws.scalars, kSwitches);
+        const auto pending = team.get(ws.scalars, kPending) > U(0.5);
+        if (any(pending)) {
+            mech::ExpMechDraw draw;
+            draw.round = static_cast<std::uint32_t>(t);
+            const UI y = mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw, [&](auto i) {
+                return convert<R>(vmax(team.cum_exact(row, i), D(lbar)));
+            });
+            // The private check of the picked expert's loss so far (C2), eps_0/K-DP.
+            const U check = team.cum_exact_at(row, y) + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
+            const U bar = p.plus ? lbar + U(p.check_margin) : lbar - U(p.check_margin);
+            const auto dbl = pending & (check > bar) & (runs < U(p.R));
+            UI xn = y;
+            if (any(dbl)) {
+                mech::ExpMechDraw fresh; // a restarted Algorithm 1 starts from a uniform expert
+                fresh.sub = 1;
+                fresh.round = static_cast<std::uint32_t>(t);
+                const UI u = mech::exponential_mechanism(team, p.d, 0.0, fresh, [](auto) { return convert<R>(D(0.0)); });
+                xn = select(mask_for<std::uint32_t>(dbl), u, y);
+            }
+            x = select(pending, convert<double>(xn), x);
+            switches = switches + select(pending, one, zero);
+            k = select(dbl, zero, select(pending, k + one, k));
+            lbar = select(dbl, lbar + lbar, lbar);
+            runs = runs + select(dbl, one, zero);
+            q = select(pending, zero, q);
+            rho = select(pending, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), t, std::uint32_t{0}), rho);
+        }
+        const auto asks = (!pending) & (k < U(p.K));
+        const auto fire = asks & (mech::svt_noisy_query(team, p.svt, q, t, std::uint32_t{0}) > rho);
+        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(x));
+        team.sync(); // every member has read this round's scalars before rank 0 overwrites them
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kX, x);
+            team.put(ws.scalars, kSwitchesRun, k);
+            team.put(ws.scalars, kPhaseLoss, q + loss);
+            team.put(ws.scalars, kRho, rho);
+            team.put(ws.scalars, kPending, select(fire, one, zero));
+            team.put(ws.scalars, kLbar, lbar);
+            team.put(ws.scalars, kRuns, runs);
+            team.put(ws.scalars, kSwitches, switches);
+            team.put(ws.scalars, kFires, team.get(ws.scalars, kFires) + select(fire, one, zero));
+        }
+        team.sync();
+        return {loss, loss};
+    }
+
+    DPR_HD static void diagnostics(const Params&, const double* s, double* out) {
+        out[0] = s[kSwitches];
+        out[1] = s[kRuns] - 1.0;
+        out[2] = s[kLbar];
+        out[3] = s[kFires];
+    }
+};
+
+} // namespace dpr::learners
