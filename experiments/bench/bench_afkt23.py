@@ -39,8 +39,9 @@ def c1_params(d, T, eps, beta=0.05):
     return K, eta, 4 / eta + 8 * B / eps
 
 
-def numpy_svt(d, T, n, eps, rounds, seed=1):
-    """Seconds for `rounds` rounds of n svt-experts instances on a halving sequence (d experts, horizon T)."""
+def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None):
+    """Seconds for `rounds` rounds of n svt-experts instances on a halving sequence (d experts, horizon T); with
+    `totals` (a list), also appends each instance's total loss to it."""
     rng = np.random.default_rng(seed)
     K, eta, Lthr = c1_params(d, T, eps)
     star = int(rng.integers(d))
@@ -56,6 +57,7 @@ def numpy_svt(d, T, n, eps, rounds, seed=1):
     q = np.zeros(n)
     rho = Lthr + rng.laplace(0, 4 / eps, n)
     pending = np.zeros(n, dtype=bool)
+    total = np.zeros(n)
     t0 = time.perf_counter()
     for t in range(1, rounds + 1):
         phase = min(P, (t - 1) // m + 1)
@@ -73,8 +75,11 @@ def numpy_svt(d, T, n, eps, rounds, seed=1):
         fire = asks & (q + rng.laplace(0, 8 / eps, n) > rho)
         loss = row[x]
         q += loss
+        total += loss
         pending = fire
         L += row
+    if totals is not None:
+        totals.extend(total.tolist())
     return time.perf_counter() - t0
 
 
@@ -98,7 +103,12 @@ def main():
     ap.add_argument("--out", default="experiments/bench/results/afkt23_svt.csv")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="instead of timing: compare the mean total loss of dpregret and of this NumPy implementation "
+                         "(written from ALGORITHMS.md C1, independent RNG) at d = 1024, T = 4096, 2000 instances each")
     a = ap.parse_args()
+    if a.check:
+        return check(a)
     eps = 10.0
     shapes = [(1 << 10, 4096, 1000), (1 << 16, 2048, 100), (1 << 20, 512 if a.quick else 1024, 100)]
     rows = []
@@ -124,6 +134,26 @@ def main():
         w.writeheader()
         w.writerows(rows)
     write_meta(a.out, binary=a.binary, threads=a.threads or os.cpu_count())
+
+
+def check(a):
+    """Two-sample comparison of mean total loss: dpregret vs the NumPy implementation (independent code and RNG)."""
+    import csv as _csv
+    d, T, n, eps = 1024, 4096, 2000, 10.0
+    with tempfile.TemporaryDirectory() as work:
+        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
+               f"[adversary]\nkind = \"halving\"\nd = {d}\n[learner]\nalgorithm = \"svt-experts\"\nepsilon = {eps}\n")
+        run_config(a.binary, cfg, "check", work, a.threads)
+        with open(os.path.join(work, "out_check", "final_regret.csv")) as f:
+            ours = [float(r["realized_regret"]) for r in _csv.DictReader(f)]
+    theirs = []
+    for seed in range(20):  # 20 sequences of 100 instances: the halving order is drawn per sequence, as dpregret
+        numpy_svt(d, T, n // 20, eps, T, seed=100 + seed, totals=theirs)
+    m1, m2 = np.mean(ours), np.mean(theirs)
+    se = math.sqrt(np.var(ours, ddof=1) / len(ours) + np.var(theirs, ddof=1) / len(theirs))
+    print(f"dpregret mean total loss {m1:.2f} (n = {len(ours)}), NumPy {m2:.2f} (n = {len(theirs)}), "
+          f"difference {m1 - m2:+.2f} = {(m1 - m2) / se:+.2f} standard errors")
+    return 0 if abs(m1 - m2) < 4 * se else 1
 
 
 if __name__ == "__main__":
