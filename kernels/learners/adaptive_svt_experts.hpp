@@ -24,7 +24,7 @@
 // round t: the exponential mechanism with equal scores). A restart's sparse vector takes the threshold draw of
 // its round, like any phase.
 //
-// State: 9 scalars per instance; L_{t-1} comes from the engine (kReadsCumulative).
+// State: the phase scalars of svt_phase.hpp and 3 more per instance; L_{t-1} comes from the engine (kReadsCumulative).
 // Diagnostics: switches (all runs), doublings (restarts), final_lbar (Lbar* at T), svt_fires.
 #include <array>
 #include <cmath>
@@ -33,6 +33,7 @@
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_experts.hpp"
+#include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
 #include "kernels/mechanisms/exponential.hpp"
 
@@ -119,7 +120,9 @@ struct AdaptiveSvtExperts {
         return r;
     }
 
-    enum Scalar : int { kX = 0, kSwitchesRun, kPhaseLoss, kRho, kPending, kLbar, kRuns, kSwitches, kFires, kScalars };
+    /// The phase scalars (kernels/learners/svt_phase.hpp; k counts the switches of the current run, acc is the
+    /// phase loss of x), then Lbar*, the runs started and the switches of all runs.
+    enum Scalar : int { kLbar = kPhaseSlots, kRuns, kSwitches, kScalars };
 
     DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kScalars); }
 
@@ -136,17 +139,12 @@ struct AdaptiveSvtExperts {
         mech::ExpMechDraw draw; // round 0: uniform
         const auto x0 = mech::exponential_mechanism(team, p.d, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
         const U lbar(1.0);
-        const U rho = mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), 1, std::uint32_t{0});
+        SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), 1, std::uint32_t{0}),
+                              U(0.0));
         if (team.rank() == 0) {
-            team.put(ws.scalars, kX, convert<double>(x0));
-            team.put(ws.scalars, kSwitchesRun, U(0.0));
-            team.put(ws.scalars, kPhaseLoss, U(0.0));
-            team.put(ws.scalars, kRho, rho);
-            team.put(ws.scalars, kPending, U(0.0));
             team.put(ws.scalars, kLbar, lbar);
             team.put(ws.scalars, kRuns, U(1.0));
             team.put(ws.scalars, kSwitches, U(0.0));
-            team.put(ws.scalars, kFires, U(0.0));
         }
         team.sync();
     }
@@ -159,15 +157,11 @@ struct AdaptiveSvtExperts {
         using U = typename Team::template uni<double>;
         using UI = typename Team::template uni<std::uint32_t>;
         const U one(1.0), zero(0.0);
-        U x = team.get(ws.scalars, kX);
-        U k = team.get(ws.scalars, kSwitchesRun);
-        U q = team.get(ws.scalars, kPhaseLoss);
-        U rho = team.get(ws.scalars, kRho);
+        auto s = SvtPhase<Team>::load(team, ws);
         U lbar = team.get(ws.scalars, kLbar);
         U runs = team.get(ws.scalars, kRuns);
         U switches = team.get(ws.scalars, kSwitches);
-        const auto pending = team.get(ws.scalars, kPending) > U(0.5);
-        if (any(pending)) {
+        if (any(s.pending)) {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
             const UI y = mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw, [&](auto i) {
@@ -176,7 +170,7 @@ struct AdaptiveSvtExperts {
             // The private check of the picked expert's loss so far (C2), eps_0/K-DP.
             const U check = team.cum_exact_at(row, y) + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
             const U bar = p.plus ? lbar + U(p.check_margin) : lbar - U(p.check_margin);
-            const auto dbl = pending & (check > bar) & (runs < U(p.R));
+            const auto dbl = s.pending & (check > bar) & (runs < U(p.R));
             UI xn = y;
             if (any(dbl)) {
                 mech::ExpMechDraw fresh; // a restarted Algorithm 1 starts from a uniform expert
@@ -185,28 +179,20 @@ struct AdaptiveSvtExperts {
                 const UI u = mech::exponential_mechanism(team, p.d, 0.0, fresh, [](auto) { return convert<R>(D(0.0)); });
                 xn = select(mask_for<std::uint32_t>(dbl), u, y);
             }
-            x = select(pending, convert<double>(xn), x);
-            switches = switches + select(pending, one, zero);
-            k = select(dbl, zero, select(pending, k + one, k));
+            switches = switches + select(s.pending, one, zero);
             lbar = select(dbl, lbar + lbar, lbar);
             runs = runs + select(dbl, one, zero);
-            q = select(pending, zero, q);
-            rho = select(pending, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), t, std::uint32_t{0}), rho);
+            s.switch_to(xn, t, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), t, std::uint32_t{0}), zero);
+            s.k = select(dbl, zero, s.k); // a restart begins a new run of Algorithm 1
         }
-        const auto asks = (!pending) & (k < U(p.K));
-        const auto fire = asks & (mech::svt_noisy_query(team, p.svt, q, t, std::uint32_t{0}) > rho);
-        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(x));
+        const auto fire = s.test(team, p.svt, p.K, t, s.acc);
+        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {
-            team.put(ws.scalars, kX, x);
-            team.put(ws.scalars, kSwitchesRun, k);
-            team.put(ws.scalars, kPhaseLoss, q + loss);
-            team.put(ws.scalars, kRho, rho);
-            team.put(ws.scalars, kPending, select(fire, one, zero));
+            s.store(team, ws, fire, s.acc + loss);
             team.put(ws.scalars, kLbar, lbar);
             team.put(ws.scalars, kRuns, runs);
             team.put(ws.scalars, kSwitches, switches);
-            team.put(ws.scalars, kFires, team.get(ws.scalars, kFires) + select(fire, one, zero));
         }
         team.sync();
         return {loss, loss};
@@ -216,7 +202,7 @@ struct AdaptiveSvtExperts {
         out[0] = s[kSwitches];
         out[1] = s[kRuns] - 1.0;
         out[2] = s[kLbar];
-        out[3] = s[kFires];
+        out[3] = s[kPhaseFires];
     }
 };
 

@@ -51,6 +51,7 @@
 
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
+#include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
 #include "kernels/mechanisms/exponential.hpp"
 
@@ -184,10 +185,9 @@ struct SvtExperts {
         return r;
     }
 
-    enum Scalar : int { kX = 0, kSwitches, kPhaseLoss, kRho, kPending, kLastSwitch, kFires, kScalars };
-
-    /// Only scalars: L_{t-1} comes from the engine (kReadsCumulative).
-    DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kScalars); }
+    /// Only the phase scalars (kernels/learners/svt_phase.hpp; acc = the current expert's phase loss): L_{t-1}
+    /// comes from the engine (kReadsCumulative).
+    DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kPhaseSlots); }
 
     /// The exponential mechanism of round t over the scores max(L_{t-1}(y), L*), L_{t-1}(y) = cum(y).
     template <class Team, class Cum>
@@ -208,15 +208,7 @@ struct SvtExperts {
         // Round 0: L_0 = 0, all scores equal: uniform on [d].
         const auto x0 = draw_expert(p, team, 0, [](auto) { return D(0.0); });
         const U rho = mech::svt_threshold(team, p.svt, U(p.Lthr), 1, std::uint32_t{0});
-        if (team.rank() == 0) {
-            team.put(ws.scalars, kX, convert<double>(x0));
-            team.put(ws.scalars, kSwitches, U(0.0));
-            team.put(ws.scalars, kPhaseLoss, U(0.0));
-            team.put(ws.scalars, kRho, rho);
-            team.put(ws.scalars, kPending, U(0.0));
-            team.put(ws.scalars, kLastSwitch, U(0.0));
-            team.put(ws.scalars, kFires, U(0.0));
-        }
+        SvtPhase<Team>::start(team, ws, x0, rho, U(0.0));
         team.sync();
     }
 
@@ -224,46 +216,23 @@ struct SvtExperts {
     DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
                                                                          std::uint64_t t, const Row& row) {
         using U = typename Team::template uni<double>;
-        using UI = typename Team::template uni<std::uint32_t>;
-        const U one(1.0), zero(0.0);
-        U x = team.get(ws.scalars, kX);
-        U k = team.get(ws.scalars, kSwitches);
-        U q = team.get(ws.scalars, kPhaseLoss);
-        U rho = team.get(ws.scalars, kRho);
-        U last = team.get(ws.scalars, kLastSwitch);
-        const auto pending = team.get(ws.scalars, kPending) > U(0.5);
-        if (any(pending)) {
-            const UI y = draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); });
-            x = select(pending, convert<double>(y), x);
-            k = k + select(pending, one, zero);
-            q = select(pending, zero, q);
-            last = select(pending, U(static_cast<double>(t)), last);
-            rho = select(pending, mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), rho);
-        }
-        // The sparse vector is live while k < K; no query in the first round of a phase.
-        const auto asks = (!pending) & (k < U(p.K));
-        const auto fire = asks & (mech::svt_noisy_query(team, p.svt, q, t, std::uint32_t{0}) > rho);
-        const UI xi = convert<std::uint32_t>(x);
-        const U loss = team.loss_exact_at(row, xi);
+        auto s = SvtPhase<Team>::load(team, ws);
+        if (any(s.pending))
+            s.switch_to(draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }), t,
+                        mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), U(0.0));
+        const auto fire = s.test(team, p.svt, p.K, t, s.acc); // q_t: the phase loss of x up to t - 1
+        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
-        if (team.rank() == 0) {
-            team.put(ws.scalars, kX, x);
-            team.put(ws.scalars, kSwitches, k);
-            team.put(ws.scalars, kPhaseLoss, q + loss);
-            team.put(ws.scalars, kRho, rho);
-            team.put(ws.scalars, kPending, select(fire, one, zero));
-            team.put(ws.scalars, kLastSwitch, last);
-            team.put(ws.scalars, kFires, team.get(ws.scalars, kFires) + select(fire, one, zero));
-        }
+        if (team.rank() == 0) s.store(team, ws, fire, s.acc + loss);
         team.sync();
         return {loss, loss};
     }
 
     DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
-        out[0] = s[kSwitches];
-        out[1] = s[kSwitches] >= p.K ? 1.0 : 0.0;
-        out[2] = s[kLastSwitch];
-        out[3] = s[kFires];
+        out[0] = s[kPhaseK];
+        out[1] = s[kPhaseK] >= p.K ? 1.0 : 0.0;
+        out[2] = s[kPhaseLast];
+        out[3] = s[kPhaseFires];
     }
 };
 

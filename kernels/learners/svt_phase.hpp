@@ -1,0 +1,106 @@
+#pragma once
+// The round skeleton of AFKT23's sparse-vector phase learners (ALGORITHMS.md C1, C2, C4): svt-experts
+// (Algorithm 1), adaptive-svt-experts (Algorithm 2) and potential-svt-experts (Algorithm 5) all play one expert
+// per phase and ask an AboveThreshold instance (kernels/mechanisms/above_threshold.hpp) once per round whether
+// the phase is over:
+//
+//   round t:  if the sparse vector fired at round t-1:     switch: x <- the learner's draw, k <- k + 1,
+//                                                          a fresh sparse vector started at round t
+//                                                          (no query in the first round of a phase)
+//             elif k < K:                                  fire <- q_t + Lap(query scale) > rho_hat
+//             play x
+//
+// What differs between the three is the draw at a switch, the threshold and the query q_t; each learner
+// writes those and calls the members below for the rest, so the timing (a query fired at round t switches at
+// t + 1), the budget K (the sparse vector freezes for good once k = K) and the randomness addresses (the
+// threshold draw of the phase started at round t, the query of round t) are written once.
+//
+// State: scalars 0 .. kPhaseSlots - 1 of the learner's workspace (a learner's own scalars follow):
+//   x        current expert                  k      switches so far (of the current run, for Algorithm 2)
+//   acc      the phase accumulator the learner's query is built from (Alg. 1/2: the phase loss of x;
+//            Alg. 5: ln phi at the phase start)
+//   rho      the noisy threshold of the live sparse vector
+//   pending  1 if the sparse vector fired at the previous round     fires   TOP answers so far
+//   last     round of the latest switch (0 if none)
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/core/lanes.hpp"
+#include "kernels/mechanisms/above_threshold.hpp"
+
+namespace dpr::learners {
+
+enum PhaseSlot : int { kPhaseX = 0, kPhaseK, kPhaseAcc, kPhaseRho, kPhasePending, kPhaseFires, kPhaseLast, kPhaseSlots };
+
+template <class Team>
+struct SvtPhase {
+    using U = typename Team::template uni<double>;
+    using UI = typename Team::template uni<std::uint32_t>;
+    using M = decltype(U() > U());
+
+    U x, k, acc, rho, fires, last;
+    M pending;
+
+    template <class WS>
+    DPR_HD DPR_FORCEINLINE static SvtPhase load(const Team& team, const WS& ws) {
+        SvtPhase s;
+        s.x = team.get(ws.scalars, kPhaseX);
+        s.k = team.get(ws.scalars, kPhaseK);
+        s.acc = team.get(ws.scalars, kPhaseAcc);
+        s.rho = team.get(ws.scalars, kPhaseRho);
+        s.fires = team.get(ws.scalars, kPhaseFires);
+        s.last = team.get(ws.scalars, kPhaseLast);
+        s.pending = team.get(ws.scalars, kPhasePending) > U(0.5);
+        return s;
+    }
+
+    /// The state of round 0: expert x0, threshold rho0 of the sparse vector started at round 1, accumulator acc0.
+    template <class WS>
+    DPR_HD DPR_FORCEINLINE static void start(const Team& team, const WS& ws, const UI& x0, const U& rho0, const U& acc0) {
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kPhaseX, convert<double>(x0));
+            team.put(ws.scalars, kPhaseK, U(0.0));
+            team.put(ws.scalars, kPhaseAcc, acc0);
+            team.put(ws.scalars, kPhaseRho, rho0);
+            team.put(ws.scalars, kPhasePending, U(0.0));
+            team.put(ws.scalars, kPhaseFires, U(0.0));
+            team.put(ws.scalars, kPhaseLast, U(0.0));
+        }
+    }
+
+    /// The switch of round t, on the pending lanes: expert y, k + 1, accumulator acc0, the threshold rho_new of
+    /// the sparse vector started at round t (the caller draws it with mech::svt_threshold(..., t, ...)).
+    DPR_HD DPR_FORCEINLINE void switch_to(const UI& y, std::uint64_t t, const U& rho_new, const U& acc0) {
+        const U one(1.0), zero(0.0);
+        x = select(pending, convert<double>(y), x);
+        k = k + select(pending, one, zero);
+        acc = select(pending, acc0, acc);
+        last = select(pending, U(static_cast<double>(t)), last);
+        rho = select(pending, rho_new, rho);
+    }
+
+    /// The lanes whose sparse vector asks at round t: live (k < K) and not in the first round of a phase.
+    DPR_HD DPR_FORCEINLINE M asks(double K) const { return (!pending) & (k < U(K)); }
+
+    /// The question of round t with query q: q + Lap(query scale) > rho on the lanes that ask.
+    DPR_HD DPR_FORCEINLINE M test(const Team& team, const mech::SvtScales& svt, double K, std::uint64_t t,
+                                  const U& q) const {
+        return asks(K) & (mech::svt_noisy_query(team, svt, q, t, std::uint32_t{0}) > rho);
+    }
+
+    /// Writes the state after round t (rank 0; the caller syncs the team before, so that every member has read
+    /// the scalars, and after): `fire` pends a switch at t + 1, acc_next is the accumulator for round t + 1.
+    template <class WS>
+    DPR_HD DPR_FORCEINLINE void store(const Team& team, const WS& ws, const M& fire, const U& acc_next) const {
+        const U one(1.0), zero(0.0);
+        team.put(ws.scalars, kPhaseX, x);
+        team.put(ws.scalars, kPhaseK, k);
+        team.put(ws.scalars, kPhaseAcc, acc_next);
+        team.put(ws.scalars, kPhaseRho, rho);
+        team.put(ws.scalars, kPhasePending, select(fire, one, zero));
+        team.put(ws.scalars, kPhaseFires, fires + select(fire, one, zero));
+        team.put(ws.scalars, kPhaseLast, last);
+    }
+};
+
+} // namespace dpr::learners
