@@ -13,6 +13,7 @@
 #include "kernels/learners/exp3.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
+#include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
 
 namespace dpr::learners {
@@ -20,7 +21,7 @@ namespace dpr::learners {
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
-                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts>;
+                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

@@ -1,5 +1,6 @@
-// Asi, Feldman, Koren & Talwar 2023 learners (ALGORITHMS.md C1, C8, §3.4): svt-experts (Algorithm 1) and the
-// non-private baseline consistent-expert. Properties a wrong implementation would violate:
+// Asi, Feldman, Koren & Talwar 2023 learners (ALGORITHMS.md C1, C2, C4, C8, §3.4): svt-experts (Algorithm 1),
+// adaptive-svt-experts (Algorithm 2), potential-svt-experts (Algorithm 5) and the non-private baseline
+// consistent-expert. Properties a wrong implementation would violate:
 //   * the privacy report is the spec's composition (pure: eps/2 + K eta = eps; approx: advanced composition);
 //   * the number of switches never exceeds the budget K, and the budget binds when the sparse vector fires often;
 //   * eps = inf with no budget is "follow a random consistent expert" bit for bit;
@@ -7,6 +8,8 @@
 //     switches O(log d) times;
 //   * every phase costs at most Lthr + alpha + 2 (sparse-vector accuracy, Thm 3.24 at eps/2) in >= 1 - beta of runs;
 //   * the engine's layouts (instance lanes, coordinate lanes, shared instances) equal the serial oracle bit for bit;
+//   * Algorithm 5's log potential is the logsumexp of the spec every round, monotone within Lemma C.1's bounds,
+//     and the learner switches exactly when the potential has dropped by the threshold 2 alpha / eta;
 //   * bad keys are refused with exit 2 and the key named.
 #include <gtest/gtest.h>
 
@@ -19,6 +22,7 @@
 #include "kernels/adversaries/halving.hpp"
 #include "kernels/learners/adaptive_svt_experts.hpp"
 #include "kernels/learners/consistent_expert.hpp"
+#include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
@@ -350,6 +354,200 @@ TEST(AdaptiveSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
         const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
         EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
         EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
+    }
+}
+
+// ---- potential-svt-experts (Algorithm 5, C4) -----------------------------------------------------------------
+
+using learners::PotentialSvtExperts;
+
+PotentialSvtExperts::Params potential_params(std::uint32_t d, std::uint64_t T, double eps,
+                                             std::initializer_list<std::pair<int, double>> keys = {}) {
+    KeyValues kv;
+    kv.num[PotentialSvtExperts::kEpsilon] = eps;
+    kv.given[PotentialSvtExperts::kEpsilon] = true;
+    for (const auto& k : keys) {
+        kv.num[k.first] = k.second;
+        kv.given[k.first] = true;
+    }
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    return PotentialSvtExperts::resolve(kv, pb);
+}
+
+TEST(PotentialSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
+    const std::uint32_t d = 1024;
+    const std::uint64_t T = 4096;
+    const double lnT = std::log(4096.0), lnd = std::log(1024.0);
+    const double K = std::ceil(2 * lnd); // 14
+    // Theorem 6 (pure): alpha = 1, eps_0 = eps/K, eta = eps_0/(56 ln T); threshold 2 alpha/eta in query units.
+    const auto p = potential_params(d, T, 2.0);
+    EXPECT_EQ(p.K, 14.0);
+    EXPECT_DOUBLE_EQ(p.eps0, 2.0 / K);
+    EXPECT_DOUBLE_EQ(p.eta, 2.0 / K / (56 * lnT));
+    EXPECT_DOUBLE_EQ(p.threshold, 2.0 / p.eta);
+    EXPECT_DOUBLE_EQ(p.svt.threshold, 2.0 / p.eps0); // Delta = 1 (paper)
+    EXPECT_DOUBLE_EQ(p.svt.query, 4.0 / p.eps0);
+    // Reported: K (2 eps_0 + 2 eta): Delta = 1 noise on a 2-sensitive query, a 2 eta-DP exponential mechanism.
+    auto r = PotentialSvtExperts::privacy(p);
+    EXPECT_NEAR(r.epsilon, K * (2 * p.eps0 + 2 * p.eta), 1e-12);
+    EXPECT_EQ(r.delta, 0.0);
+    EXPECT_STREQ(r.calibration, "paper");
+    // Conservative (§4 item 15): Delta = 2 noise, K (eps_0 + 2 eta) = eps (1 + 1/(28 ln T)).
+    const auto pc = potential_params(d, T, 2.0, {{PotentialSvtExperts::kSensitivity, 1.0}});
+    EXPECT_DOUBLE_EQ(pc.svt.threshold, 4.0 / pc.eps0);
+    EXPECT_DOUBLE_EQ(pc.svt.query, 8.0 / pc.eps0);
+    EXPECT_NEAR(PotentialSvtExperts::privacy(pc).epsilon, 2.0 * (1 + 1 / (28 * lnT)), 1e-12);
+    // Theorem 7 (approx): eps_0 = eps/sqrt(K ln(1/delta)), eta = eps/(112 ln T sqrt(ln d ln(1/delta))).
+    const double delta = 1e-6, lndel = std::log(1 / delta);
+    const auto pa = potential_params(d, T, 0.5, {{PotentialSvtExperts::kVariant, 1.0}, {PotentialSvtExperts::kSensitivity, 1.0}});
+    EXPECT_DOUBLE_EQ(pa.eps0, 0.5 / std::sqrt(K * lndel));
+    EXPECT_DOUBLE_EQ(pa.eta, 0.5 / (112 * lnT * std::sqrt(lnd * lndel)));
+    const double e = pa.eps0 + 2 * pa.eta;
+    r = PotentialSvtExperts::privacy(pa);
+    EXPECT_NEAR(r.epsilon, std::min(K * e, std::sqrt(2 * K * lndel) * e + K * e * std::expm1(e)), 1e-12);
+    // Theorem 6's parameters satisfy Lemma C.2's condition on alpha (8 eta (ln T + ln(2T/beta))/eps_0 < 1).
+    EXPECT_LT(PotentialSvtExperts::lemma_c2_alpha(p), 1.0);
+}
+
+TEST(PotentialSvtExperts, LogPotentialIsTheSpecsLogsumexpAndMonotoneWithinLemmaC1) {
+    // Lemma C.1: phi(t-1) >= phi(t) >= e^-eta phi(t-1) for losses in [0, 1]. The learner's ln phi(t-1) of every
+    // round must equal an independent long-double logsumexp of L_{t-1}; reading L_t (a round early), dropping the
+    // -ln d or the shift would fail one of the two checks.
+    const std::uint32_t d = 200;
+    const std::uint64_t T = 600;
+    const double eta = 0.3;
+    KeyValues akv;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    const auto ap = adversaries::Halving::resolve(akv, pb);
+    const adversaries::SequenceCtx ctx{3, 0, adversaries::kSharedSequence};
+    const auto p = potential_params(d, T, 50.0, {{PotentialSvtExperts::kEtaKey, eta}, {PotentialSvtExperts::kSwitchBudget, 1e6}});
+    test::Solo<PotentialSvtExperts> solo(p, 3, 0);
+    std::vector<double> row(d), L(d, 0.0);
+    double prev = 0.0, biggest_drop = 0.0;
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        adversaries::Halving::fill(ap, ctx, t, row.data());
+        solo.round(t, row.data());
+        long double sum = 0;
+        for (double l : L) sum += std::exp(-static_cast<long double>(eta) * l);
+        const double oracle = static_cast<double>(std::log(sum) - std::log(static_cast<long double>(d)));
+        const double got = solo.scalar(PotentialSvtExperts::kLogPhi);
+        ASSERT_NEAR(got, oracle, 1e-12 * (1 + std::abs(oracle))) << "round " << t;
+        EXPECT_LE(got, prev + 1e-12) << "round " << t;
+        EXPECT_GE(got, prev - eta - 1e-12) << "round " << t;
+        biggest_drop = std::max(biggest_drop, prev - got);
+        prev = got;
+        for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
+    }
+    EXPECT_GT(biggest_drop, eta / 4) << "the halving losses moved the potential";
+}
+
+TEST(PotentialSvtExperts, FiresExactlyWhenThePotentialHasDroppedByTheThreshold) {
+    // With eps_0 large the sparse-vector noise is tiny: the query of round t, (ln phi(t*) - ln phi(t-1)) / eta,
+    // fires iff it exceeds 2 alpha / eta (outside a band of a few noise scales), and the switch is at t + 1.
+    const std::uint32_t d = 64;
+    const std::uint64_t T = 3000;
+    KeyValues akv;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    const auto ap = adversaries::Halving::resolve(akv, pb);
+    const adversaries::SequenceCtx ctx{5, 0, adversaries::kSharedSequence};
+    const auto p = potential_params(d, T, 1.0, {{PotentialSvtExperts::kEtaKey, 0.4}, {PotentialSvtExperts::kEps0, 1e4},
+                                                {PotentialSvtExperts::kSwitchBudget, 1e6}});
+    int fires = 0, checked = 0;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+        test::Solo<PotentialSvtExperts> solo(p, 5, k);
+        std::vector<double> row(d);
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            const double k_before = solo.scalar(learners::kPhaseK);
+            const bool was_pending = solo.scalar(learners::kPhasePending) > 0.5;
+            adversaries::Halving::fill(ap, ctx, t, row.data());
+            solo.round(t, row.data());
+            EXPECT_EQ(solo.scalar(learners::kPhaseK), k_before + (was_pending ? 1 : 0)) << "round " << t;
+            if (was_pending) {
+                EXPECT_EQ(solo.scalar(learners::kPhasePending), 0.0) << "no query in a phase's first round";
+                EXPECT_EQ(solo.scalar(learners::kPhaseAcc), solo.scalar(PotentialSvtExperts::kLogPhi)) << "t* = t - 1";
+                continue;
+            }
+            const double q = (solo.scalar(learners::kPhaseAcc) - solo.scalar(PotentialSvtExperts::kLogPhi)) / p.eta;
+            if (std::abs(q - p.threshold) < 40 * p.svt.query) continue;
+            ++checked;
+            const bool fire = solo.scalar(learners::kPhasePending) > 0.5;
+            EXPECT_EQ(fire, q > p.threshold) << "round " << t << " q " << q << " threshold " << p.threshold;
+            fires += fire;
+        }
+        EXPECT_EQ(solo.diagnostics()[3], 0.0) << "no phase ended before ln phi dropped by alpha";
+    }
+    EXPECT_GT(fires, 8) << "phases ended";
+    EXPECT_GT(checked, 8 * 2000);
+}
+
+TEST(PotentialSvtExperts, SwitchesNeverExceedTheBudgetAndLayoutsEqualTheSerialOracle) {
+    const std::uint32_t T = 800, n = 20, seed = 9;
+    for (std::uint32_t d : {24u, 300u}) {
+        // alpha = 1/4: a phase ends after each halving (ln phi drops by ~ln 2), so the budget of 3 binds.
+        const test::KeyList keys = {{"epsilon", 1.0}, {"eta", 0.5}, {"eps0", 50.0}, {"alpha", 0.25}, {"switch_budget", 3.0}};
+        const auto li = test::simulate("potential-svt-experts", keys, "halving", {}, d, T, n, 2, seed, false, 8, 0,
+                                       test::SimOptions{Precision::Double, "instances"});
+        const auto lc = test::simulate("potential-svt-experts", keys, "halving", {}, d, T, n, 2, seed, false, 8, 0,
+                                       test::SimOptions{Precision::Double, "coordinates"});
+        // The sums of the logsumexp are ordered differently in the two layouts (last-bit differences); a decision
+        // could differ only if a noisy query fell within ~1e-13 of its threshold, which these runs never do.
+        EXPECT_EQ(li.final_realized, lc.final_realized) << d;
+        EXPECT_EQ(li.diagnostics, lc.diagnostics) << d;
+        int exhausted = 0;
+        for (std::uint32_t k = 0; k < n; ++k) {
+            EXPECT_LE(lc.diagnostic("switches", k), 3.0);
+            exhausted += lc.diagnostic("budget_exhausted", k) == 1.0;
+        }
+        EXPECT_GT(exhausted, 0) << "the budget binds";
+        KeyValues akv;
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        const auto ap = adversaries::Halving::resolve(akv, pb);
+        const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
+        const auto p = potential_params(d, T, 1.0, {{PotentialSvtExperts::kEtaKey, 0.5}, {PotentialSvtExperts::kEps0, 50.0},
+                                                    {PotentialSvtExperts::kAlpha, 0.25}, {PotentialSvtExperts::kSwitchBudget, 3.0}});
+        std::vector<double> row(d);
+        for (std::uint32_t k = 0; k < n; k += 5) {
+            test::Solo<PotentialSvtExperts> solo(p, seed, k);
+            double total = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                adversaries::Halving::fill(ap, ctx, t, row.data());
+                total += solo.round(t, row.data()).realized;
+            }
+            EXPECT_EQ(total, lc.final_realized[k]) << "d = " << d << " instance " << k;
+            EXPECT_EQ(solo.diagnostics()[0], lc.diagnostic("switches", k));
+        }
+    }
+}
+
+TEST(PotentialSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
+    test::TempDir dir;
+    const std::pair<std::string, std::string> cases[] = {
+        {"d = 1\n", "epsilon = 1\n"},
+        {"d = 8\n", "epsilon = 1\nswitch_budget = 2.5\n"},
+        {"d = 8\n", "epsilon = 1\nswitch_budget = 0\n"},
+        {"d = 8\n", "epsilon = 1\nalpha = 0\n"},
+        {"d = 8\n", "epsilon = inf\n"},
+        {"d = 8\n", "epsilon = 1\nsensitivity = \"3\"\n"},
+        {"d = 8\n", "epsilon = 1\nvariant = \"approx\"\ndelta = 1\n"},
+    };
+    const char* needles[] = {"potential-svt-experts needs d >= 2", "switch_budget = 2.5 must be a whole number",
+                             "[learner] switch_budget = 0", "[learner] alpha = 0", "[learner] epsilon = inf",
+                             "[learner] sensitivity", "[learner] delta = 1"};
+    for (int i = 0; i < 7; ++i) {
+        dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"halving\"\n" + cases[i].first +
+                                "[learner]\nalgorithm = \"potential-svt-experts\"\n" + cases[i].second);
+        const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
+        EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << cases[i].second;
     }
 }
 

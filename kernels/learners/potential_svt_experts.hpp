@@ -1,0 +1,284 @@
+#pragma once
+// potential-svt-experts: AFKT23 Algorithm 5, the potential-based algorithm (ALGORITHMS.md C4; App. C,
+// Theorems 6 and 7), for experts with mu uniform on [d]:
+//
+//   ln phi(s) = logsumexp_x(-eta L_s(x)) - ln d          (the log potential after s rounds; ln phi(0) = 0)
+//   x ~ Unif[d]; k = 0; t* = 0; sparse vector AboveThreshold(eps_0, threshold 2 alpha / eta) started at round 1
+//   round t:  if the sparse vector fired at round t-1:
+//                 x ~ Pr[y] ∝ exp(-eta L_{t-1}(y))        (the exponential mechanism, c = eta, §1.7)
+//                 k <- k + 1; t* <- t - 1; restart the sparse vector at round t if k < K, else freeze it forever
+//             elif the sparse vector is live:
+//                 q_t = (ln phi(t*) - ln phi(t-1)) / eta     fire <- q_t + Lap(query scale) > rho_hat
+//             play x, pay l_t(x)
+// The spec's corrections (§4 item 15, C4 notes): the query reads phi(t-1), not phi(t) (l_t is not revealed
+// yet), and the threshold 2 alpha is in log-potential units, so it is 2 alpha / eta in query units.
+// The round skeleton (timing, budget, randomness addresses) is the one of Algorithms 1 and 2
+// (kernels/learners/svt_phase.hpp); the phase accumulator holds ln phi(t*).
+//
+// Parameters (gamma = 1/d: the uniform prior puts mass 1/d on x*; every one a key):
+//   K     = ceil(2 ln(1/gamma)) = ceil(2 ln d)                                 (Thm 6 / 7)
+//   alpha = 1
+//   pure   (Thm 6): eps_0 = eps / K,                    eta = eps_0 / (56 ln T)
+//   approx (Thm 7): eps_0 = eps / sqrt(K ln(1/delta)),  eta = eps / (112 ln T sqrt(ln(1/gamma) ln(1/delta)))
+//                   (Thm 7's eps_0 is printed "eps/sqrt(K) log 1/delta"; read as the advanced-composition form)
+// Lemma C.2 needs alpha >= 8 eta (ln T + ln(2T/beta)) / eps_0 with beta = 1/T^2 (Thm 6): check() warns when
+// explicit keys break it.
+//
+// Privacy (§4 item 15). The query is 1-sensitive only in the losses after t*: a replaced loss at a round <= t*
+// moves ln phi(t*) and ln phi(t-1) by up to eta each, so q_t is up to 2-sensitive; and the exponential mechanism
+// with scores L_{t-1} (sensitivity 1, replace-one) is 2 eta-DP, not eta. The paper composes K phases at
+// (eta + eps_0) each. Reported here is what the noise provably gives:
+//   sensitivity = "paper"        sparse-vector noise for Delta = 1 (Lap(2/eps_0), Lap(4/eps_0)): each phase
+//                                 (2 eps_0 + 2 eta)-DP, the sparse vector being eps_0-DP only for 1-sensitive queries
+//   sensitivity = "conservative" noise for Delta = 2 (Lap(4/eps_0), Lap(8/eps_0)): each phase (eps_0 + 2 eta)-DP
+// K phases by basic composition (pure), or for variant = "approx" the smaller of that and advanced composition
+// sqrt(2K ln(1/delta)) e + K e (e^e - 1) with delta (e the per-phase epsilon; Dwork-Rothblum-Vadhan). The
+// accountant string also quotes the paper's own count K (eta + eps_0).
+//
+// Cost: ln phi(t-1) is an O(d) logsumexp (two team reductions, max then sum, in the run's precision over the
+// shifted scores eta (L_{t-1}(x) - min L_{t-1})) in every round in which the sparse vector is live; a switch adds
+// one O(d) Gumbel-max pass. State: O(1) scalars; L_{t-1} comes from the engine (kReadsCumulative).
+//
+// Randomness: as svt-experts (every draw addressed by the round that makes it): the initial expert is the
+// exponential mechanism of round 0 at c = 0, a switch at round t is (Exponential, sub 0, round t), the sparse
+// vector started at round t its threshold draw (SparseVector, kSvtThreshold, round t), the query of round t
+// (SparseVector, kSvtQuery, round t).
+//
+// Diagnostics: switches, budget_exhausted, svt_fires, short_phases (completed phases whose ln phi dropped by
+// less than alpha: Lemma C.2 says none, with probability >= 1 - beta, when its condition on alpha holds).
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/math.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/learners/svt_phase.hpp"
+#include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exponential.hpp"
+
+namespace dpr::learners {
+
+struct PotentialSvtExperts {
+    static constexpr const char* kName = "potential-svt-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
+         "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report gives what "
+         "the noise provides (see sensitivity)",
+         true},
+        {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
+         "pure: Thm 6 (eps_0 = eps/K, eta = eps_0/(56 ln T)); approx: Thm 7 (eps_0 = eps/sqrt(K ln(1/delta)), "
+         "eta = eps/(112 ln T sqrt(ln d ln(1/delta))))"},
+        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "", "delta of variant = approx (advanced composition over phases)",
+         true, true},
+        {"sensitivity", KeyType::Choice, "paper", 0.0, 0.0, "paper|conservative",
+         "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 (conservative: "
+         "Lap(4/eps_0), Lap(8/eps_0)), ALGORITHMS.md §4 item 15; the privacy report is honest for both"},
+        {"alpha", KeyType::Real, "1", 0.0, kInf, "",
+         "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)", true},
+        {"switch_budget", KeyType::Real, "auto", 1.0, 1e9, "",
+         "K, the most phases after the first (then the expert is frozen); auto = ceil(2 ln d) (Thm 6/7, gamma = 1/d)"},
+        {"eps0", KeyType::Real, "auto", 0.0, kInf, "",
+         "per-phase sparse-vector epsilon eps_0; auto by variant (see above)", true},
+        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
+         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature; auto by variant",
+         true},
+    };
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kVariant = key_index(kKeys, "variant");
+    static constexpr int kDelta = key_index(kKeys, "delta");
+    static constexpr int kSensitivity = key_index(kKeys, "sensitivity");
+    static constexpr int kAlpha = key_index(kKeys, "alpha");
+    static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
+    static constexpr int kEps0 = key_index(kKeys, "eps0");
+    static constexpr int kEtaKey = key_index(kKeys, "eta");
+    static constexpr bool kInstanceLanes = true;
+    static constexpr bool kReadsCumulative = true;
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double epsilon;
+        bool approx;
+        double delta;
+        bool conservative; ///< sparse-vector noise for Delta = 2
+        double alpha;
+        double K;
+        double eps0;
+        double eta;
+        double threshold;    ///< 2 alpha / eta
+        double ln_d;
+        mech::SvtScales svt; ///< eps_0 sparse vector over 1- (paper) or 2-sensitive (conservative) queries
+    };
+
+    static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "budget_exhausted", "svt_fires",
+                                                                "short_phases"};
+
+    static double ln_T(std::uint64_t T) { return std::log(static_cast<double>(T < 2 ? 2 : T)); }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        p.approx = kv.get(kVariant, 0.0) == 1.0;
+        p.delta = kv.get(kDelta, 1e-6);
+        p.conservative = kv.get(kSensitivity, 0.0) == 1.0;
+        p.alpha = kv.get(kAlpha, 1.0);
+        p.ln_d = std::log(static_cast<double>(pb.d));
+        p.K = kv.get(kSwitchBudget, std::ceil(2.0 * p.ln_d));
+        const double lnT = ln_T(pb.T), lndel = std::log(1.0 / p.delta);
+        const double eps0 = p.approx ? p.epsilon / std::sqrt(p.K * lndel) : p.epsilon / p.K;
+        p.eps0 = kv.get(kEps0, eps0);
+        p.eta = kv.get(kEtaKey, p.approx ? p.epsilon / (112.0 * lnT * std::sqrt(p.ln_d * lndel)) : p.eps0 / (56.0 * lnT));
+        p.threshold = 2.0 * p.alpha / p.eta;
+        p.svt = mech::svt_scales(p.eps0, p.conservative ? 2.0 : 1.0);
+        return p;
+    }
+
+    /// Lemma C.2's condition alpha >= 8 eta (ln T + ln(2T/beta)) / eps_0 at beta = 1/T^2 (Thm 6).
+    static double lemma_c2_alpha(const Params& p) {
+        const double T = static_cast<double>(p.T < 2 ? 2 : p.T);
+        return 8.0 * p.eta * (std::log(T) + std::log(2.0 * T * T * T)) / p.eps0;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (pb.d < 2) return diag.fail("d", "potential-svt-experts needs d >= 2 experts (got %u)", pb.d);
+        const double K = kv.get(kSwitchBudget, 0.0);
+        if (kv.given[kSwitchBudget] && K != std::floor(K))
+            return diag.fail("switch_budget", "switch_budget = %g must be a whole number of phases", K);
+        const Params p = resolve(kv, pb);
+        if (!p.approx && kv.given[kDelta]) {
+            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
+            diag.warning_only = true;
+            return true;
+        }
+        const double need = lemma_c2_alpha(p);
+        if (p.alpha < need) {
+            diag.fail("alpha",
+                      "alpha = %g is below Lemma C.2's 8 eta (ln T + ln(2T/beta))/eps_0 = %g (beta = 1/T^2): phases may "
+                      "end before the potential has dropped by alpha, and Thm 6/7's loss bound does not apply",
+                      p.alpha, need);
+            diag.warning_only = true;
+        }
+        return true;
+    }
+
+    /// The provable epsilon of one phase: sparse vector + exponential mechanism (2 eta, replace-one).
+    static double phase_epsilon(const Params& p) { return (p.conservative ? p.eps0 : 2.0 * p.eps0) + 2.0 * p.eta; }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        r.calibration = p.conservative ? "conservative" : "paper";
+        const double e = phase_epsilon(p);
+        const double basic = p.K * e;
+        r.epsilon = basic;
+        r.delta = 0.0;
+        r.accountant = p.conservative
+                           ? "basic composition of K phases, (eps_0 + 2 eta) each (sparse vector for 2-sensitive queries, "
+                             "2 eta-DP exponential mechanism; the paper counts eta + eps_0)"
+                           : "basic composition of K phases, (2 eps_0 + 2 eta) each (Delta = 1 sparse-vector noise on "
+                             "2-sensitive queries, 2 eta-DP exponential mechanism; the paper counts eta + eps_0)";
+        if (p.approx) {
+            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            if (adv < basic) {
+                r.epsilon = adv;
+                r.delta = p.delta;
+                r.accountant = p.conservative
+                                   ? "advanced composition of K phases, (eps_0 + 2 eta) each (the paper counts eta + eps_0)"
+                                   : "advanced composition of K phases, (2 eps_0 + 2 eta) each (Delta = 1 sparse-vector "
+                                     "noise on 2-sensitive queries; the paper counts eta + eps_0)";
+            }
+        }
+        r.mechanism = "AboveThreshold on the log-potential drop + exponential mechanism exp(-eta L)";
+        r.noise_scale = p.svt.query;
+        return r;
+    }
+
+    /// The phase scalars (svt_phase.hpp; acc = ln phi(t*)), then ln phi(t-1) of the latest round that computed it
+    /// and the count of short phases.
+    enum Scalar : int { kLogPhi = kPhaseSlots, kShort, kScalars };
+
+    DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kScalars); }
+
+    /// ln phi(t-1) = -eta min L + ln sum_x exp(-eta (L_{t-1}(x) - min L)) - ln d, per instance (double).
+    template <class Team, class Row>
+    DPR_HD static typename Team::template uni<double> log_potential(const Params& p, const Team& team, const Row& row) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using D = typename Team::template lanes<double>;
+        using U = typename Team::template uni<double>;
+        const auto lo = team.template reduce<0, 1>(p.d, [&](auto i) {
+            Contrib<V, 0, 1> c;
+            c.max[0] = convert<R>(-team.cum_exact(row, i));
+            return c;
+        });
+        // The shift (min L in the run's precision) only needs to be close to the minimum: the same value is used
+        // in both terms below, so the identity holds for any shift, and the exponents stay <= ~0.
+        const U lmin = -convert<double>(lo.max[0]);
+        team.sync(); // the reduction slots are reused
+        const V neta(static_cast<R>(-p.eta));
+        const auto s = team.template reduce<1, 0>(p.d, [&](auto i) {
+            Contrib<V, 1, 0> c;
+            c.sum[0] = vexp(neta * convert<R>(team.cum_exact(row, i) - D(lmin)));
+            return c;
+        });
+        team.sync();
+        return U(-p.eta) * lmin + vlog(convert<double>(s.sum[0])) - U(p.ln_d);
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using D = typename Team::template lanes<double>;
+        using U = typename Team::template uni<double>;
+        using R = typename Team::real;
+        mech::ExpMechDraw draw; // round 0: x ~ mu = Unif[d]
+        const auto x0 = mech::exponential_mechanism(team, p.d, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
+        SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, U(p.threshold), 1, std::uint32_t{0}),
+                              U(0.0)); // ln phi(0) = 0
+        if (team.rank() == 0) {
+            team.put(ws.scalars, kLogPhi, U(0.0));
+            team.put(ws.scalars, kShort, U(0.0));
+        }
+        team.sync();
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
+                                                                         std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        using U = typename Team::template uni<double>;
+        const U one(1.0), zero(0.0);
+        auto s = SvtPhase<Team>::load(team, ws);
+        U lnphi = team.get(ws.scalars, kLogPhi);
+        U shorts = team.get(ws.scalars, kShort);
+        if (any(s.pending | (s.k < U(p.K)))) lnphi = log_potential(p, team, row); // ln phi(t-1)
+        if (any(s.pending)) {
+            mech::ExpMechDraw draw;
+            draw.round = static_cast<std::uint32_t>(t);
+            const auto y = mech::exponential_mechanism(team, p.d, p.eta, draw,
+                                                       [&](auto i) { return convert<R>(team.cum_exact(row, i)); });
+            shorts = shorts + select(s.pending & (s.acc - lnphi < U(p.alpha)), one, zero);
+            s.switch_to(y, t, mech::svt_threshold(team, p.svt, U(p.threshold), t, std::uint32_t{0}), lnphi); // t* = t-1
+        }
+        const auto fire = s.test(team, p.svt, p.K, t, (s.acc - lnphi) / U(p.eta));
+        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
+        team.sync(); // every member has read this round's scalars before rank 0 overwrites them
+        if (team.rank() == 0) {
+            s.store(team, ws, fire, s.acc);
+            team.put(ws.scalars, kLogPhi, lnphi);
+            team.put(ws.scalars, kShort, shorts);
+        }
+        team.sync();
+        return {loss, loss};
+    }
+
+    DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
+        out[0] = s[kPhaseK];
+        out[1] = s[kPhaseK] >= p.K ? 1.0 : 0.0;
+        out[2] = s[kPhaseFires];
+        out[3] = s[kShort];
+    }
+};
+
+} // namespace dpr::learners
