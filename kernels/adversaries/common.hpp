@@ -39,6 +39,8 @@
 //                     segment index s      expert x*, the Thm 5 index j, the best of segment s
 //   sub kSubOrder     round 0              the key of the random order of the experts (Feistel)
 //   sub kSubDirection round 0, element i   coordinate i of a fixed random direction theta
+//   sub kSubMeans     round 0, element k   per-expert means fixed for the sequence (realizable's
+//                                          mu_{2k}, mu_{2k+1}: the two uniforms of one block)
 // Rounds are < 2^32 (rng::check_layout), so t fits the 32-bit round field.
 #include <cmath>
 #include <cstdint>
@@ -69,7 +71,8 @@ enum AdversarySub : std::uint32_t {
     kSubHidden = 1,
     kSubOrder = 2,
     kSubDirection = 3,
-    kSubsUsed = 4, ///< one past the largest; new subs go above kSubDirection
+    kSubMeans = 4,
+    kSubsUsed = 5, ///< one past the largest; new subs go above kSubMeans
 };
 static_assert(kSubsUsed <= rng::kMaxSub, "adversary sub values must fit the counter's 8-bit sub field");
 

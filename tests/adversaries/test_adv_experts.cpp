@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,69 @@ TEST(RealizableAdversary_Stat, StarIsUniformAndOthersHaveMeanP) {
     }
     EXPECT_GT(chi_square_uniform_pvalue(counts), kAlpha);
     EXPECT_NEAR(ones / n, 0.5, 5 * bernoulli_se(0.5, n));
+}
+
+TEST(RealizableAdversary, PerExpertMeansAreFixedPerSequenceInTheirRangeAndAutoKeepsTheOldLaw) {
+    const std::uint32_t d = 9;
+    const std::uint64_t T = 30;
+    const auto alike = Realizable::resolve(keys<Realizable>({{"p", 0.4}}), Problem{d, T, 1});
+    const auto spread = Realizable::resolve(keys<Realizable>({{"p", 0.4}, {"p_min", 0.1}}), Problem{d, T, 1});
+    for (std::uint32_t s = 0; s < 20; ++s) {
+        // p_min = auto: exactly bernoulli_row with mean p (the sequences of earlier versions).
+        const auto m = advtest::matrix<Realizable>(alike, ctx(13, s));
+        std::vector<double> row(d);
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            bernoulli_row(ctx(13, s), t, d, Realizable::best_expert(alike, ctx(13, s)), 0.0, 0.4, row.data());
+            for (std::uint32_t i = 0; i < d; ++i) ASSERT_EQ(m[(t - 1) * d + i], row[i]);
+        }
+        // p_min < p: distinct means in [p_min, p], the same at every call (fixed per sequence), x* never loses.
+        std::set<double> means;
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const double mu = Realizable::mean(spread, ctx(13, s), i);
+            EXPECT_GE(mu, 0.1);
+            EXPECT_LE(mu, 0.4);
+            EXPECT_EQ(mu, Realizable::mean(spread, ctx(13, s), i));
+            means.insert(mu);
+        }
+        EXPECT_EQ(means.size(), d);
+        const auto ms = advtest::matrix<Realizable>(spread, ctx(13, s));
+        const std::uint32_t star = Realizable::best_expert(spread, ctx(13, s));
+        for (std::uint64_t t = 0; t < T; ++t) EXPECT_EQ(ms[t * d + star], 0.0);
+    }
+    Diagnostic diag;
+    EXPECT_FALSE(Realizable::check(keys<Realizable>({{"p", 0.3}, {"p_min", 0.5}}), Problem{4, 10, 1}, diag));
+    EXPECT_STREQ(diag.key, "p_min");
+}
+
+TEST(RealizableAdversary_Stat, EachExpertLosesAtItsOwnMean) {
+    // W4 (ALGORITHMS.md §3.4): expert i != x* has Bernoulli(mu_i) losses. Over 20000 rounds every expert's
+    // loss frequency is within 5 SE of its own mu_i (mu_i in [0.05, 0.6]) and, for a pair of experts whose
+    // means differ by more than 10 SE, not within 5 SE of the other's: a law that ignored mu_i would fail.
+    const std::uint32_t d = 12;
+    const std::uint64_t T = 20000;
+    const auto prm = Realizable::resolve(keys<Realizable>({{"p", 0.6}, {"p_min", 0.05}}), Problem{d, T, 1});
+    const auto c = ctx(14, 3);
+    const auto m = advtest::matrix<Realizable>(prm, c);
+    const std::uint32_t star = Realizable::best_expert(prm, c);
+    std::vector<double> freq(d, 0.0);
+    for (std::uint64_t t = 0; t < T; ++t)
+        for (std::uint32_t i = 0; i < d; ++i) freq[i] += m[t * d + i] / T;
+    int separated = 0;
+    for (std::uint32_t i = 0; i < d; ++i) {
+        if (i == star) {
+            EXPECT_EQ(freq[i], 0.0);
+            continue;
+        }
+        const double mu = Realizable::mean(prm, c, i);
+        EXPECT_NEAR(freq[i], mu, 5 * bernoulli_se(mu, T)) << i;
+        for (std::uint32_t j = 0; j < d; ++j) {
+            const double mj = Realizable::mean(prm, c, j);
+            if (j == star || std::abs(mj - mu) < 10 * bernoulli_se(0.5, T)) continue;
+            EXPECT_GT(std::abs(freq[i] - mj), 5 * bernoulli_se(mj, T)) << i << " vs " << j;
+            ++separated;
+        }
+    }
+    EXPECT_GT(separated, 20);
 }
 
 // ---- halving ------------------------------------------------------------------------------------
