@@ -26,6 +26,12 @@
 //
 // State: the phase scalars of svt_phase.hpp and 3 more per instance; L_{t-1} comes from the engine (kReadsCumulative).
 // Diagnostics: switches (all runs), doublings (restarts), final_lbar (Lbar* at T), svt_fires.
+//
+// The experts are a view (the template parameter): RowExperts below, the coordinates of the loss row
+// (adaptive-svt-experts), or the points of a rho-net of the ball whose losses are formed from the row
+// (net-oco, kernels/learners/net_oco.hpp: AFKT23 Theorem 3). A view provides its name, geometry and keys (the
+// four of kAdaptiveKeys first), its own Params, the expert count, and per expert y: the cumulative loss
+// L_{t-1}(y), this round's loss l_t(y) in [0, 1] and the charge the engine books for playing y.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -39,29 +45,70 @@
 
 namespace dpr::learners {
 
-struct AdaptiveSvtExperts {
+/// The keys every view of AdaptiveSvt lists first (in this order).
+inline constexpr KeySpec kAdaptiveKeys[] = {
+    {"epsilon", KeyType::Real, "", 0.0, 1e12, "", "privacy parameter eps > 0 of the whole play sequence (Thm 2: eps-DP)",
+     true},
+    {"beta", KeyType::Real, "0.05", 0.0, 1.0, "", "failure probability of Thm 2: beta_0 = beta/T enters K and B", true,
+     true},
+    {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
+     "Lthr = Lbar* + 4/eta + 8B/eps_0 (paper) or + 16B/eps_0 (strict, ALGORITHMS.md §4 item 13)"},
+    {"doubling_test", KeyType::Choice, "printed", 0.0, 0.0, "printed|plus",
+     "double Lbar* when Lbar_t > Lbar* - 5K ln(1/beta_0)/eps_0 (printed) or + ... (plus: the sign the "
+     "proof probably meant, ALGORITHMS.md §4 item 14)"},
+};
+
+/// The experts are the coordinates of the loss row (Geometry::Simplex): adaptive-svt-experts.
+struct RowExperts {
     static constexpr const char* kName = "adaptive-svt-experts";
     static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr KeySpec kKeys[] = {
-        {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
-         "privacy parameter eps > 0 of the whole play sequence (Thm 2: eps-DP)", true},
-        {"beta", KeyType::Real, "0.05", 0.0, 1.0, "",
-         "failure probability of Thm 2: beta_0 = beta/T enters K and B", true, true},
-        {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
-         "Lthr = Lbar* + 4/eta + 8B/eps_0 (paper) or + 16B/eps_0 (strict, ALGORITHMS.md §4 item 13)"},
-        {"doubling_test", KeyType::Choice, "printed", 0.0, 0.0, "printed|plus",
-         "double Lbar* when Lbar_t > Lbar* - 5K ln(1/beta_0)/eps_0 (printed) or + ... (plus: the sign the "
-         "proof probably meant, ALGORITHMS.md §4 item 14)"},
+    static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3]};
+    struct Params {
+        std::uint32_t n; ///< the number of experts: d
     };
+    static Params resolve(const KeyValues&, const Problem& pb) { return Params{pb.d}; }
+    static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
+        if (pb.d < 2) return diag.fail("d", "adaptive-svt-experts needs d >= 2 experts (got %u)", pb.d);
+        return true;
+    }
+    /// L_{t-1} at the team index i (lanes of double).
+    template <class Team, class Row, class Idx>
+    DPR_HD DPR_FORCEINLINE static auto cum(const Params&, const Team& team, const Row& row, std::uint64_t, Idx i) {
+        return team.cum_exact(row, i);
+    }
+    /// L_{t-1}(y) at an expert index per instance.
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto cum_at(const Params&, const Team& team, const Row& row, std::uint64_t, const UI& y) {
+        return team.cum_exact_at(row, y);
+    }
+    /// l_t(x) in [0, 1] (the phase loss) and the engine's charge for playing x (the same here).
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto loss_at(const Params&, const Team& team, const Row& row, const UI& x) {
+        return team.loss_exact_at(row, x);
+    }
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto charge(const Params& v, const Team& team, const Row& row, const UI& x) {
+        return loss_at(v, team, row, x);
+    }
+};
+
+template <class View>
+struct AdaptiveSvt {
+    static constexpr const char* kName = View::kName;
+    static constexpr Geometry kGeometry = View::kGeometry;
+    static constexpr const auto& kKeys = View::kKeys;
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kBeta = key_index(kKeys, "beta");
     static constexpr int kThreshold = key_index(kKeys, "threshold");
     static constexpr int kDoublingTest = key_index(kKeys, "doubling_test");
+    static_assert(kEpsilon == 0 && kBeta == 1 && kThreshold == 2 && kDoublingTest == 3,
+                  "a view of AdaptiveSvt lists kAdaptiveKeys first");
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
     struct Params {
-        std::uint32_t d;
+        std::uint32_t d;     ///< the number of experts (the view's count)
+        std::uint32_t row_d; ///< the loss row's width (= d for RowExperts; the ball's dimension for net-oco)
         std::uint64_t T;
         double epsilon;
         double R;      ///< most runs of Algorithm 1: ceil(log2 T) + 1
@@ -76,13 +123,16 @@ struct AdaptiveSvtExperts {
         double check_scale;  ///< Laplace scale of the check: K / eps_0
         double check_margin; ///< 5 K ln(1/beta_0) / eps_0
         mech::SvtScales svt; ///< eps_0/2 sparse vector over 1-sensitive queries
+        typename View::Params view;
     };
 
     static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "doublings", "final_lbar", "svt_fires"};
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
+        p.view = View::resolve(kv, pb);
+        p.d = p.view.n;
+        p.row_d = pb.d;
         p.T = pb.T;
         p.epsilon = kv.num[kEpsilon];
         const double beta = kv.get(kBeta, 0.05);
@@ -90,7 +140,7 @@ struct AdaptiveSvtExperts {
         p.R = static_cast<double>(ceil_log2(pb.T)) + 1.0;
         p.eps0 = p.epsilon / (2.0 * p.R);
         p.beta0 = beta / T;
-        p.K = std::ceil(6.0 * ceil_log2(pb.d) + 24.0 * std::log(1.0 / p.beta0));
+        p.K = std::ceil(6.0 * ceil_log2(p.d) + 24.0 * std::log(1.0 / p.beta0));
         p.B = std::log(2.0 * T * T / p.beta0);
         p.eta = p.eps0 / (2.0 * p.K);
         p.strict = kv.get(kThreshold, 0.0) == 1.0;
@@ -102,10 +152,7 @@ struct AdaptiveSvtExperts {
         return p;
     }
 
-    static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
-        if (pb.d < 2) return diag.fail("d", "adaptive-svt-experts needs d >= 2 experts (got %u)", pb.d);
-        return true;
-    }
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) { return View::check(kv, pb, diag); }
 
     static PrivacyReport privacy(const Params& p) {
         PrivacyReport r;
@@ -165,10 +212,10 @@ struct AdaptiveSvtExperts {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
             const UI y = mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw, [&](auto i) {
-                return convert<R>(vmax(team.cum_exact(row, i), D(lbar)));
+                return convert<R>(vmax(View::cum(p.view, team, row, t, i), D(lbar)));
             });
             // The private check of the picked expert's loss so far (C2), eps_0/K-DP.
-            const U check = team.cum_exact_at(row, y) + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
+            const U check = View::cum_at(p.view, team, row, t, y) + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
             const U bar = p.plus ? lbar + U(p.check_margin) : lbar - U(p.check_margin);
             const auto dbl = s.pending & (check > bar) & (runs < U(p.R));
             UI xn = y;
@@ -186,7 +233,9 @@ struct AdaptiveSvtExperts {
             s.k = select(dbl, zero, s.k); // a restart begins a new run of Algorithm 1
         }
         const auto fire = s.test(team, p.svt, p.K, t, s.acc);
-        const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
+        const UI xi = convert<std::uint32_t>(s.x);
+        const U loss = View::loss_at(p.view, team, row, xi);
+        const U paid = View::charge(p.view, team, row, xi);
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {
             s.store(team, ws, fire, s.acc + loss);
@@ -195,7 +244,7 @@ struct AdaptiveSvtExperts {
             team.put(ws.scalars, kSwitches, switches);
         }
         team.sync();
-        return {loss, loss};
+        return {paid, paid};
     }
 
     DPR_HD static void diagnostics(const Params&, const double* s, double* out) {
@@ -205,5 +254,7 @@ struct AdaptiveSvtExperts {
         out[3] = s[kPhaseFires];
     }
 };
+
+using AdaptiveSvtExperts = AdaptiveSvt<RowExperts>;
 
 } // namespace dpr::learners

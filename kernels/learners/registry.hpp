@@ -13,6 +13,7 @@
 #include "kernels/learners/exp3.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
+#include "kernels/learners/net_oco.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
 
@@ -21,7 +22,7 @@ namespace dpr::learners {
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
-                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts>;
+                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

@@ -341,7 +341,8 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
     std::vector<Case> cases;
     const std::string adv = default_adversary(L.geometry);
     const std::uint64_t T = 5;
-    const std::string d = L.geometry == dpr::Geometry::Simplex ? "3" : "3";
+    const bool net = std::string(L.name) == "net-oco"; // a rho-net of the ball lives in d in {1, 2}
+    const std::string d = net ? "2" : "3";
     const auto make = [&](const std::string& what, const std::string& run, const std::string& adversary,
                           const std::string& learner_lines) {
         Case c;
@@ -381,7 +382,7 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
     for (const std::string dv : {"1", "2", "64", "2147483648"}) {
         Case c = make("d = " + dv, run_section(T), "d = " + dv + "\n", baseline_keys(L, ""));
         c.names = all_names;
-        c.expect_run = dv == "2" || dv == "64";
+        c.expect_run = dv == "2" || (dv == "64" && !net);
         cases.push_back(c);
     }
     for (const std::uint64_t t : {1ull, 2ull, 4294967295ull}) {
@@ -524,6 +525,7 @@ TEST(FuzzLossFiles, EveryLearnerRunsOnExtremeValidLossFiles) {
     const double tiny = std::numeric_limits<double>::denorm_min();
     const std::vector<std::vector<double>> simplex = {{1, 1, 1}, {0, 0, 0}, {tiny, 1, 0}, {1, 0, tiny}, {0.5, 1e-300, 1}};
     const std::vector<std::vector<double>> ball = {{1, 0, 0}, {0, -1, 0}, {0, 0, 0}, {tiny, -tiny, 0}, {0.6, 0, -0.8}};
+    const std::vector<std::vector<double>> disc = {{1, 0}, {0, -1}, {0, 0}, {tiny, -tiny}, {0.6, -0.8}}; // net-oco: d = 2
     const std::vector<std::vector<double>> cube = {{1, 0, 0}, {0, -1, 0}, {0, 0, 0}, {0.5, -0.25, 0.25}, {tiny, 0, -1 + tiny}};
     const auto write = [&](const std::string& name, const std::vector<std::vector<double>>& rows) {
         std::string csv;
@@ -535,11 +537,15 @@ TEST(FuzzLossFiles, EveryLearnerRunsOnExtremeValidLossFiles) {
     };
     write("s.csv", simplex);
     write("b.csv", ball);
+    write("b2.csv", disc);
     write("c.csv", cube);
     std::vector<std::string> failures;
     for (const ComponentInfo& L : inputs().learners) {
         const std::string kind = L.geometry == dpr::Geometry::Simplex ? "file" : L.geometry == dpr::Geometry::Ball ? "file-ball" : "file-cube";
-        const std::string file = L.geometry == dpr::Geometry::Simplex ? "s.csv" : L.geometry == dpr::Geometry::Ball ? "b.csv" : "c.csv";
+        const std::string file = L.geometry == dpr::Geometry::Simplex ? "s.csv"
+                                 : std::string(L.name) == "net-oco"      ? "b2.csv"
+                                 : L.geometry == dpr::Geometry::Ball     ? "b.csv"
+                                                                         : "c.csv";
         Case c;
         c.what = kind;
         c.source = dir.file("fuzz.toml");

@@ -38,7 +38,11 @@ struct Case {
     std::string learner;
     test::KeyList keys;
     std::string adversary;
+    std::uint32_t dim = 0; ///< the problem's d for a learner that lives in a fixed dimension (net-oco: 2), else 0
 };
+
+/// The d a test runs case c at: its own, or the test's.
+std::uint32_t dim_of(const Case& c, std::uint32_t d) { return c.dim ? c.dim : d; }
 
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
@@ -59,6 +63,7 @@ const std::vector<Case>& all_cases() {
             pb.T = 16;
             const Geometry g = resolve_learner(n, KeyValues{}, pb).geometry;
             c.adversary = g == Geometry::Simplex ? "bernoulli" : g == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
+            if (n == "net-oco") c.dim = 2; // a rho-net of the disc (d in {1, 2})
             v.push_back(c);
         }
         return v;
@@ -68,7 +73,7 @@ const std::vector<Case>& all_cases() {
 
 test::SimResult run(const Case& c, std::uint32_t d, std::uint64_t T, std::uint32_t n, unsigned threads,
                     const SimOptions& o, std::uint32_t first = 0) {
-    return simulate(c.learner, c.keys, c.adversary, {}, d, T, n, threads, 3, false, 6, first, o);
+    return simulate(c.learner, c.keys, c.adversary, {}, dim_of(c, d), T, n, threads, 3, false, 6, first, o);
 }
 
 void expect_identical(const test::SimResult& a, const test::SimResult& b, const std::string& what) {
@@ -150,7 +155,8 @@ namespace {
 
 /// Instance k of learner L played by the serial oracle on the shared rows of adversary A: its regret at T.
 template <class L>
-void expect_engine_equals_serial(const Case& c, std::uint32_t d, std::uint64_t T, Precision prec) {
+void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint64_t T, Precision prec) {
+    const std::uint32_t d = dim_of(c, d_test);
     static const auto linfo = config::describe_all<learners::AllLearners>("learner");
     static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
     Problem pb;
@@ -232,8 +238,9 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
 TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
     // The GPU's warp code path without a GPU: 32 CPU threads in lockstep as one team (strided loops, reductions
     // through shared slots, rank-0 writes, barriers). Same arms and points, charges to rounding.
-    const std::uint32_t d = 70, T = 40;
+    const std::uint32_t T = 40;
     for (const Case& c : all_cases()) {
+        const std::uint32_t d = dim_of(c, 70);
         static const auto linfo = config::describe_all<learners::AllLearners>("learner");
         static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
         Problem pb;

@@ -13,6 +13,13 @@
 
 namespace dpr::test {
 
+namespace detail {
+template <int N>
+struct Rank : Rank<N - 1> {}; ///< overload priority: Rank<2> prefers the Rank<2> overload, then Rank<1>, ...
+template <>
+struct Rank<0> {};
+} // namespace detail
+
 template <class L, class R = double>
 class Solo {
   public:
@@ -57,6 +64,8 @@ class Solo {
     const Team& team() const { return team_; }
     const WS& ws() const { return ws_; }
     double scalar(int j) const { return scal_[j]; }
+    /// Array a of the double state (contiguous, unpadded).
+    const double* dbl(int a) const { return ws_.dbl[a].data(); }
     /// Every value of the state, for bitwise comparisons of two instances.
     std::vector<double> state() const {
         std::vector<double> v(dbl_);
@@ -71,13 +80,21 @@ class Solo {
     }
 
   private:
-    std::size_t row_size() const { return d_of(p_); }
+    // The loss row's width: Params::row_d where the learner's d counts something else (net-oco: d = net points,
+    // the row is the ball's dimension), else Params::d, else Params::base::d.
+    template <int N>
+    using Rank = detail::Rank<N>;
+    std::size_t row_size() const { return d_of(p_, Rank<2>{}); }
     template <class P>
-    static auto d_of(const P& p) -> decltype(p.d, std::size_t()) {
+    static auto d_of(const P& p, Rank<2>) -> decltype(p.row_d, std::size_t()) {
+        return p.row_d;
+    }
+    template <class P>
+    static auto d_of(const P& p, Rank<1>) -> decltype(p.d, std::size_t()) {
         return p.d;
     }
     template <class P>
-    static auto d_of(const P& p) -> decltype(p.base.d, std::size_t()) {
+    static auto d_of(const P& p, Rank<0>) -> decltype(p.base.d, std::size_t()) {
         return p.base.d;
     }
 

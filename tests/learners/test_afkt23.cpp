@@ -10,20 +10,27 @@
 //   * the engine's layouts (instance lanes, coordinate lanes, shared instances) equal the serial oracle bit for bit;
 //   * Algorithm 5's log potential is the logsumexp of the spec every round, monotone within Lemma C.1's bounds,
 //     and the learner switches exactly when the potential has dropped by the threshold 2 alpha / eta;
+//   * net-oco (Thm 3) is Algorithm 2 on the experts of a rho-net: every ball point is within rho of the net, and
+//     the engine's net-oco plays exactly what adaptive-svt-experts plays on the net's expert losses;
 //   * bad keys are refused with exit 2 and the key named.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "cli/run_cli.hpp"
+#include "kernels/adversaries/drifting.hpp"
 #include "kernels/adversaries/halving.hpp"
 #include "kernels/learners/adaptive_svt_experts.hpp"
 #include "kernels/learners/consistent_expert.hpp"
+#include "kernels/learners/net_oco.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
+#include "kernels/adversaries/realizable.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
 
@@ -544,6 +551,139 @@ TEST(PotentialSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     for (int i = 0; i < 7; ++i) {
         dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"halving\"\n" + cases[i].first +
                                 "[learner]\nalgorithm = \"potential-svt-experts\"\n" + cases[i].second);
+        const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
+        EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << cases[i].second;
+    }
+}
+
+// ---- net-oco (Theorem 3, C5) ---------------------------------------------------------------------------------
+
+using learners::BallNetExperts;
+using learners::NetOco;
+
+NetOco::Params net_params(std::uint32_t dim, std::uint64_t T, double eps, double rho) {
+    KeyValues kv;
+    kv.num[NetOco::kEpsilon] = eps;
+    kv.given[NetOco::kEpsilon] = true;
+    kv.num[BallNetExperts::kRho] = rho;
+    kv.given[BallNetExperts::kRho] = true;
+    Problem pb;
+    pb.d = dim;
+    pb.T = T;
+    return NetOco::resolve(kv, pb);
+}
+
+TEST(NetOco, TheNetCoversTheBallWithinRhoAndLiesInIt) {
+    std::mt19937_64 gen(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::uint32_t dim : {1u, 2u}) {
+        for (double rho : {0.3, 0.05}) {
+            const auto v = net_params(dim, 1000, 1.0, rho).view;
+            EXPECT_EQ(v.n, dim == 1 ? std::ceil(1 / rho) + 1 : std::pow(std::ceil(std::sqrt(2.0) / rho) + 1, 2));
+            std::vector<std::array<double, 2>> pts(v.n);
+            for (std::uint32_t i = 0; i < v.n; ++i) {
+                BallNetExperts::point(v, static_cast<double>(i), pts[i][0], pts[i][1]);
+                EXPECT_LE(std::hypot(pts[i][0], pts[i][1]), 1.0 + 1e-15);
+                if (dim == 1) EXPECT_EQ(pts[i][1], 0.0);
+            }
+            double worst = 0;
+            for (int k = 0; k < 3000; ++k) {
+                double a = u(gen), b = dim == 2 ? u(gen) : 0.0;
+                const double r = std::hypot(a, b);
+                if (r > 1) a /= r, b /= r; // a point of the ball (its boundary included)
+                double best = 1e9;
+                for (const auto& p : pts) best = std::min(best, std::hypot(a - p[0], b - p[1]));
+                worst = std::max(worst, best);
+            }
+            EXPECT_LE(worst, rho) << "d = " << dim << " rho = " << rho;
+            EXPECT_GT(worst, rho / 4) << "not a much finer net than asked";
+        }
+    }
+}
+
+TEST(NetOco, PlaysExactlyWhatAdaptiveSvtExpertsPlaysOnTheNetsExpertLosses) {
+    // The engine's net-oco on a drifting Ball sequence (shared by the instances) against the serial oracle of
+    // adaptive-svt-experts fed the net's expert losses f_t(i) = (1 + <g_t, x^i>)/2 as rows: the same randomness
+    // addresses, so the same experts are played; net-oco is charged <g_t, x_t> = 2 f_t - 1. The cumulative losses
+    // are formed differently (<G, x> / 2 against sums of f), so scores differ in the last bits; a play could
+    // differ only if two Gumbel keys or a check fell within ~1e-12 of each other.
+    const std::uint32_t T = 600, n = 12, seed = 2;
+    for (std::uint32_t dim : {1u, 2u}) {
+        const double rho = dim == 1 ? 0.1 : 0.25, eps = 3000.0;
+        for (const char* lanes : {"instances", "coordinates"}) {
+            const auto r = test::simulate("net-oco", {{"epsilon", eps}, {"rho", rho}}, "drifting", {{"noise_scale", 0.7}},
+                                          dim, T, n, 2, seed, false, 8, 0, test::SimOptions{Precision::Double, lanes});
+            KeyValues akv;
+            akv.num[adversaries::Drifting::kNoiseScale] = 0.7;
+            akv.given[adversaries::Drifting::kNoiseScale] = true;
+            Problem pb;
+            pb.d = dim;
+            pb.T = T;
+            const auto ap = adversaries::Drifting::resolve(akv, pb);
+            const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
+            const auto np = net_params(dim, T, eps, rho);
+            const auto ep = adaptive_params(np.d, T, eps);
+            std::vector<double> g(dim), f(np.d);
+            double switches = 0;
+            for (std::uint32_t k = 0; k < n; k += 3) {
+                test::Solo<AdaptiveSvtExperts> solo(ep, seed, k);
+                double charged = 0;
+                std::vector<double> G(dim, 0.0);
+                for (std::uint64_t t = 1; t <= T; ++t) {
+                    adversaries::Drifting::fill(ap, ctx, t, g.data());
+                    for (std::uint32_t j = 0; j < dim; ++j) G[j] += g[j];
+                    for (std::uint32_t i = 0; i < np.d; ++i) {
+                        double x0, x1;
+                        BallNetExperts::point(np.view, static_cast<double>(i), x0, x1);
+                        f[i] = (1.0 + g[0] * x0 + (dim == 2 ? g[1] * x1 : 0.0)) / 2.0;
+                    }
+                    charged += 2.0 * solo.round(t, f.data()).realized - 1.0;
+                }
+                // The engine's realised regret: sum <g_t, x_t> minus the comparator min_{||x|| <= 1} <G_T, x> = -||G_T||.
+                const double norm = dim == 1 ? std::abs(G[0]) : std::hypot(G[0], G[1]);
+                EXPECT_NEAR(charged + norm, r.final_realized[k], 1e-9)
+                    << lanes << " d = " << dim << " instance " << k;
+                EXPECT_EQ(solo.diagnostics(), std::vector<double>(r.diagnostics.begin() + k * 4, r.diagnostics.begin() + k * 4 + 4));
+                switches += solo.diagnostics()[0];
+            }
+            EXPECT_GT(switches, 0.0) << "the switch path ran";
+        }
+    }
+}
+
+TEST(NetOco, RealizableDriftingWithLittleNoiseFindsTheBestNetPoint) {
+    // drifting with noise_scale = 0: g_t = theta every round, so expert i loses the constant c_i = (1 + <theta, x^i>)/2
+    // each round, and the engine's regret (against -||G_T|| = -T) is sum_t <theta, x_t> + T = 2 sum_t c_{x_t}: twice
+    // the experts' loss paid. Random play pays c ~ 1/2 per round (regret ~ T). At eps = 1e5 Algorithm 2 is nearly
+    // noiseless (eta = 6.6, Lthr = Lbar* + 0.6): it leaves an expert once its phase loss passes Lbar* + 0.6 and
+    // samples among the experts whose loss so far is below Lbar* (Lbar* doubles at each switch with the printed
+    // test), so it settles on a near-optimal point after a few switches.
+    const std::uint64_t T = 2000;
+    const auto r = test::simulate("net-oco", {{"epsilon", 1e5}, {"rho", 0.05}}, "drifting", {{"noise_scale", 0.0}}, 2, T, 20);
+    for (std::uint32_t k = 0; k < r.instances; ++k) {
+        EXPECT_LT(r.final_regret[k], 0.25 * T) << k;
+        EXPECT_LE(r.diagnostic("doublings", k), r.diagnostic("switches", k));
+    }
+    // The same runs at eps = 0.1 play at random (Lthr ~ 1e6 > T): the gap is what the private learner pays.
+    const auto q = test::simulate("net-oco", {{"epsilon", 0.1}, {"rho", 0.05}}, "drifting", {{"noise_scale", 0.0}}, 2, T, 20);
+    EXPECT_GT(q.mean_regret(), 4 * r.mean_regret());
+}
+
+TEST(NetOco, BadKeysAreRefusedWithExitTwoNamingTheKey) {
+    test::TempDir dir;
+    const std::pair<std::string, std::string> cases[] = {
+        {"d = 3\n", "epsilon = 1\n"},
+        {"d = 2\n", "epsilon = 1\nrho = 1e-6\n"},
+        {"d = 2\n", "epsilon = 1\nrho = 0\n"},
+        {"d = 1\n", "epsilon = 0\n"},
+    };
+    const char* needles[] = {"net-oco needs d in {1, 2}", "rho = 1e-06 gives a net of", "[learner] rho = 0",
+                             "[learner] epsilon = 0"};
+    for (int i = 0; i < 4; ++i) {
+        dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"unit-vectors\"\n" + cases[i].first +
+                                "[learner]\nalgorithm = \"net-oco\"\n" + cases[i].second);
         const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
         EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
         EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;

@@ -1,0 +1,143 @@
+#pragma once
+// net-oco: AFKT23 Theorem 3 (ALGORITHMS.md C5), private online convex optimisation over the unit l2 ball by
+// running the adaptive sparse-vector algorithm (Algorithm 2, adaptive_svt_experts.hpp; the proof of Thm 3
+// invokes Thm 2, §4 item 16) on the experts of a rho-net {x^1, ..., x^M} of the ball, in dimension d in {1, 2}.
+//
+// The losses are the engine's Ball losses: l_t(x) = <g_t, x> with ||g_t||_2 <= 1 (kind = "unit-vectors",
+// "drifting", "file-ball"), which are convex and 1-Lipschitz on the ball. Expert i's loss is the shifted,
+// halved loss at its net point,
+//     f_t(i) = (1 + <g_t, x^i>) / 2  in [0, 1],    F_{t-1}(i) = ((t - 1) + <G_{t-1}, x^i>) / 2,
+// (non-negative as Thm 3 needs; the shift changes no regret, the halving makes a replaced g_t move each
+// expert's loss by at most 1: the experts' sensitivity is that of AFKT23's experts), with G_{t-1} = sum_{s<t} g_s
+// from the engine (kReadsCumulative): the net's M cumulative losses are never stored. The engine books
+// <g_t, x_t> and the regret against the best point of the whole ball, -||G_T||_2, so the regret reported
+// includes the net's discretisation, at most T L rho = T rho (Thm 3's proof: |L* - L*_net| <= T L rho).
+// drifting with noise_scale = 0 (g_t = theta every round) is the realizable case: f(x*) = 0 at x* = -theta.
+//
+// The net (every point of the ball is within rho of a net point):
+//   d = 1   M = ceil(1/rho) + 1 points -1 + i h, h = 2/(M - 1) <= 2 rho
+//   d = 2   the n x n grid of [-1, 1]^2 with spacing h = 2/(n - 1) <= sqrt(2) rho, n = ceil(sqrt(2)/rho) + 1,
+//           each point projected onto the ball (x / max(1, ||x||)); M = n^2. A ball point is within h/sqrt(2)
+//           <= rho of a grid point, and the projection onto the ball does not increase that distance.
+//   rho = auto: 1/(L T) = 1/T (Thm 3 with L = 1): M = T + 1 (d = 1), ~2 T^2 (d = 2).
+// A switch is one exponential-mechanism pass over the M net points (O(M)); a round is O(d).
+// Privacy: Algorithm 2's, eps (ALGORITHMS.md C2): the experts' losses are 1-sensitive in g_t.
+// Diagnostics: Algorithm 2's (switches, doublings, final_lbar, svt_fires).
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/lanes.hpp"
+#include "kernels/learners/adaptive_svt_experts.hpp"
+#include "kernels/learners/common.hpp"
+
+namespace dpr::learners {
+
+/// The experts of net-oco: the points of a rho-net of the unit ball in R^1 or R^2.
+struct BallNetExperts {
+    static constexpr const char* kName = "net-oco";
+    static constexpr Geometry kGeometry = Geometry::Ball;
+    static constexpr KeySpec kKeys[] = {
+        kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
+        {"rho", KeyType::Real, "auto", 0.0, 1.0, "",
+         "net radius: every point of the ball is within rho of a net point; auto = 1/T (Thm 3, L = 1); the regret "
+         "includes up to T rho of discretisation; M = ceil(1/rho) + 1 (d = 1) or (ceil(sqrt 2/rho) + 1)^2 (d = 2) "
+         "experts, one O(M) pass per switch",
+         true},
+    };
+    static constexpr int kRho = key_index(kKeys, "rho");
+    static constexpr double kMaxExperts = 2147483648.0; ///< 2^31: the argmin index is 32-bit
+
+    struct Params {
+        std::uint32_t n;   ///< the number of experts M
+        std::uint32_t dim; ///< 1 or 2
+        std::uint32_t side; ///< grid points per axis
+        double h;          ///< grid spacing
+        double rho;
+    };
+
+    static double side_for(std::uint32_t dim, double rho) {
+        return dim == 1 ? std::ceil(1.0 / rho) + 1.0 : std::ceil(std::sqrt(2.0) / rho) + 1.0;
+    }
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params v{};
+        v.dim = pb.d;
+        v.rho = kv.get(kRho, 1.0 / static_cast<double>(pb.T));
+        const double side = side_for(pb.d == 2 ? 2 : 1, v.rho);
+        const double n = pb.d == 2 ? side * side : side;
+        v.side = n < kMaxExperts ? static_cast<std::uint32_t>(side) : 2;
+        v.n = n < kMaxExperts ? static_cast<std::uint32_t>(n) : 2;
+        v.h = 2.0 / (side - 1.0);
+        return v;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (pb.d != 1 && pb.d != 2)
+            return diag.fail("d", "net-oco needs d in {1, 2} (got %u): a rho-net of the ball has ~(2/rho)^d points", pb.d);
+        const double rho = kv.get(kRho, 1.0 / static_cast<double>(pb.T));
+        const double side = side_for(pb.d, rho);
+        const double n = pb.d == 2 ? side * side : side;
+        if (n >= kMaxExperts)
+            return diag.fail("rho", "rho = %g gives a net of %.3g points at d = %u; at most 2^31 - 1 (rho >= %.3g)", rho, n,
+                             pb.d, pb.d == 2 ? std::sqrt(2.0) / (std::sqrt(kMaxExperts) - 2.0) : 1.0 / (kMaxExperts - 2.0));
+        return true;
+    }
+
+    /// Coordinate j of net point i (lanes or a per-instance value of double).
+    template <class D>
+    DPR_HD DPR_FORCEINLINE static void point(const Params& v, const D& i, D& x0, D& x1) {
+        if (v.dim == 1) {
+            x0 = D(-1.0) + i * D(v.h);
+            x1 = D(0.0);
+            return;
+        }
+        const D side(static_cast<double>(v.side));
+        const D row = convert<double>(convert<std::uint32_t>(i / side)); // exact: i < 2^31, side < 2^16
+        const D a = D(-1.0) + (i - row * side) * D(v.h);
+        const D b = D(-1.0) + row * D(v.h);
+        const D scale = vmax(D(1.0), vsqrt(a * a + b * b));
+        x0 = a / scale;
+        x1 = b / scale;
+    }
+
+    /// F_{t-1}(i) = ((t - 1) + <G_{t-1}, x^i>) / 2 at the team index i.
+    template <class Team, class Row, class Idx>
+    DPR_HD DPR_FORCEINLINE static auto cum(const Params& v, const Team& team, const Row& row, std::uint64_t t, Idx i) {
+        using D = typename Team::template lanes<double>;
+        using UI = typename Team::template uni<std::uint32_t>;
+        D x0, x1;
+        point(v, convert<double>(team.element(i)), x0, x1);
+        D dot = D(team.cum_exact_at(row, UI(0))) * x0;
+        if (v.dim == 2) dot = dot + D(team.cum_exact_at(row, UI(1))) * x1;
+        return (D(static_cast<double>(t - 1)) + dot) * D(0.5);
+    }
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto cum_at(const Params& v, const Team& team, const Row& row, std::uint64_t t, const UI& y) {
+        using U = typename Team::template uni<double>;
+        U x0, x1;
+        point(v, convert<double>(y), x0, x1);
+        U dot = team.cum_exact_at(row, UI(0)) * x0;
+        if (v.dim == 2) dot = dot + team.cum_exact_at(row, UI(1)) * x1;
+        return (U(static_cast<double>(t - 1)) + dot) * U(0.5);
+    }
+    /// <g_t, x^x>, the engine's charge.
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto charge(const Params& v, const Team& team, const Row& row, const UI& x) {
+        using U = typename Team::template uni<double>;
+        U x0, x1;
+        point(v, convert<double>(x), x0, x1);
+        U dot = team.loss_exact_at(row, UI(0)) * x0;
+        if (v.dim == 2) dot = dot + team.loss_exact_at(row, UI(1)) * x1;
+        return dot;
+    }
+    /// f_t(x) = (1 + <g_t, x^x>) / 2.
+    template <class Team, class Row, class UI>
+    DPR_HD DPR_FORCEINLINE static auto loss_at(const Params& v, const Team& team, const Row& row, const UI& x) {
+        using U = typename Team::template uni<double>;
+        return (U(1.0) + charge(v, team, row, x)) * U(0.5);
+    }
+};
+
+using NetOco = AdaptiveSvt<BallNetExperts>;
+
+} // namespace dpr::learners
