@@ -16,13 +16,14 @@
 #include "kernels/learners/net_oco.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
+#include "kernels/learners/tree_experts.hpp"
 
 namespace dpr::learners {
 
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
-                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco>;
+                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco, TreeExperts>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

