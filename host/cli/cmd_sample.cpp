@@ -3,6 +3,8 @@
 //
 //   sample laplace|gaussian|exponential|gumbel|gamma  ->  a length-N vector, draw i from the stream
 //       StreamId{seed, stream 0, instance i, Purpose::Inspect, sub 0, round 0, element 0}
+//   sample expmech  ->  a length-N vector of candidate indices, draw i = the exponential mechanism of
+//       kernels/mechanisms/exponential.hpp as learner instance i draws it at round 0 (Exponential, sub 0)
 //   sample tree  ->  an N x T matrix, row i = prefix noise Z_0..Z_{T-1} of instance i, coordinate 0,
 //       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; the per-round tree streams
 //       Purpose::TreeStream, exactly as a learner instance i with that seed and precision double draws them)
@@ -34,6 +36,8 @@
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/mechanisms/exponential.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
@@ -73,13 +77,33 @@ constexpr const char* kSampleFooter =
   gumbel       Gumbel(mu, beta)                  --loc mu (default 0) --scale beta
   gamma        Gamma(k, theta)                   --shape k --scale theta
   tree         prefix-sum noise of tree aggregation (binary or AS17 padded tree): an N x T matrix
+  expmech      the exponential mechanism Pr[i] ∝ exp(-c s(i)) over d candidates: N indices
 
 Common flags: --n N (draws, or rows for tree; 1..4294967295), --seed S (0..4294967295, default 0),
 --out FILE (.npy or .csv).
 
 Examples:
   dpregret sample laplace --scale 2 --n 100000 --seed 1 --out lap.npy
-  dpregret sample tree --variant padded --noise laplace --scale 1 --T 1024 --n 10000 --out z.npy)TXT";
+  dpregret sample tree --variant padded --noise laplace --scale 1 --T 1024 --n 10000 --out z.npy
+  dpregret sample expmech --d 1024 --c 0.5 --n 100000 --out i.npy)TXT";
+
+constexpr const char* kExpMechHelp = R"TXT(The exponential mechanism over d candidates with scores s (lower is better), exactly as the learners
+draw it (kernels/mechanisms/exponential.hpp; ALGORITHMS.md §1.7):
+  law       Pr[i] = exp(-c s(i)) / sum_j exp(-c s(j)),  i = 0 .. d-1
+            c = eps / (2 Delta) makes it eps-DP for a score of sensitivity Delta (AFKT23 Alg. 1: c = eta/2).
+            c = 0 is uniform; c = inf is uniform over the minimisers of s.
+  sampler   Gumbel-max: i = argmin_j (c s(j) - G_j), G_j = -ln(-ln U_j) standard Gumbel, one pass over the
+            candidates (ties to the lowest index), O(d) per draw, no normaliser.
+  --c       c >= 0, a number or inf (required)
+  --d       d candidates with the scores s(i) = i: Pr[i] ∝ exp(-c i), a geometric law truncated at d
+  --scores  FILE: the scores, a .npy vector or a CSV with one column or one row of d finite numbers
+            (exactly one of --d and --scores)
+Draw r (output entry r) uses the uniforms U_j of (seed, stream 0, instance r, Purpose::Exponential, sub 0,
+round 0, element j): the round-0 draw of learner instance r. Every entry is a pure function of (--seed, r).
+
+Example: the truncated geometric law with c = 0.5 over 10 candidates:
+  dpregret sample expmech --d 10 --c 0.5 --n 100000 --seed 1 --out i.npy
+  python3 -c "import numpy as np; i = np.load('i.npy'); print(np.bincount(i.astype(int)) / len(i))")TXT";
 
 constexpr const char* kLaplaceHelp = R"TXT(Laplace(0, b): the noise of the Laplace mechanism.
   density   p(x) = exp(-|x|/b) / (2b), x real
@@ -536,12 +560,84 @@ void add_tree(CLI::App* sample) {
     });
 }
 
+void add_expmech(CLI::App* sample) {
+    CLI::App* sub = sample->add_subcommand(
+        "expmech", "The exponential mechanism Pr[i] ∝ exp(-c s(i)) over d candidates: N candidate indices");
+    sub->footer(std::string(kExpMechHelp) + "\n" + kVectorOutputHelp + kOutputHelp);
+    struct State {
+        CommonFlags common;
+        std::string c, d, scores;
+        CLI::Option* c_opt = nullptr;
+        CLI::Option* d_opt = nullptr;
+        CLI::Option* scores_opt = nullptr;
+    };
+    auto st = std::make_shared<State>();
+    st->c_opt = sub->add_option("--c", st->c, "Inverse temperature c >= 0, or inf (required)")->type_name("C");
+    st->d_opt = sub->add_option("--d", st->d, "Candidates with scores s(i) = i, 1..4294967295")->type_name("D");
+    st->scores_opt = sub->add_option("--scores", st->scores, "Scores file: .npy vector or one-column/one-row CSV")
+                         ->type_name("FILE");
+    add_common_flags(sub, st->common, "Number of draws N");
+
+    sub->callback([st] {
+        require_given(st->c_opt, "a number >= 0 or inf");
+        double c = 0.0;
+        if (st->c == "inf" || st->c == "+inf") {
+            c = std::numeric_limits<double>::infinity();
+        } else {
+            c = parse_finite("--c", st->c);
+            if (c < 0) throw UsageError("--c must be a number >= 0 or inf (got " + st->c + ")");
+        }
+        const bool by_d = st->d_opt->count() > 0, by_file = st->scores_opt->count() > 0;
+        if (by_d == by_file)
+            throw UsageError(std::string(by_d ? "both --d and --scores given" : "missing --d or --scores") +
+                             ": give exactly one (--d D for the scores 0 .. D-1, --scores FILE for your own)");
+        std::vector<double> scores;
+        std::uint64_t d = 0;
+        if (by_d) {
+            d = parse_integer("--d", st->d, 1, 0xffffffffull, "the candidate index is a 32-bit RNG element word");
+        } else {
+            io::Matrix m;
+            try {
+                m = output_format("--scores", st->scores) == OutputFormat::Npy ? io::read_npy_matrix(st->scores)
+                                                                                  : io::read_csv_matrix(st->scores);
+            } catch (const io::IoError& e) {
+                throw UsageError("--scores: " + std::string(e.what()));
+            }
+            if (m.rows != 1 && m.cols != 1)
+                throw UsageError("--scores " + st->scores + ": expected one column or one row of scores (got " +
+                                 std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")");
+            scores = m.values;
+            d = scores.size();
+            if (d == 0) throw UsageError("--scores " + st->scores + ": no scores");
+            for (std::size_t i = 0; i < scores.size(); ++i)
+                if (!std::isfinite(scores[i]))
+                    throw UsageError("--scores " + st->scores + ": entry " + std::to_string(i) +
+                                     " is not a finite number (" + short_number(scores[i]) + ")");
+        }
+        const Common cm = parse_common(st->common);
+        const std::uint32_t n = static_cast<std::uint32_t>(d);
+        write_samples(cm, 1, true, [](std::uint64_t) { return std::string("index"); },
+                      [&](std::uint32_t row, std::uint64_t, std::uint64_t, double* dst) {
+                          SerialTeam<double> team;
+                          team.rng = RngKey{cm.seed, 0};
+                          team.id = row;
+                          const mech::ExpMechDraw draw{}; // (Exponential, sub 0, round 0)
+                          const std::uint32_t i =
+                              by_file ? mech::exponential_mechanism(team, n, c, draw, [&](std::uint32_t j) { return scores[j]; })
+                                      : mech::exponential_mechanism(team, n, c, draw,
+                                                                    [](std::uint32_t j) { return static_cast<double>(j); });
+                          *dst = static_cast<double>(i);
+                      });
+    });
+}
+
 } // namespace
 
 void add_sample_command(CLI::App& app) {
     CLI::App* sample = app.add_subcommand(
         "sample",
-        "Draw noise (Laplace, Gaussian, exponential, Gumbel, Gamma, tree prefix noise) to .npy or CSV.");
+        "Draw noise (Laplace, Gaussian, exponential, Gumbel, Gamma, tree prefix noise) or exponential-mechanism "
+        "draws to .npy or CSV.");
     sample->footer(kSampleFooter);
     sample->require_subcommand(0, 1);
 
@@ -584,6 +680,7 @@ void add_sample_command(CLI::App& app) {
                                          "gamma with --shape " + shape_text);
                      });
     add_tree(sample);
+    add_expmech(sample);
 
     // A name that is not one of the subcommands above is left over as an "extra" of `sample` (extras are
     // allowed here only; the subcommands were created before, so they do not inherit it), and gets the
@@ -592,7 +689,7 @@ void add_sample_command(CLI::App& app) {
     sample->callback([sample] {
         if (!sample->get_subcommands().empty()) return;
         const std::vector<std::string> rest = sample->remaining();
-        const std::string forms = "laplace, gaussian, exponential, gumbel, gamma, tree";
+        const std::string forms = "laplace, gaussian, exponential, gumbel, gamma, tree, expmech";
         if (rest.empty() || rest.front().rfind('-', 0) == 0)
             throw UsageError("missing DISTRIBUTION" +
                              (rest.empty() ? std::string() : " before '" + rest.front() + "'") +

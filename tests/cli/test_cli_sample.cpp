@@ -203,19 +203,83 @@ TEST(CliSample_Stat, TreeBinaryConsecutivePrefixesShareTheirCommonNodeExactly) {
     EXPECT_NEAR(cov_of(d32, z2), 0.0, 0.15) << "the remaining node is shared exactly";
 }
 
+// ---- expmech: the exponential mechanism ----------------------------------------------------------------
+
+TEST(CliSample_Stat, ExpMechFollowsTheSoftmaxOfTheScores) {
+    // --d 12 --c 0.4: Pr[i] ∝ exp(-0.4 i). Chi-square over the 12 cells (11 degrees of freedom): the critical
+    // value at alpha = 1e-6 is 50.9. The same counts against c = 0.44 (10% off) must be rejected, so the test
+    // has the power to see a wrong temperature.
+    TempDir dir;
+    const std::uint32_t d = 12, n = 200000;
+    const Result r = run(dir, "sample expmech --d 12 --c 0.4 --n 200000 --seed 4 --out i.npy");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto a = load(dir, "i.npy");
+    ASSERT_EQ(a.shape, dpr::io::Shape{n});
+    std::vector<double> counts(d, 0.0);
+    for (double v : a.values) {
+        ASSERT_EQ(v, std::floor(v));
+        ASSERT_GE(v, 0.0);
+        ASSERT_LT(v, d);
+        counts[static_cast<std::size_t>(v)] += 1;
+    }
+    const auto chi = [&](double c) {
+        double z = 0, x = 0;
+        for (std::uint32_t i = 0; i < d; ++i) z += std::exp(-c * i);
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const double e = n * std::exp(-c * i) / z;
+            x += (counts[i] - e) * (counts[i] - e) / e;
+        }
+        return x;
+    };
+    EXPECT_LT(chi(0.4), 50.9);
+    EXPECT_GT(chi(0.44), 50.9);
+}
+
+TEST(CliSample, ExpMechScoresFileEqualsDAndInfinityPicksAMinimiser) {
+    TempDir dir;
+    dir.write("s.csv", "0\n1\n2\n3\n4\n5\n6\n7\n");
+    ASSERT_EQ(run(dir, "sample expmech --d 8 --c 0.7 --n 5000 --seed 2 --out a.npy").rc, 0);
+    ASSERT_EQ(run(dir, "sample expmech --scores s.csv --c 0.7 --n 5000 --seed 2 --out b.npy").rc, 0);
+    EXPECT_EQ(slurp(dir.file("a.npy")), slurp(dir.file("b.npy"))) << "the same scores, the same draws";
+    // c = inf: uniform over the minimisers {1, 2} of (3, 1, 1, 2); c = 0: uniform over all four.
+    dir.write("m.csv", "3,1,1,2\n");
+    ASSERT_EQ(run(dir, "sample expmech --scores m.csv --c inf --n 4000 --out m.npy").rc, 0);
+    double ones = 0;
+    for (double v : load(dir, "m.npy").values) {
+        ASSERT_TRUE(v == 1.0 || v == 2.0) << v;
+        ones += v == 1.0;
+    }
+    EXPECT_NEAR(ones / 4000, 0.5, 5 * std::sqrt(0.25 / 4000));
+    ASSERT_EQ(run(dir, "sample expmech --scores m.csv --c 0 --n 4000 --out u.npy").rc, 0);
+    std::vector<double> cells(4, 0.0);
+    for (double v : load(dir, "u.npy").values) cells[static_cast<std::size_t>(v)] += 1;
+    for (double c : cells) EXPECT_NEAR(c / 4000, 0.25, 5 * std::sqrt(0.25 * 0.75 / 4000));
+    // Bad score files: a non-finite entry, a matrix, named with the file.
+    dir.write("nan.csv", "0\nnan\n1\n");
+    Result r = run(dir, "sample expmech --scores nan.csv --c 1 --n 3 --out x.npy");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("nan.csv"), std::string::npos) << r.err;
+    dir.write("mat.csv", "1,2\n3,4\n");
+    r = run(dir, "sample expmech --scores mat.csv --c 1 --n 3 --out x.npy");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("one column or one row"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("x.npy")));
+}
+
 // ---- help and info ----------------------------------------------------------------------------------
 
 TEST(CliSample, HelpOfEverySubcommandTeaches) {
     TempDir dir;
     const std::vector<std::pair<std::string, std::vector<std::string>>> expect = {
         {"", {"sample", "info", "Exit codes"}},
-        {"sample", {"laplace", "gaussian", "exponential", "gumbel", "gamma", "tree", "Examples"}},
+        {"sample", {"laplace", "gaussian", "exponential", "gumbel", "gamma", "tree", "expmech", "Examples"}},
         {"sample laplace", {"exp(-|x|/b) / (2b)", "variance 2 b^2", "not the variance", "Example"}},
         {"sample gaussian", {"exp(-x^2 / (2 sigma^2))", "standard deviation (not the variance)", "Example"}},
         {"sample exponential", {"exp(-x/s) / s", "mean s", "1/rate", "Example"}},
         {"sample gumbel", {"exp(-exp(-(x - mu)/beta))", "--loc", "pi^2 beta^2 / 6", "Example"}},
         {"sample gamma", {"x^(k-1) exp(-x/theta)", "variance k theta^2", "not the rate", "Example"}},
         {"sample tree", {"popcount(t)", "ceil(log2 T)", "Var(node) = 2 b^2", "(N, T)", "Example"}},
+        {"sample expmech", {"exp(-c s(i))", "Gumbel-max", "c = eps / (2 Delta)", "--scores", "Example"}},
         {"info", {"commit", "rng", "gpu", "Example"}},
     };
     for (const auto& [cmd, phrases] : expect) {
@@ -295,6 +359,13 @@ std::vector<BadCase> bad_cases() {
     }
     cases.push_back(
         {"sample laplace --scale=-1" + io, {"error: --scale must be a finite number > 0 (got -1)"}});
+    for (const std::string bad : {"-1", "nan", "-inf", "x"})
+        cases.push_back({"sample expmech --d 4 --c " + bad + io, {"--c must be", "(got " + bad + ")"}});
+    cases.push_back({"sample expmech --d 4" + io, {"missing --c"}});
+    cases.push_back({"sample expmech --c 1" + io, {"missing --d or --scores"}});
+    cases.push_back({"sample expmech --d 4 --scores s.csv --c 1" + io, {"both --d and --scores"}});
+    cases.push_back({"sample expmech --d 0 --c 1" + io, {"--d must be an integer in [1, 4294967295] (got 0)"}});
+    cases.push_back({"sample expmech --scores missing.csv --c 1" + io, {"--scores", "missing.csv"}});
     for (const std::string bad : {"0", "-2", "nan", "inf", "x"})
         cases.push_back({"sample gamma --shape " + bad + " --scale 1" + io,
                          {"--shape must be a finite number > 0 (got " + bad + ")"}});
@@ -305,7 +376,7 @@ std::vector<BadCase> bad_cases() {
     // Unknown distribution, variant, node law.
     cases.push_back(
         {"sample foo --scale 1" + io,
-         {"DISTRIBUTION must be one of: laplace, gaussian, exponential, gumbel, gamma, tree (got foo)"}});
+         {"DISTRIBUTION must be one of: laplace, gaussian, exponential, gumbel, gamma, tree, expmech (got foo)"}});
     cases.push_back({"sample", {"missing DISTRIBUTION", "laplace"}});
     cases.push_back({"sample tree --variant foo --scale 1 --T 4" + io,
                      {"--variant must be one of: padded, binary (got foo)"}});
