@@ -96,7 +96,8 @@ draw it (kernels/mechanisms/exponential.hpp; ALGORITHMS.md §1.7):
             candidates (ties to the lowest index), O(d) per draw, no normaliser.
   --c       c >= 0, a number or inf (required)
   --d       d candidates with the scores s(i) = i: Pr[i] ∝ exp(-c i), a geometric law truncated at d
-  --scores  FILE: the scores, a .npy vector or a CSV with one column or one row of d finite numbers
+  --scores  FILE: the scores, a .npy vector (or one-row/one-column matrix), or a CSV with one column or
+            one row of d finite numbers
             (exactly one of --d and --scores)
 Draw r (output entry r) uses the uniforms U_j of (seed, stream 0, instance r, Purpose::Exponential, sub 0,
 round 0, element j): the round-0 draw of learner instance r. Every entry is a pure function of (--seed, r).
@@ -596,17 +597,26 @@ void add_expmech(CLI::App* sample) {
         if (by_d) {
             d = parse_integer("--d", st->d, 1, 0xffffffffull, "the candidate index is a 32-bit RNG element word");
         } else {
-            io::Matrix m;
+            std::size_t rows = 0, cols = 0;
             try {
-                m = output_format("--scores", st->scores) == OutputFormat::Npy ? io::read_npy_matrix(st->scores)
-                                                                                  : io::read_csv_matrix(st->scores);
+                if (output_format("--scores", st->scores) == OutputFormat::Npy) {
+                    io::NpyArray a = io::read_npy(st->scores); // a vector, or a one-row / one-column matrix
+                    rows = a.shape.empty() ? 1 : a.shape[0];
+                    cols = a.shape.size() == 2 ? a.shape[1] : 1;
+                    if (a.shape.size() > 2) rows = cols = 2; // refused below
+                    scores = std::move(a.values);
+                } else {
+                    io::Matrix m = io::read_csv_matrix(st->scores);
+                    rows = m.rows;
+                    cols = m.cols;
+                    scores = std::move(m.values);
+                }
             } catch (const io::IoError& e) {
                 throw UsageError("--scores: " + std::string(e.what()));
             }
-            if (m.rows != 1 && m.cols != 1)
-                throw UsageError("--scores " + st->scores + ": expected one column or one row of scores (got " +
-                                 std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")");
-            scores = m.values;
+            if (rows != 1 && cols != 1)
+                throw UsageError("--scores " + st->scores + ": expected a vector, one column or one row of scores (got " +
+                                 std::to_string(rows) + " x " + std::to_string(cols) + ")");
             d = scores.size();
             if (d == 0) throw UsageError("--scores " + st->scores + ": no scores");
             for (std::size_t i = 0; i < scores.size(); ++i)

@@ -241,6 +241,11 @@ TEST(CliSample, ExpMechScoresFileEqualsDAndInfinityPicksAMinimiser) {
     ASSERT_EQ(run(dir, "sample expmech --d 8 --c 0.7 --n 5000 --seed 2 --out a.npy").rc, 0);
     ASSERT_EQ(run(dir, "sample expmech --scores s.csv --c 0.7 --n 5000 --seed 2 --out b.npy").rc, 0);
     EXPECT_EQ(slurp(dir.file("a.npy")), slurp(dir.file("b.npy"))) << "the same scores, the same draws";
+    // A .npy vector of the same scores (numpy.save of a 1-D array): the same draws again.
+    const std::vector<double> ramp = {0, 1, 2, 3, 4, 5, 6, 7};
+    dpr::io::write_npy(dir.file("s.npy"), dpr::io::Shape{8}, ramp.data());
+    ASSERT_EQ(run(dir, "sample expmech --scores s.npy --c 0.7 --n 5000 --seed 2 --out c.npy").rc, 0);
+    EXPECT_EQ(slurp(dir.file("a.npy")), slurp(dir.file("c.npy")));
     // c = inf: uniform over the minimisers {1, 2} of (3, 1, 1, 2); c = 0: uniform over all four.
     dir.write("m.csv", "3,1,1,2\n");
     ASSERT_EQ(run(dir, "sample expmech --scores m.csv --c inf --n 4000 --out m.npy").rc, 0);
@@ -262,7 +267,7 @@ TEST(CliSample, ExpMechScoresFileEqualsDAndInfinityPicksAMinimiser) {
     dir.write("mat.csv", "1,2\n3,4\n");
     r = run(dir, "sample expmech --scores mat.csv --c 1 --n 3 --out x.npy");
     EXPECT_EQ(r.rc, 2);
-    EXPECT_NE(r.err.find("one column or one row"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a vector, one column or one row"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir.file("x.npy")));
 }
 
