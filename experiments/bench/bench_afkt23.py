@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Instance-rounds per second of `svt-experts` (AFKT23 Alg. 1, ALGORITHMS.md C1) on the halving adversary at
-d = 2^10, 2^16, 2^20: dpregret vs a vectorised NumPy version; and exponential-mechanism draws per second in
-NumPy (Gumbel-max over d scores, the same law dpregret samples).
+d = 2^10, 2^16, 2^20: dpregret vs a vectorised NumPy version; and exponential-mechanism draws per second
+(Gumbel-max over the same d random scores, c = 0.5): `dpregret sample expmech --scores s.npy` (the learners'
+code path, wall time of the whole command including start-up and writing the indices, all hardware threads)
+against NumPy's argmin(c s - Gumbel) over batches of draws (one thread).
 
 dpregret: `dpregret run` on a generated config (halving, svt-experts eps = 10, pure, the defaults of C1), the
 throughput the run measured itself (run.json "throughput"."instance_rounds_per_second"). The learner keeps O(1)
@@ -97,6 +99,19 @@ def numpy_draws_per_s(d, draws):
     return draws / (time.perf_counter() - t0)
 
 
+def dpregret_draws_per_s(binary, d, draws, work):
+    """Exponential-mechanism draws per second of `dpregret sample expmech` over the scores numpy_draws_per_s uses."""
+    rng = np.random.default_rng(2)
+    path = os.path.join(work, f"scores_{d}.npy")
+    np.save(path, rng.random(d))
+    import subprocess
+    out = os.path.join(work, f"draws_{d}.npy")
+    t0 = time.perf_counter()
+    subprocess.run([binary, "sample", "expmech", "--scores", path, "--c", "0.5", "--n", str(draws), "--seed", "1",
+                    "--out", out], check=True)
+    return draws / (time.perf_counter() - t0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="build/dpregret")
@@ -122,11 +137,16 @@ def main():
             nr = T
             secs = numpy_svt(d, T, n, eps, nr)
             theirs = n * nr / secs
-            draws = numpy_draws_per_s(d, 64 if d >= (1 << 20) else 1024)
+            n_draws = max(64, (1 << 27) // d) if not a.quick else max(16, (1 << 24) // d)
+            draws = numpy_draws_per_s(d, n_draws)
+            ours_draws = dpregret_draws_per_s(a.binary, d, n_draws, work)
             rows.append(dict(d=d, T=T, instances=n, epsilon=eps, dpregret_ir_per_s=f"{ours:.4g}",
                              numpy_ir_per_s=f"{theirs:.4g}", numpy_rounds=nr, ratio=f"{ours / theirs:.3g}",
+                             expmech_draws=n_draws,
+                             dpregret_expmech_draws_per_s=f"{ours_draws:.4g}",
                              numpy_expmech_draws_per_s=f"{draws:.4g}",
-                             numpy_expmech_candidates_per_s=f"{draws * d:.4g}"))
+                             expmech_ratio=f"{ours_draws / draws:.3g}",
+                             dpregret_expmech_candidates_per_s=f"{ours_draws * d:.4g}"))
             print(rows[-1], flush=True)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w", newline="") as f:
