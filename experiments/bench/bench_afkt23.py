@@ -19,7 +19,7 @@ numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in
 only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
 
 Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick]
-       [--out experiments/bench/results/afkt23_svt.csv] [--threads N]
+       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check | --check-potential]
 """
 import argparse
 import csv
@@ -85,6 +85,73 @@ def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None):
     return time.perf_counter() - t0
 
 
+def numpy_potential(d, T, n, eta, eps0, alpha, K, seed, totals):
+    """AFKT23 Algorithm 5 written from ALGORITHMS.md C4 (paper sensitivity: Lap(2/eps0) threshold, Lap(4/eps0)
+    queries; query (ln phi(t*) - ln phi(t-1)) / eta against 2 alpha / eta; x ~ exp(-eta L_{t-1})) on a halving
+    sequence, n instances at once; appends each instance's total loss to `totals`, returns the mean switches."""
+    rng = np.random.default_rng(seed)
+    star = int(rng.integers(d))
+    rank = np.empty(d, dtype=np.int64)
+    others = np.delete(np.arange(d), star)
+    rank[others] = rng.permutation(d - 1)
+    rank[star] = -1
+    P = math.ceil(math.log2(d))
+    m = max(1, T // P)
+    L = np.zeros(d)
+    thr = 2 * alpha / eta
+    x = rng.integers(d, size=n)
+    k = np.zeros(n)
+    acc = np.zeros(n)  # ln phi(t*), ln phi(0) = 0
+    rho = thr + rng.laplace(0, 2 / eps0, n)
+    pending = np.zeros(n, dtype=bool)
+    total = np.zeros(n)
+    for t in range(1, T + 1):
+        phase = min(P, (t - 1) // m + 1)
+        row = (rank >= ((d - 1) >> phase)).astype(np.float64)
+        row[star] = 0.0
+        z = -eta * L
+        lp = z.max() + math.log(np.exp(z - z.max()).sum()) - math.log(d)  # ln phi(t - 1)
+        if pending.any():
+            idx = np.nonzero(pending)[0]
+            x[idx] = np.argmin(eta * L[None, :] - rng.gumbel(size=(idx.size, d)), axis=1)
+            k[idx] += 1
+            acc[idx] = lp
+            rho[idx] = thr + rng.laplace(0, 2 / eps0, idx.size)
+        asks = ~pending & (k < K)
+        fire = asks & ((acc - lp) / eta + rng.laplace(0, 4 / eps0, n) > rho)
+        total += row[x]
+        pending = fire
+        L += row
+    totals.extend(total.tolist())
+    return float(k.mean())
+
+
+def check_potential(a):
+    """Two-sample comparison of potential-svt-experts (dpregret) with numpy_potential (independent code and RNG)
+    at keys where phases do end: d = 256, T = 2000, eta = 0.3, eps0 = 20, alpha = 0.5, K = 20."""
+    import csv as _csv
+    d, T, n = 256, 2000, 2000
+    keys = dict(eta=0.3, eps0=20.0, alpha=0.5, switch_budget=20)
+    with tempfile.TemporaryDirectory() as work:
+        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
+               f"[adversary]\nkind = \"halving\"\nd = {d}\n[learner]\nalgorithm = \"potential-svt-experts\"\n"
+               f"epsilon = 1\n" + "".join(f"{k} = {v}\n" for k, v in keys.items()))
+        run_config(a.binary, cfg, "checkp", work, a.threads)
+        with open(os.path.join(work, "out_checkp", "final_regret.csv")) as f:
+            rows = list(_csv.DictReader(f))
+        ours = [float(r["realized_regret"]) for r in rows]
+        ours_sw = np.mean([float(r["switches"]) for r in rows])
+    theirs, sw = [], []
+    for seed in range(20):
+        sw.append(numpy_potential(d, T, n // 20, keys["eta"], keys["eps0"], keys["alpha"], keys["switch_budget"],
+                                  200 + seed, theirs))
+    m1, m2 = np.mean(ours), np.mean(theirs)
+    se = math.sqrt(np.var(ours, ddof=1) / len(ours) + np.var(theirs, ddof=1) / len(theirs))
+    print(f"potential-svt-experts: dpregret mean total loss {m1:.2f} ({ours_sw:.2f} switches), NumPy {m2:.2f} "
+          f"({np.mean(sw):.2f} switches), difference {m1 - m2:+.2f} = {(m1 - m2) / se:+.2f} standard errors")
+    return 0 if abs(m1 - m2) < 4 * se else 1
+
+
 def numpy_draws_per_s(d, draws):
     """Exponential-mechanism draws per second in NumPy: argmin(c s - Gumbel) over d scores, `draws` at once."""
     rng = np.random.default_rng(2)
@@ -121,9 +188,14 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="instead of timing: compare the mean total loss of dpregret and of this NumPy implementation "
                          "(written from ALGORITHMS.md C1, independent RNG) at d = 1024, T = 4096, 2000 instances each")
+    ap.add_argument("--check-potential", action="store_true",
+                    help="instead of timing: the same comparison for potential-svt-experts (AFKT23 Alg. 5) against a "
+                         "NumPy implementation written from ALGORITHMS.md C4, at keys where its phases end")
     a = ap.parse_args()
     if a.check:
         return check(a)
+    if a.check_potential:
+        return check_potential(a)
     eps = 10.0
     shapes = [(1 << 10, 4096, 1000), (1 << 16, 2048, 100), (1 << 20, 512 if a.quick else 1024, 100)]
     rows = []
