@@ -19,7 +19,7 @@ numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in
 only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
 
 Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick]
-       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check | --check-potential]
+       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check | --check-potential | --check-tree]
 """
 import argparse
 import csv
@@ -152,6 +152,78 @@ def check_potential(a):
     return 0 if abs(m1 - m2) < 4 * se else 1
 
 
+def numpy_tree(d, T, n, eps, B, K, tau, p, seed, totals):
+    """AFKT23 Algorithm 4 written from ALGORITHMS.md C3 with the engine's documented split (Laplace node noise
+    2Bh/eps, h = ceil(log2 T) + 1; selections eps/(2KB) each, c = eps/(4KB)) on n independent realizable
+    sequences (x* never loses, the others Bernoulli(p)); appends each total loss to `totals`, returns mean sets."""
+    rng = np.random.default_rng(seed)
+    h = math.ceil(math.log2(T)) + 1
+    b = 2 * B * h / eps
+    c = eps / (2 * K * B) / 2
+    sets_all = []
+    for _ in range(n):
+        star = int(rng.integers(d))
+        L = np.zeros(d)
+        excluded = np.zeros(d, dtype=bool)
+        members, base, start, sets, total = None, None, 0, 0, 0.0
+        nodes = {}
+        for t in range(1, T + 1):
+            row = (rng.random(d) < p).astype(np.float64)
+            row[star] = 0.0
+            best = math.inf
+            if sets > 0:
+                q = t - start  # leaves start .. t-1 of this phase's trees
+                chat = L[members] - base
+                for j in range(q.bit_length()):
+                    if q >> j & 1:
+                        for i in range(B):
+                            key = (i, j, (q >> j) - 1)
+                            if key not in nodes:
+                                nodes[key] = rng.laplace(0, b)
+                            chat[i] += nodes[key]
+                best = chat.min()
+                x = members[int(np.argmin(chat))]
+            if (sets == 0 or best > tau) and sets < K:
+                if sets > 0:
+                    excluded[members] = True
+                keys = c * L - rng.gumbel(size=d)
+                keys[excluded] = np.inf
+                members = np.argsort(keys, kind="stable")[:B]
+                base = L[members].copy()
+                nodes = {}
+                sets += 1
+                start = t
+                x = members[0]
+            total += row[x]
+            L += row
+        totals.append(total)
+        sets_all.append(sets)
+    return float(np.mean(sets_all))
+
+
+def check_tree(a):
+    """Two-sample comparison of tree-experts (dpregret, per-instance realizable sequences) with numpy_tree."""
+    import csv as _csv
+    d, T, n, eps, B, K, tau, p = 64, 1000, 1000, 200.0, 4, 5, 6.0, 0.3
+    with tempfile.TemporaryDirectory() as work:
+        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
+               f"[adversary]\nkind = \"realizable\"\nd = {d}\np = {p}\nper_instance = true\n"
+               f"[learner]\nalgorithm = \"tree-experts\"\nepsilon = {eps}\nset_size = {B}\nmax_sets = {K}\n"
+               f"threshold = {tau}\n")
+        run_config(a.binary, cfg, "checkt", work, a.threads)
+        with open(os.path.join(work, "out_checkt", "final_regret.csv")) as f:
+            rows = list(_csv.DictReader(f))
+        ours = [float(r["realized_regret"]) for r in rows]
+        ours_sets = np.mean([float(r["sets"]) for r in rows])
+    theirs = []
+    their_sets = numpy_tree(d, T, n, eps, B, K, tau, p, 300, theirs)
+    m1, m2 = np.mean(ours), np.mean(theirs)
+    se = math.sqrt(np.var(ours, ddof=1) / len(ours) + np.var(theirs, ddof=1) / len(theirs))
+    print(f"tree-experts: dpregret mean total loss {m1:.2f} ({ours_sets:.2f} sets), NumPy {m2:.2f} "
+          f"({their_sets:.2f} sets), difference {m1 - m2:+.2f} = {(m1 - m2) / se:+.2f} standard errors")
+    return 0 if abs(m1 - m2) < 4 * se else 1
+
+
 def numpy_draws_per_s(d, draws):
     """Exponential-mechanism draws per second in NumPy: argmin(c s - Gumbel) over d scores, `draws` at once."""
     rng = np.random.default_rng(2)
@@ -191,7 +263,12 @@ def main():
     ap.add_argument("--check-potential", action="store_true",
                     help="instead of timing: the same comparison for potential-svt-experts (AFKT23 Alg. 5) against a "
                          "NumPy implementation written from ALGORITHMS.md C4, at keys where its phases end")
+    ap.add_argument("--check-tree", action="store_true",
+                    help="instead of timing: the same comparison for tree-experts (AFKT23 Alg. 4) against a NumPy "
+                         "implementation written from ALGORITHMS.md C3, on per-instance realizable sequences")
     a = ap.parse_args()
+    if a.check_tree:
+        return check_tree(a)
     if a.check:
         return check(a)
     if a.check_potential:
