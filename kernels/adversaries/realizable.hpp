@@ -62,13 +62,16 @@ struct Realizable {
         return hidden_index(ctx, 0, p.d);
     }
 
+    /// mu from its uniform V: p_min + (p - p_min) V.
+    DPR_HD static double mean_of(const Params& p, double v) { return p.p_min + (p.p - p.p_min) * v; }
+
     /// mu_i of the sequence (i != x*).
     DPR_HD static double mean(const Params& p, const SequenceCtx& ctx, std::uint32_t i) {
         if (p.p_min == p.p) return p.p;
         rng::WordStream src(adversary_stream(ctx, kSubMeans, 0, i / 2));
         double v = src.next_double();
         if (i % 2) v = src.next_double();
-        return p.p_min + (p.p - p.p_min) * v;
+        return mean_of(p, v);
     }
 
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
@@ -78,7 +81,7 @@ struct Realizable {
             rng::WordStream means(adversary_stream(ctx, kSubMeans, 0, k));
             rng::WordStream src(adversary_stream(ctx, kSubLoss, t, k));
             for (std::uint32_t i = 2 * k; i < 2 * k + 2 && i < p.d; ++i) {
-                const double mu = p.p_min + (p.p - p.p_min) * means.next_double();
+                const double mu = mean_of(p, means.next_double());
                 const bool hit = noise::bernoulli(src, mu); // drawn for x* too: expert 2k+1 always takes uniform 1
                 out[i] = i != star && hit ? 1.0 : 0.0;
             }

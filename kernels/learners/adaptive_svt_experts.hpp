@@ -38,7 +38,6 @@
 
 #include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
-#include "kernels/learners/svt_experts.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
 #include "kernels/mechanisms/exponential.hpp"

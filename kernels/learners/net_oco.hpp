@@ -100,35 +100,46 @@ struct BallNetExperts {
         x1 = b / scale;
     }
 
+    /// <y, x^i> for the net point(s) of index i (lanes or a per-instance value D) and y = (y0, y1) per instance.
+    template <class D, class U>
+    DPR_HD DPR_FORCEINLINE static D dot(const Params& v, const D& i, const U& y0, const U& y1) {
+        D x0, x1;
+        point(v, i, x0, x1);
+        D r = D(y0) * x0;
+        if (v.dim == 2) r = r + D(y1) * x1;
+        return r;
+    }
+    /// G_{t-1} (cum) or g_t (loss) as two per-instance values (coordinate 1 unused at d = 1).
+    template <class Team, class Row>
+    DPR_HD DPR_FORCEINLINE static void cum_vector(const Params& v, const Team& team, const Row& row,
+                                                  typename Team::template uni<double>& y0,
+                                                  typename Team::template uni<double>& y1) {
+        using UI = typename Team::template uni<std::uint32_t>;
+        y0 = team.cum_exact_at(row, UI(0));
+        y1 = v.dim == 2 ? team.cum_exact_at(row, UI(1)) : y0;
+    }
     /// F_{t-1}(i) = ((t - 1) + <G_{t-1}, x^i>) / 2 at the team index i.
     template <class Team, class Row, class Idx>
     DPR_HD DPR_FORCEINLINE static auto cum(const Params& v, const Team& team, const Row& row, std::uint64_t t, Idx i) {
         using D = typename Team::template lanes<double>;
-        using UI = typename Team::template uni<std::uint32_t>;
-        D x0, x1;
-        point(v, convert<double>(team.element(i)), x0, x1);
-        D dot = D(team.cum_exact_at(row, UI(0))) * x0;
-        if (v.dim == 2) dot = dot + D(team.cum_exact_at(row, UI(1))) * x1;
-        return (D(static_cast<double>(t - 1)) + dot) * D(0.5);
+        typename Team::template uni<double> y0, y1;
+        cum_vector(v, team, row, y0, y1);
+        return (D(static_cast<double>(t - 1)) + dot(v, convert<double>(team.element(i)), y0, y1)) * D(0.5);
     }
     template <class Team, class Row, class UI>
     DPR_HD DPR_FORCEINLINE static auto cum_at(const Params& v, const Team& team, const Row& row, std::uint64_t t, const UI& y) {
         using U = typename Team::template uni<double>;
-        U x0, x1;
-        point(v, convert<double>(y), x0, x1);
-        U dot = team.cum_exact_at(row, UI(0)) * x0;
-        if (v.dim == 2) dot = dot + team.cum_exact_at(row, UI(1)) * x1;
-        return (U(static_cast<double>(t - 1)) + dot) * U(0.5);
+        U y0, y1;
+        cum_vector(v, team, row, y0, y1);
+        return (U(static_cast<double>(t - 1)) + dot(v, convert<double>(y), y0, y1)) * U(0.5);
     }
     /// <g_t, x^x>, the engine's charge.
     template <class Team, class Row, class UI>
     DPR_HD DPR_FORCEINLINE static auto charge(const Params& v, const Team& team, const Row& row, const UI& x) {
         using U = typename Team::template uni<double>;
-        U x0, x1;
-        point(v, convert<double>(x), x0, x1);
-        U dot = team.loss_exact_at(row, UI(0)) * x0;
-        if (v.dim == 2) dot = dot + team.loss_exact_at(row, UI(1)) * x1;
-        return dot;
+        const U g0 = team.loss_exact_at(row, UI(0));
+        const U g1 = v.dim == 2 ? team.loss_exact_at(row, UI(1)) : g0;
+        return dot(v, convert<double>(x), g0, g1);
     }
     /// f_t(x) = (1 + <g_t, x^x>) / 2.
     template <class Team, class Row, class UI>

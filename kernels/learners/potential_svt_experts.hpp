@@ -21,8 +21,8 @@
 //   pure   (Thm 6): eps_0 = eps / K,                    eta = eps_0 / (56 ln T)
 //   approx (Thm 7): eps_0 = eps / sqrt(K ln(1/delta)),  eta = eps / (112 ln T sqrt(ln(1/gamma) ln(1/delta)))
 //                   (Thm 7's eps_0 is printed "eps/sqrt(K) log 1/delta"; read as the advanced-composition form)
-// Lemma C.2 needs alpha >= 8 eta (ln T + ln(2T/beta)) / eps_0 with beta = 1/T^2 (Thm 6): check() warns when
-// explicit keys break it.
+// Lemma C.2 needs alpha >= 8 Delta eta (ln T + ln(2T/beta)) / eps_0 with beta = 1/T^2 (Thm 6; Delta = 2 with
+// the conservative noise): check() warns when the keys break it (conservative noise does at Thm 6's defaults).
 //
 // Privacy (§4 item 15). The query is 1-sensitive only in the losses after t*: a replaced loss at a round <= t*
 // moves ln phi(t*) and ln phi(t-1) by up to eta each, so q_t is up to 2-sensitive; and the exponential mechanism
@@ -80,8 +80,9 @@ struct PotentialSvtExperts {
          "K, the most phases after the first (then the expert is frozen); auto = ceil(2 ln d) (Thm 6/7, gamma = 1/d)"},
         {"eps0", KeyType::Real, "auto", 0.0, kInf, "",
          "per-phase sparse-vector epsilon eps_0; auto by variant (see above)", true},
-        {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature; auto by variant",
+        {"eta", KeyType::Real, "auto", 0.0, 1e12, "",
+         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature (finite: ln phi "
+         "needs it); auto by variant",
          true},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
@@ -136,10 +137,12 @@ struct PotentialSvtExperts {
         return p;
     }
 
-    /// Lemma C.2's condition alpha >= 8 eta (ln T + ln(2T/beta)) / eps_0 at beta = 1/T^2 (Thm 6).
+    /// Lemma C.2's condition alpha >= 8 Delta eta (ln T + ln(2T/beta)) / eps_0 at beta = 1/T^2 (Thm 6): the
+    /// sparse vector's accuracy (Thm 3.24) scales with the Delta its noise is calibrated for (2: conservative).
     static double lemma_c2_alpha(const Params& p) {
         const double T = static_cast<double>(p.T < 2 ? 2 : p.T);
-        return 8.0 * p.eta * (std::log(T) + std::log(2.0 * T * T * T)) / p.eps0;
+        const double delta_q = p.conservative ? 2.0 : 1.0;
+        return 8.0 * delta_q * p.eta * (std::log(T) + std::log(2.0 * T * T * T)) / p.eps0;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
@@ -148,17 +151,15 @@ struct PotentialSvtExperts {
         if (kv.given[kSwitchBudget] && K != std::floor(K))
             return diag.fail("switch_budget", "switch_budget = %g must be a whole number of phases", K);
         const Params p = resolve(kv, pb);
-        if (!p.approx && kv.given[kDelta]) {
-            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
-            diag.warning_only = true;
-            return true;
-        }
-        const double need = lemma_c2_alpha(p);
+        const double need = lemma_c2_alpha(p); // one warning is reported: this one first
         if (p.alpha < need) {
             diag.fail("alpha",
-                      "alpha = %g is below Lemma C.2's 8 eta (ln T + ln(2T/beta))/eps_0 = %g (beta = 1/T^2): phases may "
-                      "end before the potential has dropped by alpha, and Thm 6/7's loss bound does not apply",
+                      "alpha = %g is below Lemma C.2's 8 Delta eta (ln T + ln(2T/beta))/eps_0 = %g (beta = 1/T^2): phases "
+                      "may end before the potential has dropped by alpha, and Thm 6/7's loss bound does not apply",
                       p.alpha, need);
+            diag.warning_only = true;
+        } else if (!p.approx && kv.given[kDelta]) {
+            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
             diag.warning_only = true;
         }
         return true;

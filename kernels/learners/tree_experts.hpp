@@ -21,9 +21,10 @@
 // Parameters [choices where the paper gives none]:
 //   B   = set_size,   auto = min(d, ceil(log2(d T))^2)                (C3: "e.g. ceil(log2(dT))^2")
 //   K   = max_sets,   auto = floor(d / B)   (the sets are disjoint: K B <= d)
-//   tau = threshold,  auto = h b ln(2 B T / beta): with probability >= 1 - beta no node noise of any tree exceeds
-//         b ln(2BT/beta) in absolute value (a union bound over the < 2T nodes of each of B trees per phase), so a
-//         zero-loss member's chat never passes tau and a member whose phase loss is below tau - h b ln(...) is kept.
+//   tau = threshold,  auto = h b ln(2 B T / beta): in each phase, with probability >= 1 - beta, no node noise of its
+//         B trees exceeds b ln(2BT/beta) in absolute value (a union bound over the < 2T nodes of each tree; K beta
+//         over all K phases), so a zero-loss member's chat never passes tau and a member whose phase loss is
+//         below tau - h b ln(...) is kept.
 // These defaults make tau enormous at practical T (e.g. 3e6 at d = 1024, T = 4096, eps = 1): the keys are there
 // to study smaller sets and thresholds.
 //
@@ -61,7 +62,7 @@ struct TreeExperts {
          "K, the most sets drawn (then the last stays live); auto = floor(d / B); K B <= d (the sets are disjoint)"},
         {"threshold", KeyType::Real, "auto", 0.0, kInf, "",
          "tau: a set is abandoned when every member's noisy phase loss exceeds it; auto = h b ln(2BT/beta), "
-         "h = ceil(log2 T) + 1, b = 2Bh/eps (no node noise exceeds b ln(2BT/beta) w.p. >= 1 - beta)",
+         "h = ceil(log2 T) + 1, b = 2Bh/eps (per phase, no node noise exceeds b ln(2BT/beta) w.p. >= 1 - beta)",
          true},
         {"beta", KeyType::Real, "0.05", 0.0, 1.0, "", "failure probability of the automatic threshold", true, true},
     };
