@@ -4,7 +4,8 @@
 //   sample laplace|gaussian|exponential|gumbel|gamma  ->  a length-N vector, draw i from the stream
 //       StreamId{seed, stream 0, instance i, Purpose::Inspect, sub 0, round 0, element 0}
 //   sample expmech  ->  a length-N vector of candidate indices, draw i = the exponential mechanism of
-//       kernels/mechanisms/exponential.hpp as learner instance i draws it at round 0 (Exponential, sub 0)
+//       kernels/mechanisms/exponential.hpp as learner instance i draws it at round 0 (Exponential, sub 0),
+//       on the CPU engine's 16-lane coordinate team of the best instruction set (host/engine/cpu_isa.hpp)
 //   sample tree  ->  an N x T matrix, row i = prefix noise Z_0..Z_{T-1} of instance i, coordinate 0,
 //       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; the per-round tree streams
 //       Purpose::TreeStream, exactly as a learner instance i with that seed and precision double draws them)
@@ -12,6 +13,7 @@
 // Every value is a pure function of (seed, row, column), so the output does not depend on the number of
 // threads used here, and row i does not depend on --n.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -36,8 +38,7 @@
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
-#include "kernels/core/team.hpp"
-#include "kernels/mechanisms/exponential.hpp"
+#include "host/engine/cpu_isa.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
@@ -93,9 +94,11 @@ draw it (kernels/mechanisms/exponential.hpp; ALGORITHMS.md §1.7):
             c = eps / (2 Delta) makes it eps-DP for a score of sensitivity Delta (AFKT23 Alg. 1: c = eta/2).
             c = 0 is uniform; c = inf is uniform over the minimisers of s.
   sampler   Gumbel-max: i = argmin_j (c s(j) - G_j), G_j = -ln(-ln U_j) standard Gumbel, one pass over the
-            candidates (ties to the lowest index), O(d) per draw, no normaliser.
+            candidates (ties to the lowest index), O(d) per draw, no normaliser; run on the CPU engine's
+            16-lane coordinate team (the same draws as the serial oracle), one draw per thread at a time.
   --c       c >= 0, a number or inf (required)
-  --d       d candidates with the scores s(i) = i: Pr[i] ∝ exp(-c i), a geometric law truncated at d
+  --d       d candidates (1 .. 2^31 - 1) with the scores s(i) = i: Pr[i] ∝ exp(-c i), a geometric law
+            truncated at d
   --scores  FILE: the scores, a .npy vector (or one-row/one-column matrix), or a CSV with one column or
             one row of d finite numbers
             (exactly one of --d and --scores)
@@ -574,7 +577,7 @@ void add_expmech(CLI::App* sample) {
     };
     auto st = std::make_shared<State>();
     st->c_opt = sub->add_option("--c", st->c, "Inverse temperature c >= 0, or inf (required)")->type_name("C");
-    st->d_opt = sub->add_option("--d", st->d, "Candidates with scores s(i) = i, 1..4294967295")->type_name("D");
+    st->d_opt = sub->add_option("--d", st->d, "Candidates with scores s(i) = i, 1..2147483647")->type_name("D");
     st->scores_opt = sub->add_option("--scores", st->scores, "Scores file: .npy vector or one-column/one-row CSV")
                          ->type_name("FILE");
     add_common_flags(sub, st->common, "Number of draws N");
@@ -582,7 +585,9 @@ void add_expmech(CLI::App* sample) {
     sub->callback([st] {
         require_given(st->c_opt, "a number >= 0 or inf");
         double c = 0.0;
-        if (st->c == "inf" || st->c == "+inf") {
+        std::string lower = st->c;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        if (lower == "inf" || lower == "+inf" || lower == "infinity" || lower == "+infinity") {
             c = std::numeric_limits<double>::infinity();
         } else {
             c = parse_finite("--c", st->c);
@@ -595,7 +600,7 @@ void add_expmech(CLI::App* sample) {
         std::vector<double> scores;
         std::uint64_t d = 0;
         if (by_d) {
-            d = parse_integer("--d", st->d, 1, 0xffffffffull, "the candidate index is a 32-bit RNG element word");
+            d = parse_integer("--d", st->d, 1, 0x7fffffffull, "the engine's candidate loops use 32-bit indices");
         } else {
             std::size_t rows = 0, cols = 0;
             try {
@@ -603,7 +608,9 @@ void add_expmech(CLI::App* sample) {
                     io::NpyArray a = io::read_npy(st->scores); // a vector, or a one-row / one-column matrix
                     rows = a.shape.empty() ? 1 : a.shape[0];
                     cols = a.shape.size() == 2 ? a.shape[1] : 1;
-                    if (a.shape.size() > 2) rows = cols = 2; // refused below
+                    if (a.shape.size() > 2)
+                        throw UsageError("--scores " + st->scores + ": expected a vector, one column or one row of "
+                                         "scores (got an array of " + std::to_string(a.shape.size()) + " dimensions)");
                     scores = std::move(a.values);
                 } else {
                     io::Matrix m = io::read_csv_matrix(st->scores);
@@ -619,23 +626,27 @@ void add_expmech(CLI::App* sample) {
                                  std::to_string(rows) + " x " + std::to_string(cols) + ")");
             d = scores.size();
             if (d == 0) throw UsageError("--scores " + st->scores + ": no scores");
+            if (d > 0x7fffffffull)
+                throw UsageError("--scores " + st->scores + ": more than 2147483647 scores (32-bit candidate loops)");
             for (std::size_t i = 0; i < scores.size(); ++i)
                 if (!std::isfinite(scores[i]))
                     throw UsageError("--scores " + st->scores + ": entry " + std::to_string(i) +
                                      " is not a finite number (" + short_number(scores[i]) + ")");
         }
         const Common cm = parse_common(st->common);
-        const std::uint32_t n = static_cast<std::uint32_t>(d);
+        // The learners' Gumbel-max on this CPU's 16-lane coordinate team (host/engine/cpu_isa.hpp); the scores
+        // zero-padded to whole packs (the padding lanes are masked out of the argmin).
+        if (by_file) scores.resize((scores.size() + 15) / 16 * 16, 0.0);
+        cpu::ExpMechArgs args;
+        args.seed = cm.seed;
+        args.d = static_cast<std::uint32_t>(d);
+        args.c = c;
+        args.scores = by_file ? scores.data() : nullptr;
+        const cpu::Isa isa = cpu::best_isa();
         write_samples(cm, 1, true, [](std::uint64_t) { return std::string("index"); },
                       [&](std::uint32_t row, std::uint64_t, std::uint64_t, double* dst) {
-                          SerialTeam<double> team;
-                          team.rng = RngKey{cm.seed, 0};
-                          team.id = row;
-                          const mech::ExpMechDraw draw{}; // (Exponential, sub 0, round 0)
-                          const std::uint32_t i =
-                              by_file ? mech::exponential_mechanism(team, n, c, draw, [&](std::uint32_t j) { return scores[j]; })
-                                      : mech::exponential_mechanism(team, n, c, draw,
-                                                                    [](std::uint32_t j) { return static_cast<double>(j); });
+                          std::uint32_t i = 0;
+                          cpu::expmech_draws(isa, args, row, 1, &i);
                           *dst = static_cast<double>(i);
                       });
     });

@@ -138,6 +138,20 @@ Isa resolve_isa(const std::string& requested) {
     throw std::invalid_argument("isa = \"" + requested + "\": must be one of \"auto\", \"avx512\", \"avx2\", \"generic\"");
 }
 
+void expmech_draws(Isa isa, const ExpMechArgs& a, std::uint32_t first, std::uint32_t count, std::uint32_t* out) {
+    if (!isa_supported(isa)) throw std::invalid_argument(std::string("expmech_draws: ") + isa_name(isa) + " is not supported here");
+    switch (isa) {
+#if defined(DPREGRET_CPU_ISAS)
+    case Isa::Avx512:
+        return expmech_draws_avx512(a, first, count, out);
+    case Isa::Avx2:
+        return expmech_draws_avx2(a, first, count, out);
+#endif
+    default:
+        return expmech_draws_generic(a, first, count, out);
+    }
+}
+
 void lane_selftest(Isa isa, const LaneSelfTest& t) {
     if (!isa_supported(isa)) throw std::invalid_argument(std::string("lane_selftest: ") + isa_name(isa) + " is not supported here");
     switch (isa) {

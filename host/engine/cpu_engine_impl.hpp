@@ -525,6 +525,23 @@ class GroupEngine final : public EngineBase<L> {
     Buffer<ThreadScratch<R>> scratch_;
 };
 
+// ---- the exponential mechanism alone (dpregret sample expmech) ----------------------------------------------
+
+inline void expmech_draws(const dpr_cpu_boundary::ExpMechArgs& a, std::uint32_t first, std::uint32_t count,
+                          std::uint32_t* out) {
+    using PD = simd::Pack<double, kLanes>;
+    CoordTeam<double, kLanes> team; // one member
+    team.rng = RngKey{a.seed, 0};
+    const mech::ExpMechDraw draw{}; // (Exponential, sub 0, round 0)
+    for (std::uint32_t k = 0; k < count; ++k) {
+        team.id = first + k;
+        out[k] = a.scores ? mech::exponential_mechanism(team, a.d, a.c, draw,
+                                                        [&](CoordIdx i) { return PD::load(a.scores + i.base); })
+                          : mech::exponential_mechanism(team, a.d, a.c, draw,
+                                                        [&](CoordIdx i) { return convert<double>(team.element(i)); });
+    }
+}
+
 // ---- self-test of the lane vocabulary (tests/simd/test_simd.cpp) --------------------------------------------
 
 inline void lane_selftest(const dpr_cpu_boundary::LaneSelfTest& t) {

@@ -76,6 +76,21 @@ struct LaneSelfTest {
     double* u53 = nullptr;            ///< n: 53-bit uniforms from words 0, 1
     float* u24 = nullptr;             ///< n: 24-bit uniforms from word 0
 };
+/// The exponential mechanism of `dpregret sample expmech` on an ISA's 16-lane coordinate team (the learners'
+/// Gumbel-max, kernels/mechanisms/exponential.hpp): out[k] = the round-0 draw (Exponential, sub 0) of instance
+/// first + k over d candidates, for k < count. The same index as the serial oracle (the argmin is exact).
+struct ExpMechArgs {
+    std::uint32_t seed = 0;
+    std::uint32_t d = 0;
+    double c = 0.0;                 ///< in [0, inf]
+    const double* scores = nullptr; ///< d scores, zero-padded to a multiple of 16; null: s(i) = i
+};
+void expmech_draws_avx512(const ExpMechArgs&, std::uint32_t first, std::uint32_t count, std::uint32_t* out);
+void expmech_draws_avx2(const ExpMechArgs&, std::uint32_t first, std::uint32_t count, std::uint32_t* out);
+void expmech_draws_generic(const ExpMechArgs&, std::uint32_t first, std::uint32_t count, std::uint32_t* out);
+/// On the given ISA (which must be supported: best_isa()).
+void expmech_draws(Isa isa, const ExpMechArgs&, std::uint32_t first, std::uint32_t count, std::uint32_t* out);
+
 void lane_selftest_avx512(const LaneSelfTest&);
 void lane_selftest_avx2(const LaneSelfTest&);
 void lane_selftest_generic(const LaneSelfTest&);

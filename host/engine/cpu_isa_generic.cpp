@@ -13,3 +13,7 @@ dpr::cpu::IsaEngine* dpr::cpu::make_isa_engine_generic(const IsaEngineArgs& a) {
 }
 
 void dpr::cpu::lane_selftest_generic(const LaneSelfTest& t) { dpr_isa_generic::cpu::lane_selftest(t); }
+
+void dpr::cpu::expmech_draws_generic(const ExpMechArgs& a, std::uint32_t first, std::uint32_t count, std::uint32_t* out) {
+    dpr_isa_generic::cpu::expmech_draws(a, first, count, out);
+}

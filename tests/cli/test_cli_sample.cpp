@@ -21,6 +21,8 @@
 #include "host/io/csv.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/mechanisms/exponential.hpp"
 
 namespace fs = std::filesystem;
 
@@ -235,6 +237,39 @@ TEST(CliSample_Stat, ExpMechFollowsTheSoftmaxOfTheScores) {
     EXPECT_GT(chi(0.44), 50.9);
 }
 
+TEST(CliSample, ExpMechOnTheVectorTeamEqualsTheSerialOracleDrawForDraw) {
+    // The command runs the Gumbel-max on the CPU engine's 16-lane coordinate team of the best ISA; the serial
+    // oracle team (what a GPU thread runs) must pick the same candidate for every draw: the argmin of exact keys
+    // does not depend on the reduction order. d = 1000 is not a multiple of 16 (masked padding lanes), and the
+    // second file has ties at its minimum for c = inf.
+    TempDir dir;
+    std::vector<double> s(1000);
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::fmod(i * 0.6180339887, 1.0) * 7.0;
+    dpr::io::write_npy(dir.file("s.npy"), dpr::io::Shape{s.size()}, s.data());
+    std::vector<double> ties(1000, 3.0);
+    for (std::size_t i = 0; i < ties.size(); i += 7) ties[i] = 1.0;
+    dpr::io::write_npy(dir.file("t.npy"), dpr::io::Shape{ties.size()}, ties.data());
+    struct Form {
+        std::string flags;
+        const std::vector<double>* scores;
+        double c;
+    } forms[] = {{"--d 1000 --c 0.3", nullptr, 0.3}, {"--scores s.npy --c 2.5", &s, 2.5}, {"--scores t.npy --c inf", &ties, INFINITY}};
+    for (const Form& f : forms) {
+        ASSERT_EQ(run(dir, "sample expmech " + f.flags + " --n 300 --seed 9 --out o.npy").rc, 0) << f.flags;
+        const auto got = load(dir, "o.npy").values;
+        for (std::uint32_t r = 0; r < 300; ++r) {
+            dpr::SerialTeam<double> team;
+            team.rng = dpr::RngKey{9, 0};
+            team.id = r;
+            const dpr::mech::ExpMechDraw draw{};
+            const std::uint32_t want = dpr::mech::exponential_mechanism(team, 1000, f.c, draw, [&](std::uint32_t j) {
+                return f.scores ? (*f.scores)[j] : static_cast<double>(j);
+            });
+            ASSERT_EQ(got[r], static_cast<double>(want)) << f.flags << " draw " << r;
+        }
+    }
+}
+
 TEST(CliSample, ExpMechScoresFileEqualsDAndInfinityPicksAMinimiser) {
     TempDir dir;
     dir.write("s.csv", "0\n1\n2\n3\n4\n5\n6\n7\n");
@@ -369,7 +404,8 @@ std::vector<BadCase> bad_cases() {
     cases.push_back({"sample expmech --d 4" + io, {"missing --c"}});
     cases.push_back({"sample expmech --c 1" + io, {"missing --d or --scores"}});
     cases.push_back({"sample expmech --d 4 --scores s.csv --c 1" + io, {"both --d and --scores"}});
-    cases.push_back({"sample expmech --d 0 --c 1" + io, {"--d must be an integer in [1, 4294967295] (got 0)"}});
+    cases.push_back({"sample expmech --d 0 --c 1" + io, {"--d must be an integer in [1, 2147483647] (got 0)"}});
+    cases.push_back({"sample expmech --d 2147483648 --c 1" + io, {"--d must be an integer in [1, 2147483647]", "32-bit"}});
     cases.push_back({"sample expmech --scores missing.csv --c 1" + io, {"--scores", "missing.csv"}});
     for (const std::string bad : {"0", "-2", "nan", "inf", "x"})
         cases.push_back({"sample gamma --shape " + bad + " --scale 1" + io,
