@@ -43,10 +43,12 @@ namespace {
 
 using learners::SvtExperts;
 
-SvtExperts::Params svt_params(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
+/// Learner L's resolved parameters at (d, T), epsilon = eps and the given keys (index, value).
+template <class L>
+typename L::Params params_of(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
     KeyValues kv;
-    kv.num[SvtExperts::kEpsilon] = eps;
-    kv.given[SvtExperts::kEpsilon] = true;
+    kv.num[L::kEpsilon] = eps;
+    kv.given[L::kEpsilon] = true;
     for (const auto& k : keys) {
         kv.num[k.first] = k.second;
         kv.given[k.first] = true;
@@ -54,8 +56,13 @@ SvtExperts::Params svt_params(std::uint32_t d, std::uint64_t T, double eps, std:
     Problem pb;
     pb.d = d;
     pb.T = T;
-    return SvtExperts::resolve(kv, pb);
+    return L::resolve(kv, pb);
 }
+
+SvtExperts::Params svt_params(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
+    return params_of<SvtExperts>(d, T, eps, keys);
+}
+
 
 TEST(SvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
     const std::uint32_t d = 1024;
@@ -264,16 +271,9 @@ TEST(SvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
 using learners::AdaptiveSvtExperts;
 
 AdaptiveSvtExperts::Params adaptive_params(std::uint32_t d, std::uint64_t T, double eps, double plus = 0.0) {
-    KeyValues kv;
-    kv.num[AdaptiveSvtExperts::kEpsilon] = eps;
-    kv.given[AdaptiveSvtExperts::kEpsilon] = true;
-    kv.num[AdaptiveSvtExperts::kDoublingTest] = plus;
-    kv.given[AdaptiveSvtExperts::kDoublingTest] = true;
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    return AdaptiveSvtExperts::resolve(kv, pb);
+    return params_of<AdaptiveSvtExperts>(d, T, eps, {{AdaptiveSvtExperts::kDoublingTest, plus}});
 }
+
 
 TEST(AdaptiveSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
     const std::uint32_t d = 256;
@@ -359,7 +359,8 @@ TEST(AdaptiveSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     };
     const char* needles[] = {"adaptive-svt-experts needs d >= 2", "[learner] beta = 0", "[learner] epsilon = inf",
                              "[learner] doubling_test"};
-    for (int i = 0; i < 4; ++i) {
+    static_assert(std::size(cases) == std::size(needles), "one needle per case");
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
         dir.write("c.toml", "[run]\nrounds = 64\ninstances = 2\n[adversary]\nkind = \"halving\"\n" + cases[i].first +
                                 "[learner]\nalgorithm = \"adaptive-svt-experts\"\n" + cases[i].second);
         const test::CliResult r = test::run_cli(dir, "run c.toml --out out --quiet");
@@ -374,18 +375,9 @@ using learners::PotentialSvtExperts;
 
 PotentialSvtExperts::Params potential_params(std::uint32_t d, std::uint64_t T, double eps,
                                              std::initializer_list<std::pair<int, double>> keys = {}) {
-    KeyValues kv;
-    kv.num[PotentialSvtExperts::kEpsilon] = eps;
-    kv.given[PotentialSvtExperts::kEpsilon] = true;
-    for (const auto& k : keys) {
-        kv.num[k.first] = k.second;
-        kv.given[k.first] = true;
-    }
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    return PotentialSvtExperts::resolve(kv, pb);
+    return params_of<PotentialSvtExperts>(d, T, eps, keys);
 }
+
 
 TEST(PotentialSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
     const std::uint32_t d = 1024;
@@ -603,16 +595,9 @@ using learners::BallNetExperts;
 using learners::NetOco;
 
 NetOco::Params net_params(std::uint32_t dim, std::uint64_t T, double eps, double rho) {
-    KeyValues kv;
-    kv.num[NetOco::kEpsilon] = eps;
-    kv.given[NetOco::kEpsilon] = true;
-    kv.num[BallNetExperts::kRho] = rho;
-    kv.given[BallNetExperts::kRho] = true;
-    Problem pb;
-    pb.d = dim;
-    pb.T = T;
-    return NetOco::resolve(kv, pb);
+    return params_of<NetOco>(dim, T, eps, {{BallNetExperts::kRho, rho}});
 }
+
 
 TEST(NetOco, TheNetCoversTheBallWithinRhoAndLiesInIt) {
     std::mt19937_64 gen(5);
@@ -735,18 +720,9 @@ TEST(NetOco, BadKeysAreRefusedWithExitTwoNamingTheKey) {
 using learners::TreeExperts;
 
 TreeExperts::Params tree_params(std::uint32_t d, std::uint64_t T, double eps, std::initializer_list<std::pair<int, double>> keys = {}) {
-    KeyValues kv;
-    kv.num[TreeExperts::kEpsilon] = eps;
-    kv.given[TreeExperts::kEpsilon] = true;
-    for (const auto& k : keys) {
-        kv.num[k.first] = k.second;
-        kv.given[k.first] = true;
-    }
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    return TreeExperts::resolve(kv, pb);
+    return params_of<TreeExperts>(d, T, eps, keys);
 }
+
 
 TEST(TreeExperts, ParametersAndPrivacyReportAreTheSpecsSplit) {
     const auto p = tree_params(1024, 4096, 2.0);
