@@ -35,6 +35,7 @@
 #include "kernels/learners/svt_experts.hpp"
 #include "kernels/learners/tree_experts.hpp"
 #include "kernels/adversaries/realizable.hpp"
+#include "learners/emu_team.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
 
@@ -889,6 +890,71 @@ TEST(TreeExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
         EXPECT_NE(r.err.find(needles[i]), std::string::npos) << needles[i] << "\n" << r.err;
         EXPECT_FALSE(std::filesystem::exists(dir.file("out"))) << cases[i].second;
     }
+}
+
+// ---- the switch paths on a multi-member team ------------------------------------------------------------------
+
+/// Learner L on the 32-thread lockstep emulation of a GPU warp (tests/learners/emu_team.hpp: strided loops,
+/// reductions through shared slots, rank-0 writes, barriers) against the serial oracle, round by round, on the
+/// shared sequence `fill` of width `width`: the same charges in every lane. Returns the oracle's first diagnostic
+/// (switches or sets) so the caller can check that the switch path ran.
+template <class L, class Fill>
+double emulated_warp_equals_oracle(const typename L::Params& p, std::uint32_t width, std::uint64_t T, Fill&& fill) {
+    std::vector<std::vector<double>> rows(T + 1, std::vector<double>(width)), cum(T + 1, std::vector<double>(width, 0.0));
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        fill(t, rows[t].data());
+        if (t > 1)
+            for (std::uint32_t j = 0; j < width; ++j) cum[t][j] = cum[t - 1][j] + rows[t - 1][j];
+    }
+    test::Solo<L> solo(p, 3, 4);
+    std::vector<double> serial;
+    for (std::uint64_t t = 1; t <= T; ++t) serial.push_back(solo.round(t, rows[t].data()).realized);
+    const auto lanes = test::run_emulated<L, double, std::vector<double>>(p, 32, 3, 4, [&](auto& team, auto& ws) {
+        L::init(p, team, ws);
+        std::vector<double> out;
+        for (std::uint64_t t = 1; t <= T; ++t)
+            out.push_back(L::round(p, team, ws, t, ScalarLossRow<double>{rows[t].data(), rows[t].data(), cum[t].data()}).realized);
+        return out;
+    });
+    for (std::uint32_t lane = 0; lane < 32; ++lane)
+        for (std::uint64_t t = 0; t < T; ++t)
+            EXPECT_NEAR(lanes[lane][t], serial[t], 1e-12 * (1 + std::fabs(serial[t]))) << L::kName << " lane " << lane << " round " << t + 1;
+    return solo.diagnostics()[0];
+}
+
+TEST(AFKT23_EmulatedWarp, SwitchPathsOfTheNewLearnersEqualTheSerialOracle) {
+    // Keys at which phases end, sets are redrawn and the net is left (the all-learner warp test runs them at
+    // their defaults, where none of that happens within its T).
+    const std::uint64_t T = 300;
+    Problem pb;
+    pb.d = 70;
+    pb.T = T;
+    const adversaries::SequenceCtx ctx{3, 0, adversaries::kSharedSequence};
+    KeyValues none;
+    const auto halving = adversaries::Halving::resolve(none, pb);
+    const auto potential = potential_params(70, T, 1.0, {{PotentialSvtExperts::kEtaKey, 0.5}, {PotentialSvtExperts::kEps0, 50.0},
+                                                         {PotentialSvtExperts::kAlpha, 0.25}, {PotentialSvtExperts::kSwitchBudget, 30.0}});
+    EXPECT_GT(emulated_warp_equals_oracle<PotentialSvtExperts>(potential, 70, T, [&](std::uint64_t t, double* out) {
+                  adversaries::Halving::fill(halving, ctx, t, out);
+              }), 2.0);
+    KeyValues akv;
+    akv.num[adversaries::Realizable::kP] = 0.3;
+    akv.given[adversaries::Realizable::kP] = true;
+    const auto realizable = adversaries::Realizable::resolve(akv, pb);
+    const auto tree = tree_params(70, T, 5e3, {{TreeExperts::kSetSize, 4}, {TreeExperts::kMaxSets, 8}, {TreeExperts::kThresholdKey, 6}});
+    EXPECT_GT(emulated_warp_equals_oracle<TreeExperts>(tree, 70, T, [&](std::uint64_t t, double* out) {
+                  adversaries::Realizable::fill(realizable, ctx, t, out);
+              }), 1.0);
+    Problem pb2 = pb;
+    pb2.d = 2;
+    KeyValues dkv;
+    dkv.num[adversaries::Drifting::kNoiseScale] = 0.7;
+    dkv.given[adversaries::Drifting::kNoiseScale] = true;
+    const auto drifting = adversaries::Drifting::resolve(dkv, pb2);
+    const auto net = net_params(2, T, 3000.0, 0.1);
+    EXPECT_GT(emulated_warp_equals_oracle<NetOco>(net, 2, T, [&](std::uint64_t t, double* out) {
+                  adversaries::Drifting::fill(drifting, ctx, t, out);
+              }), 0.0);
 }
 
 } // namespace
