@@ -179,11 +179,9 @@ struct AdaptiveSvt {
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        using D = typename Team::template lanes<double>;
         using U = typename Team::template uni<double>;
-        using R = typename Team::real;
         mech::ExpMechDraw draw; // round 0: uniform
-        const auto x0 = mech::exponential_mechanism(team, p.d, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
+        const auto x0 = mech::uniform_candidate(team, p.d, draw);
         const U lbar(1.0);
         SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), 1, std::uint32_t{0}),
                               U(0.0));
@@ -222,7 +220,7 @@ struct AdaptiveSvt {
                 mech::ExpMechDraw fresh; // a restarted Algorithm 1 starts from a uniform expert
                 fresh.sub = 1;
                 fresh.round = static_cast<std::uint32_t>(t);
-                const UI u = mech::exponential_mechanism(team, p.d, 0.0, fresh, [](auto) { return convert<R>(D(0.0)); });
+                const UI u = mech::uniform_candidate(team, p.d, fresh);
                 xn = select(mask_for<std::uint32_t>(dbl), u, y);
             }
             switches = switches + select(s.pending, one, zero);

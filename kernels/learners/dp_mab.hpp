@@ -193,7 +193,7 @@ struct DpMab {
     DPR_HD static typename Team::template uni<double> feedback_noise(const Params& p, const Team& team, std::uint64_t t,
                                                                      UI i) {
         using R = typename Team::real;
-        const auto u = instance_uniform(team, rng::Purpose::FeedbackNoise, t, i);
+        const auto u = rng::instance_uniform<R>(team, rng::Purpose::FeedbackNoise, 0, t, i);
         return convert<double>(noise::laplace_from_u(u, typename Team::template uni<R>(static_cast<R>(p.lambda))));
     }
     /// The same for one instance in double precision (tests: coordinates the learner did not draw).

@@ -43,19 +43,6 @@
 
 namespace dpr::learners {
 
-/// Uniform 0 of the stream (purpose, sub 0, round t, element) of each instance of the team, in the team's
-/// precision: one value per instance (a pack of instances with instance lanes).
-template <class Team, class UI>
-DPR_HD DPR_FORCEINLINE typename Team::template uni<typename Team::real> instance_uniform(const Team& team, rng::Purpose purpose,
-                                                                                         std::uint64_t t, UI element) {
-    using R = typename Team::real;
-    using U = typename Team::template uni<std::uint32_t>;
-    const RngKey key = team.key();
-    const rng::LaneStream<U> s{key.seed, key.stream, U(team.instance()), purpose, 0u, static_cast<std::uint32_t>(t), U(element)};
-    typename Team::template uni<R> u[4];
-    rng::uniforms4<R>(s, 0, u);
-    return u[0];
-}
 
 struct Exp3 {
     static constexpr const char* kName = "exp3";
@@ -177,7 +164,7 @@ struct Exp3 {
         team.sync(); // W[] written by its owners is read by every member below
         const R n = static_cast<R>(p.d);
         const UR a = UR(static_cast<R>(1.0 - p.gamma)) / S, b = UR(static_cast<R>(p.gamma) / n); // p_t(i) = a W(i) + b
-        const UR target = instance_uniform(team, rng::Purpose::Sampling, t, std::uint32_t{0});
+        const UR target = rng::instance_uniform<R>(team, rng::Purpose::Sampling, 0, t, std::uint32_t{0});
         // sum_i p_t(i) = 1 in exact arithmetic; the scan stops at the last positive weight if rounding leaves
         // the uniform above the final partial sum.
         const auto arm = team.categorical(p.d, [&](auto i) { return V(a) * team.load(W, i) + V(b); }, target);

@@ -230,11 +230,9 @@ struct PotentialSvtExperts {
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        using D = typename Team::template lanes<double>;
         using U = typename Team::template uni<double>;
-        using R = typename Team::real;
         mech::ExpMechDraw draw; // round 0: x ~ mu = Unif[d]
-        const auto x0 = mech::exponential_mechanism(team, p.d, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
+        const auto x0 = mech::uniform_candidate(team, p.d, draw);
         SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, U(p.threshold), 1, std::uint32_t{0}),
                               U(0.0)); // ln phi(0) = 0
         if (team.rank() == 0) {

@@ -63,14 +63,8 @@ DPR_HD inline double svt_alpha(double eps, double sensitivity, double m, double 
 template <class Team, class UI>
 DPR_HD DPR_FORCEINLINE typename Team::template uni<double> svt_laplace(const Team& team, std::uint32_t sub,
                                                                        std::uint64_t round, UI element, double b) {
-    using U = typename Team::template uni<std::uint32_t>;
     using D = typename Team::template uni<double>;
-    const RngKey key = team.key();
-    const rng::LaneStream<U> s{key.seed, key.stream, U(team.instance()), rng::Purpose::SparseVector, sub,
-                               static_cast<std::uint32_t>(round), U(element)};
-    D u[4];
-    rng::uniforms4<double>(s, 0, u);
-    return noise::laplace_from_u(u[0], D(b));
+    return noise::laplace_from_u(rng::instance_uniform<double>(team, rng::Purpose::SparseVector, sub, round, element), D(b));
 }
 
 /// rho_hat = tau + Lap(2 Delta/eps) of the instance started at `round`.

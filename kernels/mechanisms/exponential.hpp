@@ -82,4 +82,14 @@ exponential_mechanism(const Team& team, std::uint32_t n, double c, const ExpMech
            }).arg;
 }
 
+/// The exponential mechanism with equal scores: a uniform candidate of [0, n), drawn from the same Gumbels
+/// (an initial or restarted expert: AFKT23 Algorithms 2 and 5).
+template <class Team>
+DPR_HD DPR_FORCEINLINE typename Team::template uni<std::uint32_t> uniform_candidate(const Team& team, std::uint32_t n,
+                                                                                  const ExpMechDraw& draw) {
+    using R = typename Team::real;
+    using D = typename Team::template lanes<double>;
+    return exponential_mechanism(team, n, 0.0, draw, [](auto) { return convert<R>(D(0.0)); });
+}
+
 } // namespace dpr::mech

@@ -86,4 +86,20 @@ DPR_HD inline R uniform_at(const StreamId& id, std::uint32_t j) {
     return out[j % 4];
 }
 
+/// Uniform 0 (precision T) of the stream (purpose, sub, round, element) of a team's instance(s): one value per
+/// instance (a pack of instances on instance lanes). The per-instance draws of the learners and mechanisms
+/// (Exp3's arm, the sparse vector's Laplace noise) all come from here.
+template <class T, class Team, class UI>
+DPR_HD DPR_FORCEINLINE typename Team::template uni<T> instance_uniform(const Team& team, Purpose purpose,
+                                                                       std::uint32_t sub, std::uint64_t round,
+                                                                       UI element) {
+    using U = typename Team::template uni<std::uint32_t>;
+    const auto key = team.key();
+    const LaneStream<U> s{key.seed, key.stream, U(team.instance()), purpose, sub, static_cast<std::uint32_t>(round),
+                          U(element)};
+    typename Team::template uni<T> u[4];
+    uniforms4<T>(s, 0, u);
+    return u[0];
+}
+
 } // namespace dpr::rng
