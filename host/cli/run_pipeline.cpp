@@ -50,6 +50,9 @@ void check_point(const config::Point& p, const config::Config& cfg, const Learne
                          geometry_name(lr.geometry) + ", but [adversary] kind = \"" + p.adversary +
                          "\" produces losses for the " + geometry_name(ar.geometry) +
                          "; choose a matching pair (docs/ADVERSARIES.md)");
+    if ((lr.loss_families & loss_bit(ar.loss)) == 0)
+        throw UsageError("[learner] algorithm = \"" + p.learner + "\" is not charged on " + loss_family_name(ar.loss) +
+                         ", which [adversary] kind = \"" + p.adversary + "\" draws (docs/ADVERSARIES.md)");
     check_instance_ids(0, cfg.run.instances);
     switch (rng::check_layout(p.problem.seed, cfg.run.instances, p.problem.T, p.problem.d)) {
     case rng::LayoutError::Ok:
@@ -152,7 +155,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         PointJob job;
         job.learner = recs[i].learner;
         job.adversary = recs[i].adversary;
-        job.shape.d = p.problem.d;
+        job.shape.d = static_cast<std::uint32_t>(recs[i].adversary.row_width); // d, or d + 1 (a_t, b_t)
         job.shape.T = p.problem.T;
         job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances); // < 2^32: check_instance_ids
         job.shape.seed = p.problem.seed;

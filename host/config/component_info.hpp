@@ -27,6 +27,8 @@ struct ComponentInfo {
     const KeySpec* keys = nullptr; ///< C::kKeys (static storage); nullptr when nkeys == 0
     int nkeys = 0;
     Geometry geometry = Geometry::Simplex; ///< C::kGeometry: decision set (learner) / loss set (adversary)
+    LossFamily loss = LossFamily::Linear;  ///< LossFamilyOf<C> (adversaries): the losses it draws
+    unsigned loss_families = loss_bit(LossFamily::Linear); ///< LossFamiliesOf<C> (learners): those it accepts
     CheckFn check = nullptr;               ///< C::check; nullptr = nothing to check
     std::string section;                   ///< "learner" or "adversary"
     bool shared_only = false;              ///< C::kSharedOnly (adversaries): per_instance = true is refused
@@ -64,6 +66,8 @@ ComponentInfo describe(const char* section) {
     info.keys = n == 0 ? nullptr : std::data(C::kKeys);
     info.nkeys = static_cast<int>(n);
     info.geometry = C::kGeometry;
+    info.loss = LossFamilyOf<C>::value;
+    info.loss_families = LossFamiliesOf<C>::value;
     info.check = &C::check;
     info.section = section;
     info.shared_only = detail::SharedOnly<C>::value;

@@ -720,6 +720,18 @@ class Loader {
                                   geometry_name(adv.geometry) + "; pair components of the same geometry" + hint +
                                   context(idx, ai, li));
         }
+        if ((lrn.loss_families & loss_bit(adv.loss)) == 0)
+            throw ConfigError("learner.algorithm",
+                              subject("learner", "algorithm", idx, ai, li, "") + " is not charged on " +
+                                  loss_family_name(adv.loss) + ", which " +
+                                  subject("adversary", "kind", idx, ai, li, "") + " draws" +
+                                  (adv.loss == LossFamily::Linear
+                                       ? std::string("; it takes the convex linear-model losses of the "
+                                                     "squared-realizable / absolute-realizable adversaries")
+                                       : std::string("; pair it with a learner for convex losses "
+                                                     "(dp-ftrl-smooth) or a linear-loss adversary")) +
+                                  " (docs/ADVERSARIES.md)" + context(idx, ai, li));
+        p.problem.loss = adv.loss;
         if (adv.shared_only && p.per_instance)
             throw ConfigError(
                 "adversary.per_instance",

@@ -327,9 +327,18 @@ std::string key_table(const KeySpec* keys, int n) {
 
 std::string describe_keys(const ComponentInfo& component) {
     const bool learner = component.section == "learner";
+    // Components of the convex linear-model loss families (kernels/core/sets.hpp) say which losses they take/draw.
+    std::string losses;
+    if (learner && component.loss_families != loss_bit(LossFamily::Linear)) {
+        for (LossFamily f : {LossFamily::Linear, LossFamily::Squared, LossFamily::Absolute})
+            if (component.loss_families & loss_bit(f)) losses += (losses.empty() ? "" : " or ") + std::string(loss_family_name(f));
+        losses = "; charged on " + losses;
+    } else if (!learner && component.loss != LossFamily::Linear) {
+        losses = std::string("; draws ") + loss_family_name(component.loss) + ", rows (a_t, b_t)";
+    }
     std::string out = "[" + component.section + "] " + (learner ? "algorithm" : "kind") + " = \"" +
                       component.name + "\"  (" + (learner ? "decision set: " : "loss set: ") +
-                      geometry_name(component.geometry) +
+                      geometry_name(component.geometry) + losses +
                       (component.shared_only ? "; per_instance = false only" : "") + ")\n";
     return out + key_table(component.keys, component.nkeys);
 }

@@ -79,6 +79,7 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
             r.name = name;
             r.index = i;
             r.geometry = L::kGeometry;
+            r.loss_families = LossFamiliesOf<L>::value;
             r.params = to_bytes(p);
             r.privacy = L::privacy(p);
             // The double-precision layout with rows padded to 16 lanes (the most any executor allocates),
@@ -106,6 +107,8 @@ AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv,
             r.name = name;
             r.index = i;
             r.geometry = A::kGeometry;
+            r.loss = LossFamilyOf<A>::value;
+            r.row_width = loss_row_width(r.loss, pb.d);
             r.params = to_bytes(A::resolve(kv, pb));
             r.fill_fn = &fill_erased<A>;
             if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;

@@ -14,8 +14,10 @@
 //     static Params resolve(const KeyValues&, const Problem&);
 //     static bool check(const KeyValues&, const Problem&, Diagnostic&);
 //     DPR_HD static void fill(const Params&, const SequenceCtx&, std::uint64_t t, double* out);
+//     static constexpr LossFamily kLoss;          optional (default Linear): the form of its losses
 //   };
-// fill() writes l_t (t = 1..T) into out[0..d) and is a pure function of (params, ctx, t): any round
+// fill() writes l_t (t = 1..T) into out[0..d) -- for a linear-model loss family (kernels/core/sets.hpp), a_t into
+// out[0..d) and b_t into out[d], loss_row_width(kLoss, d) numbers -- and is a pure function of (params, ctx, t): any round
 // can be generated without the others, so the engine generates rounds in parallel chunks. Whatever
 // an adversary keeps "across rounds" (a best expert, an order of the experts, the Thm 5 index j) is
 // re-derived from the stream at every call, never stored.

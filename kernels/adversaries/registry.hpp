@@ -7,6 +7,7 @@
 #include "kernels/adversaries/drifting.hpp"
 #include "kernels/adversaries/file.hpp"
 #include "kernels/adversaries/halving.hpp"
+#include "kernels/adversaries/linear_model.hpp"
 #include "kernels/adversaries/lower_bound.hpp"
 #include "kernels/adversaries/realizable.hpp"
 #include "kernels/adversaries/switching.hpp"
@@ -26,6 +27,8 @@ using AllAdversaries = TypeList<
     UnitVectors,
     Drifting,
     FileBall,
+    SquaredRealizable,
+    AbsoluteRealizable,
     CubeCoordinate,
     CubeDrift,
     FileCube>;

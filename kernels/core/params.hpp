@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include "kernels/core/sets.hpp"
 
 namespace dpr {
 
@@ -59,6 +60,7 @@ struct Problem {
     std::uint32_t d = 0;         ///< number of experts / dimension
     std::uint64_t T = 0;         ///< rounds
     std::uint32_t seed = 0;
+    LossFamily loss = LossFamily::Linear; ///< the adversary's loss family (kernels/core/sets.hpp)
 };
 
 /// A consistency error (or warning) found by check(): which key, and why.

@@ -3,6 +3,7 @@
 // an adversary declares the loss set its losses come from; the host refuses a pairing whose sets do
 // not match (naming both keys), and the engine computes the comparator in closed form (§0.3).
 #include <cstdint>
+#include <type_traits>
 
 namespace dpr {
 
@@ -17,5 +18,55 @@ inline constexpr const char* geometry_name(Geometry g) {
            : g == Geometry::Ball  ? "unit l2 ball (losses with ||l||_2 <= 1)"
                                   : "cube [-1,1]^d (losses with ||l||_1 <= 1)";
 }
+
+/// The form of the losses an adversary draws (its row layout) and a learner can be charged on. Linear losses are
+/// the engine's default: row = l_t (d numbers), charge <l_t, x_t>, comparator of §0.3 from L_T. The other
+/// families are the convex "linear-model" losses of AFKT23 Alg. 3 (ALGORITHMS.md C6, issue 8 item 2) and ENV21
+/// §3.3, given by a row of d + 1 numbers: a_t (d coordinates, ||a_t||_2 <= 1) and b_t (|b_t| <= 1):
+///   Squared   l_t(x) = (<a_t, x> - b_t)^2 / 2     convex, 2-Lipschitz and 1-smooth on the unit ball
+///   Absolute  l_t(x) = |<a_t, x> - b_t|           convex, 1-Lipschitz, not smooth
+/// Adversaries of these families are realizable by contract: they draw b_t = <a_t, x*> for one fixed x* in X,
+/// so min_{x in X} sum_{s<=t} l_s(x) = 0 at every t and the comparator is 0 (kernels/sim/comparator.hpp).
+/// An adversary declares `static constexpr LossFamily kLoss` (default Linear); a learner declares the families
+/// it accepts as a bit mask `static constexpr unsigned kLossFamilies` (default: Linear only); the host refuses a
+/// pairing whose family the learner does not accept, naming both.
+enum class LossFamily : std::uint8_t {
+    Linear = 0,
+    Squared = 1,
+    Absolute = 2,
+};
+
+inline constexpr unsigned loss_bit(LossFamily f) { return 1u << static_cast<unsigned>(f); }
+
+inline constexpr const char* loss_family_name(LossFamily f) {
+    return f == LossFamily::Linear    ? "linear losses <l_t, x>"
+           : f == LossFamily::Squared ? "squared losses (<a_t, x> - b_t)^2 / 2"
+                                      : "absolute losses |<a_t, x> - b_t|";
+}
+
+/// Numbers per loss row: d for linear losses, d + 1 (a_t, then b_t) for the linear-model families.
+inline constexpr std::uint64_t loss_row_width(LossFamily f, std::uint32_t d) {
+    return static_cast<std::uint64_t>(d) + (f == LossFamily::Linear ? 0u : 1u);
+}
+
+/// A::kLoss, or Linear when the adversary does not declare it.
+template <class A, class = void>
+struct LossFamilyOf {
+    static constexpr LossFamily value = LossFamily::Linear;
+};
+template <class A>
+struct LossFamilyOf<A, std::void_t<decltype(A::kLoss)>> {
+    static constexpr LossFamily value = A::kLoss;
+};
+
+/// L::kLossFamilies, or Linear only when the learner does not declare it.
+template <class L, class = void>
+struct LossFamiliesOf {
+    static constexpr unsigned value = loss_bit(LossFamily::Linear);
+};
+template <class L>
+struct LossFamiliesOf<L, std::void_t<decltype(L::kLossFamilies)>> {
+    static constexpr unsigned value = L::kLossFamilies;
+};
 
 } // namespace dpr

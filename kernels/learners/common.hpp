@@ -36,6 +36,13 @@
 // comparator -- and once per instance for per-instance sequences, so the learner's own state need not hold d
 // cumulative losses: AFKT23's learners keep O(1) state per instance at d = 2^20.
 //
+// Optional loss families (kernels/core/sets.hpp LossFamily): a learner charged on convex losses other than linear
+// ones declares the families it accepts,
+//   static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Squared) | loss_bit(LossFamily::Absolute);
+// (default: Linear only); the host pairs it only with adversaries of those families, passes the family in
+// Problem::loss, and gives round() rows of loss_row_width(family, d) numbers: a_t at 0..d-1 and b_t at d, read
+// with team.loss_exact_at(row, d). round() returns l_t(x_t); the comparator of these (realizable) families is 0.
+//
 // Optional diagnostics (ALGORITHMS.md "Record" lists): a learner may also declare
 //   static constexpr std::array<const char*, N> kDiagnostics = {"max_noise_inf", ...};
 //   DPR_HD static void diagnostics(const Params&, const double* scalars, double* out);   // out[0..N)

@@ -1,6 +1,7 @@
 #pragma once
 // Closed-form comparators for linear losses (ALGORITHMS.md §0.3): the loss of the best fixed decision
-// in hindsight given the cumulative loss vector L = sum_{s<=t} l_s.
+// in hindsight given the cumulative loss vector L = sum_{s<=t} l_s; 0 for the realizable linear-model
+// families (kernels/core/sets.hpp LossFamily).
 #include <cmath>
 #include <cstdint>
 
@@ -22,6 +23,13 @@ DPR_HD inline double comparator(Geometry g, const double* L, std::uint32_t d) {
     }
     for (std::uint32_t i = 0; i < d; ++i) acc += std::fabs(L[i]); // cube [-1,1]^d: -||L||_1
     return -acc;
+}
+
+/// The comparator of a sequence of the family f whose rows (width loss_row_width(f, d)) sum to L: the linear
+/// comparator above for Linear; 0 for the linear-model families, whose adversaries draw b_t = <a_t, x*> for
+/// a fixed x* in X (the family contract in kernels/core/sets.hpp), so every prefix has total loss 0 at x*.
+DPR_HD inline double comparator(Geometry g, LossFamily f, const double* L, std::uint32_t d) {
+    return f == LossFamily::Linear ? comparator(g, L, d) : 0.0;
 }
 
 } // namespace dpr::sim

@@ -63,17 +63,24 @@ inline SequenceCtx ctx(std::uint32_t seed, std::uint32_t sequence = dpr::adversa
     return SequenceCtx{seed, stream, sequence};
 }
 
-/// Rows t = 1..T of one sequence, row-major (T x d).
+/// Numbers per row of A: d, or d + 1 for the linear-model loss families (kernels/core/sets.hpp).
+template <class A>
+std::size_t width(const typename A::Params& p) {
+    return static_cast<std::size_t>(dpr::loss_row_width(dpr::LossFamilyOf<A>::value, p.d));
+}
+
+/// Rows t = 1..T of one sequence, row-major (T x width).
 template <class A>
 std::vector<double> matrix(const typename A::Params& p, const SequenceCtx& c) {
-    std::vector<double> m(static_cast<std::size_t>(p.T) * p.d);
-    for (std::uint64_t t = 1; t <= p.T; ++t) A::fill(p, c, t, m.data() + (t - 1) * p.d);
+    const std::size_t w = width<A>(p);
+    std::vector<double> m(static_cast<std::size_t>(p.T) * w);
+    for (std::uint64_t t = 1; t <= p.T; ++t) A::fill(p, c, t, m.data() + (t - 1) * w);
     return m;
 }
 
 template <class A>
 std::vector<double> row(const typename A::Params& p, const SequenceCtx& c, std::uint64_t t) {
-    std::vector<double> r(p.d);
+    std::vector<double> r(width<A>(p));
     A::fill(p, c, t, r.data());
     return r;
 }

@@ -1,6 +1,7 @@
 // The adversary contract (kernels/adversaries/common.hpp), checked for every entry of
 // AllAdversaries: well-formed names and keys, POD params, defaults that pass check(), fill() a pure
-// function of (params, ctx, t) that writes exactly d values inside the declared loss set, and a loss
+// function of (params, ctx, t) that writes exactly its row width (d, or d + 1 for the linear-model loss
+// families of kernels/core/sets.hpp) of values inside the declared loss set, and a loss
 // sequence that depends on the context (shared vs per-instance, seed, stream) for every randomised
 // adversary.
 #include <cmath>
@@ -69,7 +70,7 @@ void for_all(F&& f) {
 
 TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     std::set<std::string> names;
-    int simplex = 0, ball = 0, cube = 0, shared_only = 0;
+    int simplex = 0, ball = 0, cube = 0, shared_only = 0, linear_model = 0;
     for_all([&](auto tag) {
         using A = typename decltype(tag)::type;
         static_assert(std::is_trivially_copyable_v<typename A::Params>, "Params goes to the GPU by value");
@@ -80,6 +81,7 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
         ball += A::kGeometry == Geometry::Ball;
         cube += A::kGeometry == Geometry::Cube;
         shared_only += A::kSharedOnly;
+        linear_model += LossFamilyOf<A>::value != LossFamily::Linear;
         std::set<std::string> keys;
         for (const KeySpec& k : A::kKeys) {
             ASSERT_NE(k.name, nullptr);
@@ -100,12 +102,14 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     });
     EXPECT_EQ(names.size(), AllAdversaries::size);
     EXPECT_EQ(simplex, 6);
-    EXPECT_EQ(ball, 3);
+    EXPECT_EQ(ball, 5);
     EXPECT_EQ(cube, 3);
     EXPECT_EQ(shared_only, 3); // file, file-ball, file-cube
+    EXPECT_EQ(linear_model, 2); // squared-realizable, absolute-realizable
     EXPECT_EQ(names, (std::set<std::string>{"file", "bernoulli", "realizable", "halving", "lower-bound",
                                             "switching", "unit-vectors", "drifting", "file-ball",
-                                            "cube-coordinate", "cube-drift", "file-cube"}));
+                                            "squared-realizable", "absolute-realizable", "cube-coordinate",
+                                            "cube-drift", "file-cube"}));
 }
 
 TEST(AdversaryRegistry, DefaultsPassCheck) {
@@ -120,26 +124,28 @@ TEST(AdversaryRegistry, DefaultsPassCheck) {
     });
 }
 
-TEST(AdversaryRegistry, FillIsAPureFunctionThatWritesExactlyD) {
+TEST(AdversaryRegistry, FillIsAPureFunctionThatWritesExactlyItsRowWidth) {
     // Every round twice, in forward, reverse and strided order, gives bitwise-identical rows, and
-    // out[d] (a canary) is never written.
+    // out[W] (a canary past the row width W) is never written.
     for_all([&](auto tag) {
         using A = typename decltype(tag)::type;
         std::vector<double> storage;
         const auto p = A::resolve(default_keys<A>(storage), kProblem);
+        const std::size_t W = advtest::width<A>(p);
+        EXPECT_EQ(W, kD + (LossFamilyOf<A>::value == LossFamily::Linear ? 0u : 1u)) << A::kName;
         for (const SequenceCtx c : {ctx(3), ctx(3, 0), ctx(3, 17, 2)}) {
             const auto forward = advtest::matrix<A>(p, c);
             std::vector<double> other(forward.size());
-            std::vector<double> buf(kD + 1);
+            std::vector<double> buf(W + 1);
             for (std::uint64_t k = 0; k < kT; ++k) {
                 const std::uint64_t t = (k * 37) % kT + 1; // 37 is coprime to 64: a permutation of 1..T
-                buf[kD] = -12345.0;
+                buf[W] = -12345.0;
                 A::fill(p, c, t, buf.data());
-                EXPECT_EQ(buf[kD], -12345.0) << A::kName << " writes past d";
-                std::memcpy(&other[(t - 1) * kD], buf.data(), kD * sizeof(double));
+                EXPECT_EQ(buf[W], -12345.0) << A::kName << " writes past its row width";
+                std::memcpy(&other[(t - 1) * W], buf.data(), W * sizeof(double));
             }
             EXPECT_TRUE(bitwise_equal(forward, other)) << A::kName;
-            for (std::uint64_t t = kT; t >= 1; --t) A::fill(p, c, t, &other[(t - 1) * kD]);
+            for (std::uint64_t t = kT; t >= 1; --t) A::fill(p, c, t, &other[(t - 1) * W]);
             EXPECT_TRUE(bitwise_equal(forward, other)) << A::kName;
         }
     });
@@ -183,12 +189,17 @@ TEST(AdversaryRegistry, LossesLieInTheDeclaredLossSet) {
         using A = typename decltype(tag)::type;
         std::vector<double> storage;
         const auto p = A::resolve(default_keys<A>(storage), kProblem);
+        const std::size_t W = advtest::width<A>(p);
         for (std::uint32_t seq : {kSharedSequence, 0u, 1u, 2u}) {
             const auto m = advtest::matrix<A>(p, ctx(4, seq));
             for (std::uint64_t t = 0; t < kT; ++t) {
                 double l1 = 0, l2 = 0;
+                if (W > kD) { // linear-model families: |b_t| <= 1 besides ||a_t||_2 <= 1 (checked below)
+                    ASSERT_TRUE(std::isfinite(m[t * W + kD])) << A::kName;
+                    EXPECT_LE(std::fabs(m[t * W + kD]), 1.0) << A::kName;
+                }
                 for (std::uint32_t i = 0; i < kD; ++i) {
-                    const double x = m[t * kD + i];
+                    const double x = m[t * W + i];
                     ASSERT_TRUE(std::isfinite(x)) << A::kName;
                     if (A::kGeometry == Geometry::Simplex) {
                         ASSERT_TRUE(x >= 0.0 && x <= 1.0) << A::kName << ": " << x;

@@ -54,8 +54,17 @@ std::vector<Case> cases(std::uint32_t d, std::uint64_t T) {
         pb.d = d;
         pb.T = T;
         pb.seed = 5;
-        c.geometry = resolve_learner(n, c.keys, pb).geometry;
+        const LearnerRuntime lr = resolve_learner(n, c.keys, pb);
+        c.geometry = lr.geometry;
         c.adversary = c.geometry == Geometry::Simplex ? "bernoulli" : c.geometry == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
+        if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: (a_t, b_t) rows
+            c.adversary = "squared-realizable";
+            for (const auto& info : linfo)
+                if (info.name == n) {
+                    const int dl = info.key_index("delta");
+                    c.keys.num[dl] = 1e-5, c.keys.given[dl] = true;
+                }
+        }
         out.push_back(c);
     }
     return out;
@@ -67,10 +76,12 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     pb.d = d;
     pb.T = T;
     pb.seed = 5;
-    const LearnerRuntime lr = resolve_learner(c.learner, c.keys, pb);
     const AdversaryRuntime ar = resolve_adversary(c.adversary, KeyValues{}, pb);
+    pb.loss = ar.loss;
+    const LearnerRuntime lr = resolve_learner(c.learner, c.keys, pb);
+    const std::uint32_t w = static_cast<std::uint32_t>(ar.row_width); // d, or d + 1 for (a_t, b_t) rows
     EngineShape s;
-    s.d = d;
+    s.d = w;
     s.T = T;
     s.instances = 70;
     s.seed = pb.seed;
@@ -78,18 +89,18 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     s.precision = prec;
     s.launch.lanes = lanes;
     s.launch.team_threads = team_threads;
-    std::vector<double> rows(T * d), cum(T * d, 0.0); // cum row t - 1 = L_{t-1} (kReadsCumulative learners)
+    std::vector<double> rows(T * w), cum(T * w, 0.0); // cum row t - 1 = L_{t-1} (kReadsCumulative learners)
     const adversaries::SequenceCtx sc{s.seed, 0, adversaries::kSharedSequence};
     for (std::uint64_t t = 1; t <= T; ++t) {
-        ar.fill(sc, t, rows.data() + (t - 1) * d);
+        ar.fill(sc, t, rows.data() + (t - 1) * w);
         if (t > 1)
-            for (std::uint32_t i = 0; i < d; ++i) cum[(t - 1) * d + i] = cum[(t - 2) * d + i] + rows[(t - 2) * d + i];
+            for (std::uint32_t i = 0; i < w; ++i) cum[(t - 1) * w + i] = cum[(t - 2) * w + i] + rows[(t - 2) * w + i];
     }
     auto e = gpu ? cuda_api::make_cuda_engine(lr.index, lr.params.data(), lr.params.size(), s)
                  : make_cpu_engine(lr.index, lr.params.data(), s, 2, nullptr);
     for (std::uint64_t t0 = 1; t0 <= T; t0 += chunk) {
         const std::uint64_t t1 = std::min<std::uint64_t>(T + 1, t0 + chunk);
-        e->advance(t0, t1, rows.data() + (t0 - 1) * d, lr.reads_cumulative ? cum.data() + (t0 - 1) * d : nullptr);
+        e->advance(t0, t1, rows.data() + (t0 - 1) * w, lr.reads_cumulative ? cum.data() + (t0 - 1) * w : nullptr);
     }
     Outcome o;
     e->results(o.expected, o.realized);

@@ -91,9 +91,10 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     pb.T = T;
     pb.seed = seed;
     PointJob job;
-    job.learner = resolve_learner(learner, key_values(linfo, learner, lkeys), pb);
     job.adversary = resolve_adversary(adversary, key_values(ainfo, adversary, akeys), pb);
-    job.shape.d = d;
+    pb.loss = job.adversary.loss; // as the config layer does (kernels/core/sets.hpp LossFamily)
+    job.learner = resolve_learner(learner, key_values(linfo, learner, lkeys), pb);
+    job.shape.d = static_cast<std::uint32_t>(job.adversary.row_width); // d, or d + 1 for (a_t, b_t) rows
     job.shape.T = T;
     job.shape.instances = instances;
     job.shape.first_instance = first_instance;
