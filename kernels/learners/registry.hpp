@@ -8,6 +8,7 @@
 #include "kernels/learners/dp_ftpl.hpp"
 #include "kernels/learners/dp_ftrl_experts.hpp"
 #include "kernels/learners/dp_ftrl_olo.hpp"
+#include "kernels/learners/dp_ftrl_smooth.hpp"
 #include "kernels/learners/dp_mab.hpp"
 #include "kernels/learners/dp_scrible.hpp"
 #include "kernels/learners/exp3.hpp"
@@ -23,7 +24,8 @@ namespace dpr::learners {
 using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
-                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco, TreeExperts>;
+                             SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco, TreeExperts,
+                             DpFtrlSmooth>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

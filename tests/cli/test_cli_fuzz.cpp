@@ -186,11 +186,18 @@ const ComponentInfo* find(const std::vector<ComponentInfo>& list, const std::str
 
 /// The partner of a component: a learner's default adversary and an adversary's default learner for
 /// their shared loss set.
-std::string default_adversary(dpr::Geometry g) {
+/// An adversary whose losses learner L is charged on (its geometry, and a loss family it accepts).
+std::string default_adversary(const ComponentInfo& L) {
+    if (!(L.loss_families & dpr::loss_bit(dpr::LossFamily::Linear))) return "squared-realizable";
+    const dpr::Geometry g = L.geometry;
     return g == dpr::Geometry::Simplex ? "bernoulli" : g == dpr::Geometry::Ball ? "unit-vectors" : "cube-coordinate";
 }
-std::string default_learner(dpr::Geometry g) {
-    return g == dpr::Geometry::Simplex ? "hedge" : g == dpr::Geometry::Ball ? "ftrl-l2-ball" : "ftrl-l2-cube";
+/// The [learner] lines of a learner charged on adversary A's losses.
+std::string default_learner(const ComponentInfo& A) {
+    if (A.loss != dpr::LossFamily::Linear) return "algorithm = \"dp-ftrl-smooth\"\nepsilon = 1.0\ndelta = 1e-6\n";
+    const dpr::Geometry g = A.geometry;
+    return std::string("algorithm = \"") +
+           (g == dpr::Geometry::Simplex ? "hedge" : g == dpr::Geometry::Ball ? "ftrl-l2-ball" : "ftrl-l2-cube") + "\"\n";
 }
 
 /// Lines "key = value" for the required keys of `c`, except `skip`.
@@ -339,7 +346,7 @@ std::string run_section(std::uint64_t T, const std::string& extra = "") {
 /// All the cases of one learner.
 std::vector<Case> learner_cases(const ComponentInfo& L) {
     std::vector<Case> cases;
-    const std::string adv = default_adversary(L.geometry);
+    const std::string adv = default_adversary(L);
     const std::uint64_t T = 5;
     const bool net = std::string(L.name) == "net-oco"; // a rho-net of the ball lives in d in {1, 2}
     const std::string d = net ? "2" : "3";
@@ -403,7 +410,7 @@ std::vector<Case> learner_cases(const ComponentInfo& L) {
 /// All the cases of one adversary kind (paired with the default learner of its loss set).
 std::vector<Case> adversary_cases(const ComponentInfo& A) {
     std::vector<Case> cases;
-    const std::string learner = default_learner(A.geometry);
+    const std::string learner = default_learner(A);
     const std::uint64_t T = 6;
     std::vector<std::string> all_names = {"[adversary] d", "[run] rounds", "[adversary] per_instance"};
     for (int i = 0; i < A.nkeys; ++i) all_names.push_back(std::string("[adversary] ") + A.keys[i].name);
@@ -417,7 +424,7 @@ std::vector<Case> adversary_cases(const ComponentInfo& A) {
                 c.what = std::string(k.name) + " = " + v.text + (per_instance ? " (per instance)" : "");
                 c.source = "fuzz.toml";
                 c.toml = run_section(T) + "[adversary]\nkind = \"" + A.name + "\"\nd = 4\n" + pi + required_keys(A, k.name) +
-                         k.name + " = " + v.text + "\n[learner]\nalgorithm = \"" + learner + "\"\n";
+                         k.name + " = " + v.text + "\n[learner]\n" + learner;
                 c.expect_refusal = !v.in_range;
                 c.names = v.in_range ? all_names : std::vector<std::string>{std::string("[adversary] ") + k.name};
                 cases.push_back(c);
@@ -429,7 +436,7 @@ std::vector<Case> adversary_cases(const ComponentInfo& A) {
             c.what = "d = " + dv + (per_instance ? " (per instance)" : "");
             c.source = "fuzz.toml";
             c.toml = run_section(T) + "[adversary]\nkind = \"" + A.name + "\"\nd = " + dv + "\n" + pi +
-                     required_keys(A, "") + "[learner]\nalgorithm = \"" + learner + "\"\n";
+                     required_keys(A, "") + "[learner]\n" + learner;
             c.names = all_names;
             cases.push_back(c);
         }
@@ -541,6 +548,7 @@ TEST(FuzzLossFiles, EveryLearnerRunsOnExtremeValidLossFiles) {
     write("c.csv", cube);
     std::vector<std::string> failures;
     for (const ComponentInfo& L : inputs().learners) {
+        if (!(L.loss_families & dpr::loss_bit(dpr::LossFamily::Linear))) continue; // loss files hold linear losses
         const std::string kind = L.geometry == dpr::Geometry::Simplex ? "file" : L.geometry == dpr::Geometry::Ball ? "file-ball" : "file-cube";
         const std::string file = L.geometry == dpr::Geometry::Simplex ? "s.csv"
                                  : std::string(L.name) == "net-oco"      ? "b2.csv"
@@ -574,7 +582,7 @@ TEST(FuzzBinary, NoLearnerCrashesTheBinaryAtItsExtremes) {
             if (k.type == KeyType::Real) maxed += std::string(k.name) + " = " + (std::isinf(top) ? "inf" : toml_number(top)) + "\n";
             if (k.type == KeyType::Int) maxed += std::string(k.name) + " = " + toml_integer(k.max) + "\n";
         }
-        const std::string adv = default_adversary(L.geometry);
+        const std::string adv = default_adversary(L);
         int n = 0;
         for (const std::string& learner_lines : {baseline_keys(L, ""), maxed}) {
             const std::string name = "c" + std::to_string(n++) + ".toml";

@@ -61,8 +61,13 @@ const std::vector<Case>& all_cases() {
             Problem pb;
             pb.d = 4;
             pb.T = 16;
-            const Geometry g = resolve_learner(n, KeyValues{}, pb).geometry;
+            const LearnerRuntime lr = resolve_learner(n, KeyValues{}, pb);
+            const Geometry g = lr.geometry;
             c.adversary = g == Geometry::Simplex ? "bernoulli" : g == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
+            if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: squared losses, delta
+                c.adversary = "squared-realizable";
+                c.keys = eps_delta; // (a static list: KeyList is an initializer_list)
+            }
             if (n == "net-oco") c.dim = 2; // a rho-net of the disc (d in {1, 2})
             v.push_back(c);
         }
@@ -163,8 +168,9 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
     pb.d = d;
     pb.T = T;
     pb.seed = 3;
-    const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
     const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
+    pb.loss = ar.loss;
+    const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
     typename L::Params p;
     std::memcpy(&p, lr.params.data(), sizeof p);
     SimOptions o;
@@ -172,7 +178,8 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
     o.lanes = "instances";
     const auto eng = run(c, d, T, 20, 2, o);
     const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
-    std::vector<double> row(d), Lsum(d, 0.0);
+    const std::uint32_t W = static_cast<std::uint32_t>(ar.row_width); // d, or d + 1 (a_t, b_t)
+    std::vector<double> row(W), Lsum(W, 0.0);
     for (std::uint32_t k : {0u, 7u, 19u}) {
         const auto go = [&](auto tag) {
             using R = decltype(tag);
@@ -187,9 +194,9 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
             std::fill(Lsum.begin(), Lsum.end(), 0.0);
             for (std::uint64_t t = 1; t <= T; ++t) {
                 ar.fill(sc, t, row.data());
-                for (std::uint32_t i = 0; i < d; ++i) Lsum[i] += row[i];
+                for (std::uint32_t i = 0; i < W; ++i) Lsum[i] += row[i];
             }
-            const double cmp = sim::comparator(ar.geometry, Lsum.data(), d);
+            const double cmp = sim::comparator(ar.geometry, ar.loss, Lsum.data(), W);
             EXPECT_EQ(eng.final_regret[k], e.value() - cmp) << c.learner << " instance " << k;
             EXPECT_EQ(eng.final_realized[k], r.value() - cmp) << c.learner << " instance " << k;
         };
@@ -247,14 +254,16 @@ TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
         pb.d = d;
         pb.T = T;
         pb.seed = 3;
-        const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
         const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
-        std::vector<std::vector<double>> rows(T + 1, std::vector<double>(d)), cum(T + 1, std::vector<double>(d, 0.0));
+        pb.loss = ar.loss;
+        const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);
+        const std::uint32_t W = static_cast<std::uint32_t>(ar.row_width);
+        std::vector<std::vector<double>> rows(T + 1, std::vector<double>(W)), cum(T + 1, std::vector<double>(W, 0.0));
         const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
         for (std::uint64_t t = 1; t <= T; ++t) {
             ar.fill(sc, t, rows[t].data());
             if (t > 1)
-                for (std::uint32_t j = 0; j < d; ++j) cum[t][j] = cum[t - 1][j] + rows[t - 1][j]; // L_{t-1}
+                for (std::uint32_t j = 0; j < W; ++j) cum[t][j] = cum[t - 1][j] + rows[t - 1][j]; // L_{t-1}
         }
         std::size_t i = 0;
         for_each_type(learners::AllLearners{}, [&](auto tag) {
