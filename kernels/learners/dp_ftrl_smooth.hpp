@@ -49,6 +49,7 @@
 #include <cstdint>
 
 #include "kernels/learners/common.hpp"
+#include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/noisy_prefix.hpp"
@@ -281,7 +282,7 @@ struct DpFtrlSmooth {
         const U r = ax - team.loss_exact_at(row, UI(p.d)); // r_t = <a_t, x_t> - b_t
         const bool squared = p.loss == LossFamily::Squared;
         const U loss = squared ? U(0.5) * r * r : vabs(r);
-        U coef = squared ? r : select(r > U(0.0), U(1.0), select(r < U(0.0), U(-1.0), U(0.0)));
+        U coef = squared ? r : lane_sign(r);
         // Clip ||grad|| = |coef| ||a|| to L. Under the family contract this only removes rounding (||a_t|| = 1 is
         // 1 +- ulp after normalisation, and the run's precision sums ||a||^2); rounds where it removes more than
         // that (relative 1e-4) are counted.
