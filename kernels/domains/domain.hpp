@@ -1,0 +1,398 @@
+#pragma once
+// Decision sets given by a linear-optimisation (LO) oracle (ALGORITHMS.md B3, ENV21 §3.3; issue 9 item 1): the
+// sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp) play, and the
+// projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
+//
+//   kind           D                                              LO(v) = argmin_{x in D} <v, x>      diameter     dim aff
+//   simplex        {x >= 0, sum x = 1}                            e_{argmin v}                         sqrt 2       n - 1
+//   l1-ball        {||x||_1 <= r}                                 -r sign(v_i*) e_i*, i* = argmax |v_i| 2r           n
+//   l2-ball        {||x||_2 <= r}                                 -r v / ||v||_2                       2r           n
+//   cube           [-1, 1]^n                                      -sign(v)                             2 sqrt n     n
+//   k-subsets      {x in [0,1]^n, sum x = k} (uniform matroid)    1 on the k smallest v_i              sqrt(2 min(k, n-k))  n - 1
+//   spanning-tree  conv{1_T : T spanning tree of G}               minimum spanning tree (Kruskal)      <= sqrt(2(|V|-1))    |E| - #blocks
+//   st-path        conv{1_P : P s-t path of the DAG G}            shortest s-t path (one pass over     <= sqrt(2 P_max)     |E'| - |V'| + 1
+//                                                                 the edges in topological order)
+// (#blocks: the 2-connected blocks of G, a bridge being a block of its own = the graphic matroid's connected
+// components; E', V': the edges and nodes on some s-t path, P_max the most edges on one.) Ties are broken
+// towards the lower index (coordinate, edge), so every oracle is a deterministic function of v.
+//
+// Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples its
+// direction (ALGORITHMS.md B2 "For non-full-dimensional domains sample u in the linear subspace parallel to
+// aff(D) and use n_eff = dim aff(D)"): project_parallel() maps z in R^n to that subspace -- z minus its mean
+// (simplex, k-subsets), minus its mean over the block of each edge (spanning tree: x(B) = rank(B) is constant on
+// every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for its
+// node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
+// gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
+// (project(): l2 ball and cube in closed form; simplex, l1 ball and k-subsets by bisection on the shift of a
+// clipped vector, 100 halvings, so to about 1e-15 relative).
+//
+// Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
+// stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. A Domain is
+// trivially copyable and part of a learner's Params (about 8 KB with kMaxDim = 1024 edges/coordinates, the size
+// the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it from the adversary's keys and
+// validates graphs (kernels/domains/build.hpp).
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+
+namespace dpr::domains {
+
+enum class DomainKind : std::uint8_t { Simplex, L1Ball, L2Ball, Cube, KSubsets, SpanningTree, StPath };
+
+/// The [adversary] set key's values, in DomainKind order.
+inline constexpr const char* kDomainChoices = "simplex|l1-ball|l2-ball|cube|k-subsets|spanning-tree|st-path";
+
+inline constexpr const char* domain_name(DomainKind k) {
+    return k == DomainKind::Simplex        ? "simplex"
+           : k == DomainKind::L1Ball       ? "l1-ball"
+           : k == DomainKind::L2Ball       ? "l2-ball"
+           : k == DomainKind::Cube         ? "cube"
+           : k == DomainKind::KSubsets     ? "k-subsets"
+           : k == DomainKind::SpanningTree ? "spanning-tree"
+                                           : "st-path";
+}
+
+struct Domain {
+    static constexpr std::uint32_t kMaxDim = 1024;   ///< coordinates or edges
+    static constexpr std::uint32_t kMaxNodes = 1024; ///< graph nodes
+
+    DomainKind kind = DomainKind::Simplex;
+    std::uint32_t n = 0;            ///< ambient dimension: coordinates, or edges of the graph
+    std::uint32_t k = 0;            ///< k-subsets: k (1 <= k < n)
+    double radius = 1.0;            ///< l1 / l2 ball radius
+    std::uint32_t nodes = 0;        ///< graph sets: |V|
+    std::uint32_t source = 0;       ///< st-path: s
+    std::uint32_t target = 0;       ///< st-path: t
+    std::uint32_t blocks = 0;       ///< spanning-tree: number of blocks (matroid components)
+    std::uint32_t longest_path = 0; ///< st-path: P_max, the most edges on one s-t path
+    std::uint32_t dim_aff = 0;      ///< dim aff(D) = n_eff of the one-point estimator
+    double diameter = 0.0;          ///< the l2 diameter D of the table above (a bound for the graph sets)
+    std::uint16_t tail[kMaxDim] = {};  ///< graph sets: edge e = (tail[e], head[e]), directed for st-path
+    std::uint16_t head[kMaxDim] = {};
+    std::uint16_t group[kMaxDim] = {}; ///< spanning-tree: block of edge e; st-path: 1 if e lies on an s-t path
+    std::uint16_t order[kMaxDim] = {}; ///< st-path: the edges sorted by the topological rank of their tail
+
+    DPR_HD bool graph() const { return kind == DomainKind::SpanningTree || kind == DomainKind::StPath; }
+    /// Whether project() is available (the sets FKM runs on).
+    DPR_HD bool has_projection() const { return !graph(); }
+};
+
+/// Doubles of scratch the functions below need.
+DPR_HD inline std::uint32_t scratch_size(const Domain& D) { return D.n + 4 * D.nodes + 4; }
+
+namespace detail {
+
+/// (v[a], a) < (v[b], b): the order every oracle breaks ties by.
+DPR_HD inline bool before(const double* v, std::uint32_t a, std::uint32_t b) {
+    return v[a] < v[b] || (!(v[b] < v[a]) && a < b);
+}
+
+DPR_HD inline void sift_down(const double* v, double* idx, std::uint32_t root, std::uint32_t end) {
+    for (;;) {
+        std::uint32_t child = 2 * root + 1;
+        if (child >= end) return;
+        const auto at = [&](std::uint32_t j) { return static_cast<std::uint32_t>(idx[j]); };
+        if (child + 1 < end && before(v, at(child), at(child + 1))) ++child;
+        if (!before(v, at(root), at(child))) return;
+        const double tmp = idx[root];
+        idx[root] = idx[child];
+        idx[child] = tmp;
+        root = child;
+    }
+}
+
+/// idx[0..n) = 0..n-1 sorted by (v, index) ascending: heap sort, O(n log n), in place.
+DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
+    if (n < 2) return;
+    for (std::uint32_t i = n / 2; i-- > 0;) sift_down(v, idx, i, n);
+    for (std::uint32_t end = n - 1; end > 0; --end) {
+        const double tmp = idx[0];
+        idx[0] = idx[end];
+        idx[end] = tmp;
+        sift_down(v, idx, 0, end);
+    }
+}
+
+/// Union-find over parent[] (doubles holding node ids), path halving.
+DPR_HD inline std::uint32_t find(double* parent, std::uint32_t a) {
+    while (static_cast<std::uint32_t>(parent[a]) != a) {
+        const std::uint32_t g = static_cast<std::uint32_t>(parent[static_cast<std::uint32_t>(parent[a])]);
+        parent[a] = static_cast<double>(g);
+        a = g;
+    }
+    return a;
+}
+
+} // namespace detail
+
+/// x = LO(v) = argmin_{x in D} <v, x> (a vertex of D; ties towards lower indices). scratch: scratch_size(D).
+DPR_HD inline void lo(const Domain& D, const double* v, double* x, double* scratch) {
+    const std::uint32_t n = D.n;
+    switch (D.kind) {
+    case DomainKind::Simplex: {
+        std::uint32_t best = 0;
+        for (std::uint32_t i = 1; i < n; ++i)
+            if (v[i] < v[best]) best = i;
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = i == best ? 1.0 : 0.0;
+        return;
+    }
+    case DomainKind::L1Ball: {
+        std::uint32_t best = 0;
+        for (std::uint32_t i = 1; i < n; ++i)
+            if (std::fabs(v[i]) > std::fabs(v[best])) best = i;
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
+        x[best] = v[best] > 0.0 ? -D.radius : D.radius;
+        return;
+    }
+    case DomainKind::L2Ball: {
+        double sq = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) sq += v[i] * v[i];
+        const double s = sq > 0.0 ? -D.radius / std::sqrt(sq) : 0.0; // v = 0: every point is optimal, play 0
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = s * v[i];
+        return;
+    }
+    case DomainKind::Cube:
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i] > 0.0 ? -1.0 : 1.0;
+        return;
+    case DomainKind::KSubsets: {
+        detail::sort_indices(v, scratch, n);
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
+        for (std::uint32_t j = 0; j < D.k; ++j) x[static_cast<std::uint32_t>(scratch[j])] = 1.0;
+        return;
+    }
+    case DomainKind::SpanningTree: { // Kruskal
+        double* idx = scratch;
+        double* parent = scratch + n;
+        detail::sort_indices(v, idx, n);
+        for (std::uint32_t a = 0; a < D.nodes; ++a) parent[a] = static_cast<double>(a);
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
+        std::uint32_t taken = 0;
+        for (std::uint32_t j = 0; j < n && taken + 1 < D.nodes; ++j) {
+            const std::uint32_t e = static_cast<std::uint32_t>(idx[j]);
+            const std::uint32_t a = detail::find(parent, D.tail[e]), b = detail::find(parent, D.head[e]);
+            if (a == b) continue;
+            parent[a < b ? b : a] = static_cast<double>(a < b ? a : b);
+            x[e] = 1.0;
+            ++taken;
+        }
+        return;
+    }
+    case DomainKind::StPath: { // DAG shortest path: relax the edges in topological order of their tails
+        double* dist = scratch;
+        double* pred = scratch + D.nodes;
+        for (std::uint32_t a = 0; a < D.nodes; ++a) {
+            dist[a] = HUGE_VAL;
+            pred[a] = -1.0;
+        }
+        dist[D.source] = 0.0;
+        for (std::uint32_t j = 0; j < n; ++j) {
+            const std::uint32_t e = D.order[j];
+            const double du = dist[D.tail[e]];
+            if (du == HUGE_VAL) continue;
+            const double cand = du + v[e];
+            if (cand < dist[D.head[e]] || pred[D.head[e]] < 0.0) {
+                dist[D.head[e]] = cand;
+                pred[D.head[e]] = static_cast<double>(e);
+            }
+        }
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
+        // t is reachable from s (build.hpp checks it) and the graph is acyclic, so this walk ends at s.
+        std::uint32_t a = D.target;
+        for (std::uint32_t steps = 0; a != D.source && pred[a] >= 0.0 && steps < D.nodes; ++steps) {
+            const std::uint32_t e = static_cast<std::uint32_t>(pred[a]);
+            x[e] = 1.0;
+            a = D.tail[e];
+        }
+        return;
+    }
+    }
+}
+
+/// <v, x>.
+DPR_HD inline double dot(const double* v, const double* x, std::uint32_t n) {
+    double s = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) s += v[i] * x[i];
+    return s;
+}
+
+/// A point of the relative interior of D for the sets with a closed-form centre (the centre of symmetry: 0 for
+/// the balls and the cube, the barycentre 1/n or k/n of the simplex and k-subsets); graph sets: false.
+DPR_HD inline bool centre(const Domain& D, double* c) {
+    if (D.graph()) return false;
+    const double value = D.kind == DomainKind::Simplex    ? 1.0 / D.n
+                         : D.kind == DomainKind::KSubsets ? static_cast<double>(D.k) / D.n
+                                                          : 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) c[i] = value;
+    return true;
+}
+
+/// z <- its projection onto the linear subspace parallel to aff(D) (see the header). scratch: scratch_size(D).
+DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch) {
+    const std::uint32_t n = D.n;
+    switch (D.kind) {
+    case DomainKind::Simplex:
+    case DomainKind::KSubsets: {
+        double m = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) m += z[i];
+        m /= n;
+        for (std::uint32_t i = 0; i < n; ++i) z[i] -= m;
+        return;
+    }
+    case DomainKind::SpanningTree: { // per-block means (scratch: sums at [0, blocks), counts at [blocks, 2 blocks))
+        double* sum = scratch;
+        double* cnt = scratch + D.blocks;
+        for (std::uint32_t b = 0; b < 2 * D.blocks; ++b) scratch[b] = 0.0;
+        for (std::uint32_t e = 0; e < n; ++e) {
+            sum[D.group[e]] += z[e];
+            cnt[D.group[e]] += 1.0;
+        }
+        for (std::uint32_t e = 0; e < n; ++e) z[e] -= sum[D.group[e]] / cnt[D.group[e]];
+        return;
+    }
+    case DomainKind::StPath: {
+        // Circulations of the useful subgraph: z <- z - B^T phi with L phi = B z (B: node-edge incidence of the
+        // useful edges, (B z)_a = sum_{e out of a} z_e - sum_{e into a} z_e; L = B B^T). L is singular (constant
+        // vectors) but B z is orthogonal to them, so conjugate gradients from phi = 0 stay in range(L).
+        const std::uint32_t V = D.nodes;
+        double* phi = scratch;
+        double* r = scratch + V;
+        double* p = scratch + 2 * V;
+        double* q = scratch + 3 * V;
+        for (std::uint32_t e = 0; e < n; ++e)
+            if (!D.group[e]) z[e] = 0.0;
+        for (std::uint32_t a = 0; a < V; ++a) phi[a] = r[a] = 0.0;
+        for (std::uint32_t e = 0; e < n; ++e) {
+            r[D.tail[e]] += z[e];
+            r[D.head[e]] -= z[e];
+        }
+        // Remove the rounding-level component of B z along the kernel of L (the constants on the useful nodes,
+        // marked in q): without it an already-projected z would make CG chase an inconsistent residual.
+        double zz = 0.0, rsum = 0.0, marked = 0.0;
+        for (std::uint32_t a = 0; a < V; ++a) q[a] = 0.0;
+        for (std::uint32_t e = 0; e < n; ++e)
+            if (D.group[e]) {
+                q[D.tail[e]] = q[D.head[e]] = 1.0;
+                zz += z[e] * z[e];
+            }
+        for (std::uint32_t a = 0; a < V; ++a) {
+            rsum += q[a] * r[a];
+            marked += q[a];
+        }
+        double rr = 0.0;
+        for (std::uint32_t a = 0; a < V; ++a) {
+            r[a] -= marked > 0.0 ? q[a] * rsum / marked : 0.0;
+            p[a] = r[a];
+            rr += r[a] * r[a];
+        }
+        const double stop = zz * 1e-30;
+        for (std::uint32_t it = 0; it < 2 * V && rr > stop; ++it) {
+            for (std::uint32_t a = 0; a < V; ++a) q[a] = 0.0;
+            for (std::uint32_t e = 0; e < n; ++e) // q = L p = B (B^T p) over the useful edges
+                if (D.group[e]) {
+                    const double f = p[D.tail[e]] - p[D.head[e]];
+                    q[D.tail[e]] += f;
+                    q[D.head[e]] -= f;
+                }
+            double pq = 0.0;
+            for (std::uint32_t a = 0; a < V; ++a) pq += p[a] * q[a];
+            if (!(pq > 0.0)) break;
+            const double alpha = rr / pq;
+            double rr_next = 0.0;
+            for (std::uint32_t a = 0; a < V; ++a) {
+                phi[a] += alpha * p[a];
+                r[a] -= alpha * q[a];
+                rr_next += r[a] * r[a];
+            }
+            const double beta = rr_next / rr;
+            rr = rr_next;
+            for (std::uint32_t a = 0; a < V; ++a) p[a] = r[a] + beta * p[a];
+        }
+        for (std::uint32_t e = 0; e < n; ++e)
+            if (D.group[e]) z[e] -= phi[D.tail[e]] - phi[D.head[e]];
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+namespace detail {
+
+/// sum_i clip(v_i - tau, lo, hi) (or of sign(v_i) max(|v_i| - tau, 0) in absolute value for the l1 ball).
+DPR_HD inline double shifted_mass(const Domain& D, const double* v, double tau) {
+    double s = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) {
+        if (D.kind == DomainKind::L1Ball) {
+            const double a = std::fabs(v[i]) - tau;
+            s += a > 0.0 ? a : 0.0;
+        } else {
+            double a = v[i] - tau;
+            a = a > 0.0 ? a : 0.0;
+            if (D.kind == DomainKind::KSubsets && a > 1.0) a = 1.0;
+            s += a;
+        }
+    }
+    return s;
+}
+
+} // namespace detail
+
+/// x = the Euclidean projection of v onto D, for the sets with has_projection(); returns false otherwise.
+DPR_HD inline bool project(const Domain& D, const double* v, double* x) {
+    const std::uint32_t n = D.n;
+    if (D.graph()) return false;
+    if (D.kind == DomainKind::L2Ball) {
+        double sq = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) sq += v[i] * v[i];
+        const double s = sq > D.radius * D.radius ? D.radius / std::sqrt(sq) : 1.0;
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = s * v[i];
+        return true;
+    }
+    if (D.kind == DomainKind::Cube) {
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i] > 1.0 ? 1.0 : v[i] < -1.0 ? -1.0 : v[i];
+        return true;
+    }
+    // Simplex / k-subsets: x = clip(v - tau, 0, [1]) with sum x = mass; l1 ball: soft threshold with ||x||_1 = r
+    // when ||v||_1 > r. The mass is non-increasing in tau: bisect.
+    double vmin = v[0], vmax = v[0], l1 = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        vmin = v[i] < vmin ? v[i] : vmin;
+        vmax = v[i] > vmax ? v[i] : vmax;
+        l1 += std::fabs(v[i]);
+    }
+    double mass, lo, hi;
+    if (D.kind == DomainKind::L1Ball) {
+        if (l1 <= D.radius) {
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i];
+            return true;
+        }
+        mass = D.radius;
+        lo = 0.0;
+        hi = std::fabs(vmin) > std::fabs(vmax) ? std::fabs(vmin) : std::fabs(vmax);
+    } else {
+        mass = D.kind == DomainKind::Simplex ? 1.0 : static_cast<double>(D.k);
+        lo = vmin - 1.0; // every coordinate >= 1 (capped) or the sum >= n >= mass
+        hi = vmax;       // every coordinate 0
+    }
+    for (int it = 0; it < 100; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        if (detail::shifted_mass(D, v, mid) > mass) lo = mid;
+        else hi = mid;
+    }
+    const double tau = 0.5 * (lo + hi);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        if (D.kind == DomainKind::L1Ball) {
+            const double a = std::fabs(v[i]) - tau;
+            x[i] = a > 0.0 ? (v[i] < 0.0 ? -a : a) : 0.0;
+        } else {
+            double a = v[i] - tau;
+            a = a > 0.0 ? a : 0.0;
+            x[i] = D.kind == DomainKind::KSubsets && a > 1.0 ? 1.0 : a;
+        }
+    }
+    return true;
+}
+
+} // namespace dpr::domains

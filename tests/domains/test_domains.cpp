@@ -1,0 +1,420 @@
+// The decision sets of kernels/domains/ (issue 9 item 1): every LO oracle against brute force over the set's
+// vertices on small instances (random and tied directions), the affine-hull dimension against the rank of the
+// vertex differences, the diameter against the largest vertex distance, the parallel-subspace projection and the
+// Euclidean projection by their defining properties, and the graph validation's errors naming the edge or node.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/domains/build.hpp"
+#include "kernels/domains/domain.hpp"
+
+namespace dpr::domains {
+namespace {
+
+using Vec = std::vector<double>;
+
+struct Keys {
+    KeyValues kv;
+    Vec edges;
+    Keys& set(DomainKind k) { return num(kSet, static_cast<double>(k)); }
+    Keys& num(int i, double v) {
+        kv.num[i] = v;
+        kv.given[i] = true;
+        return *this;
+    }
+    Keys& edge_list(std::vector<std::pair<int, int>> es) {
+        edges.clear();
+        for (auto [a, b] : es) edges.push_back(a), edges.push_back(b);
+        kv.list[kEdges] = edges.data();
+        kv.list_size[kEdges] = edges.size();
+        kv.given[kEdges] = true;
+        return num(kGraph, 1);
+    }
+};
+
+Domain make(Keys& k, std::uint32_t d = 0) {
+    Domain D;
+    Diagnostic diag;
+    const std::uint32_t dim = domain_dimension(k.kv);
+    EXPECT_TRUE(build_domain(k.kv, dim ? dim : d, D, diag)) << diag.message;
+    return D;
+}
+
+std::string error_of(Keys& k, std::uint32_t d, const char** key = nullptr) {
+    Domain D;
+    Diagnostic diag;
+    const std::uint32_t dim = domain_dimension(k.kv);
+    EXPECT_FALSE(build_domain(k.kv, dim && dim != kInvalidDimension ? dim : d, D, diag));
+    if (key) *key = diag.key;
+    return diag.message;
+}
+
+/// Every vertex of D (finite sets), by enumeration independent of the oracles.
+std::vector<Vec> vertices(const Domain& D) {
+    std::vector<Vec> out;
+    const std::uint32_t n = D.n;
+    switch (D.kind) {
+    case DomainKind::Simplex:
+        for (std::uint32_t i = 0; i < n; ++i) {
+            Vec x(n, 0.0);
+            x[i] = 1.0;
+            out.push_back(x);
+        }
+        break;
+    case DomainKind::L1Ball:
+        for (std::uint32_t i = 0; i < n; ++i)
+            for (double s : {-1.0, 1.0}) {
+                Vec x(n, 0.0);
+                x[i] = s * D.radius;
+                out.push_back(x);
+            }
+        break;
+    case DomainKind::Cube:
+        for (std::uint32_t m = 0; m < (1u << n); ++m) {
+            Vec x(n);
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = (m >> i & 1) ? 1.0 : -1.0;
+            out.push_back(x);
+        }
+        break;
+    case DomainKind::KSubsets:
+        for (std::uint32_t m = 0; m < (1u << n); ++m)
+            if (static_cast<std::uint32_t>(__builtin_popcount(m)) == D.k) {
+                Vec x(n);
+                for (std::uint32_t i = 0; i < n; ++i) x[i] = (m >> i) & 1;
+                out.push_back(x);
+            }
+        break;
+    case DomainKind::SpanningTree:
+        for (std::uint32_t m = 0; m < (1u << n); ++m) {
+            if (static_cast<std::uint32_t>(__builtin_popcount(m)) != D.nodes - 1) continue;
+            std::vector<int> comp(D.nodes);
+            std::iota(comp.begin(), comp.end(), 0);
+            std::function<int(int)> root = [&](int a) { return comp[a] == a ? a : root(comp[a]); };
+            bool acyclic = true;
+            for (std::uint32_t e = 0; e < n && acyclic; ++e)
+                if (m >> e & 1) {
+                    const int a = root(D.tail[e]), b = root(D.head[e]);
+                    if (a == b) acyclic = false;
+                    else comp[a] = b;
+                }
+            if (!acyclic) continue;
+            Vec x(n);
+            for (std::uint32_t e = 0; e < n; ++e) x[e] = (m >> e) & 1;
+            out.push_back(x);
+        }
+        break;
+    case DomainKind::StPath: {
+        Vec x(n, 0.0);
+        std::function<void(std::uint32_t)> walk = [&](std::uint32_t a) {
+            if (a == D.target) {
+                out.push_back(x);
+                return;
+            }
+            for (std::uint32_t e = 0; e < n; ++e)
+                if (D.tail[e] == a) {
+                    x[e] = 1.0;
+                    walk(D.head[e]);
+                    x[e] = 0.0;
+                }
+        };
+        walk(D.source);
+        break;
+    }
+    default:
+        break;
+    }
+    return out;
+}
+
+/// Rank of the rows (Gaussian elimination with partial pivoting).
+std::uint32_t rank_of(std::vector<Vec> rows) {
+    std::uint32_t r = 0;
+    const std::size_t cols = rows.empty() ? 0 : rows[0].size();
+    for (std::size_t c = 0; c < cols && r < rows.size(); ++c) {
+        std::size_t piv = r;
+        for (std::size_t i = r; i < rows.size(); ++i)
+            if (std::fabs(rows[i][c]) > std::fabs(rows[piv][c])) piv = i;
+        if (std::fabs(rows[piv][c]) < 1e-9) continue;
+        std::swap(rows[piv], rows[r]);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            if (i != r) {
+                const double f = rows[i][c] / rows[r][c];
+                for (std::size_t j = 0; j < cols; ++j) rows[i][j] -= f * rows[r][j];
+            }
+        ++r;
+    }
+    return r;
+}
+
+double dotv(const Vec& a, const Vec& b) { return std::inner_product(a.begin(), a.end(), b.begin(), 0.0); }
+
+/// LO(v) is one of the vertices and attains the brute-force minimum, for random and tied directions.
+void check_oracle(const Domain& D, std::uint64_t seed) {
+    const std::vector<Vec> V = vertices(D);
+    ASSERT_FALSE(V.empty());
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> z;
+    std::uniform_int_distribution<int> small(-2, 2);
+    Vec x(D.n), scratch(scratch_size(D));
+    for (int trial = 0; trial < 200; ++trial) {
+        Vec v(D.n);
+        for (auto& c : v) c = trial % 2 ? z(gen) : static_cast<double>(small(gen)); // odd: generic, even: ties
+        lo(D, v.data(), x.data(), scratch.data());
+        double best = HUGE_VAL;
+        for (const Vec& w : V) best = std::min(best, dotv(v, w));
+        EXPECT_NEAR(dotv(v, x), best, 1e-12) << domain_name(D.kind) << " trial " << trial;
+        EXPECT_TRUE(std::find(V.begin(), V.end(), x) != V.end()) << domain_name(D.kind) << ": LO returned a non-vertex";
+    }
+    // dim aff = rank of the vertex differences; the diameter bounds (and for these sets equals) the vertex spread.
+    std::vector<Vec> diffs;
+    double spread = 0.0;
+    for (const Vec& w : V) {
+        Vec dlt(D.n);
+        for (std::uint32_t i = 0; i < D.n; ++i) dlt[i] = w[i] - V[0][i];
+        diffs.push_back(dlt);
+        for (const Vec& w2 : V) {
+            double sq = 0.0;
+            for (std::uint32_t i = 0; i < D.n; ++i) sq += (w[i] - w2[i]) * (w[i] - w2[i]);
+            spread = std::max(spread, std::sqrt(sq));
+        }
+    }
+    EXPECT_EQ(D.dim_aff, rank_of(diffs)) << domain_name(D.kind);
+    EXPECT_GE(D.diameter, spread - 1e-12) << domain_name(D.kind);
+    if (!D.graph()) {
+        EXPECT_NEAR(D.diameter, spread, 1e-12) << domain_name(D.kind);
+    }
+
+    // project_parallel: idempotent, orthogonal residual, and the result moves between vertices' affine span
+    // (every difference of vertices is fixed by it).
+    for (int trial = 0; trial < 20; ++trial) {
+        Vec u(D.n), w;
+        for (auto& c : u) c = z(gen);
+        const Vec orig = u;
+        project_parallel(D, u.data(), scratch.data());
+        w = u;
+        project_parallel(D, w.data(), scratch.data());
+        for (std::uint32_t i = 0; i < D.n; ++i) EXPECT_NEAR(w[i], u[i], 1e-9) << domain_name(D.kind);
+        Vec res(D.n);
+        for (std::uint32_t i = 0; i < D.n; ++i) res[i] = orig[i] - u[i];
+        EXPECT_NEAR(dotv(res, u), 0.0, 1e-9) << domain_name(D.kind);
+        for (const Vec& dlt : diffs) EXPECT_NEAR(dotv(res, dlt), 0.0, 1e-9) << domain_name(D.kind);
+    }
+}
+
+TEST(Domains, OraclesMatchBruteForceOnTheSimpleSets) {
+    for (std::uint32_t n : {2u, 3u, 5u, 8u}) {
+        Keys s;
+        s.set(DomainKind::Simplex);
+        check_oracle(make(s, n), n);
+        Keys l1;
+        l1.set(DomainKind::L1Ball).num(kRadius, 1.5);
+        check_oracle(make(l1, n), 10 + n);
+        Keys c;
+        c.set(DomainKind::Cube);
+        check_oracle(make(c, n), 20 + n);
+        for (std::uint32_t k = 1; k < n; ++k) {
+            Keys ks;
+            ks.set(DomainKind::KSubsets).num(kK, k);
+            check_oracle(make(ks, n), 30 + n * 10 + k);
+        }
+    }
+}
+
+TEST(Domains, L2BallOracleIsTheScaledNegativeDirection) {
+    Keys b;
+    b.set(DomainKind::L2Ball).num(kRadius, 2.0);
+    const Domain D = make(b, 4);
+    EXPECT_EQ(D.dim_aff, 4u);
+    EXPECT_DOUBLE_EQ(D.diameter, 4.0);
+    std::mt19937_64 gen(3);
+    std::normal_distribution<double> z;
+    Vec x(4), scratch(scratch_size(D));
+    for (int trial = 0; trial < 50; ++trial) {
+        Vec v(4), w(4);
+        for (auto& c : v) c = z(gen);
+        lo(D, v.data(), x.data(), scratch.data());
+        EXPECT_NEAR(std::sqrt(dotv(x, x)), 2.0, 1e-12);
+        for (int s = 0; s < 20; ++s) { // no point of the sphere does better
+            for (auto& c : w) c = z(gen);
+            const double nw = std::sqrt(dotv(w, w));
+            for (auto& c : w) c *= 2.0 / nw;
+            EXPECT_LE(dotv(v, x), dotv(v, w) + 1e-12);
+        }
+    }
+}
+
+TEST(Domains, SpanningTreeOracleIsAMinimumSpanningTree) {
+    Keys k4;
+    k4.set(DomainKind::SpanningTree).num(kNodes, 4); // K_4: 6 edges, 16 trees, one block
+    const Domain a = make(k4);
+    EXPECT_EQ(a.n, 6u);
+    EXPECT_EQ(a.blocks, 1u);
+    check_oracle(a, 1);
+    // Two triangles joined by a bridge: 3 blocks, dim aff = 7 - 3 = 4; the bridge is in every tree.
+    Keys bridge;
+    bridge.set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 5}, {5, 3}});
+    const Domain b = make(bridge);
+    EXPECT_EQ(b.blocks, 3u);
+    EXPECT_EQ(b.dim_aff, 4u);
+    check_oracle(b, 2);
+    // A multigraph with a parallel edge and a pendant path.
+    Keys multi;
+    multi.set(DomainKind::SpanningTree).edge_list({{0, 1}, {0, 1}, {1, 2}, {2, 3}, {3, 1}, {3, 4}, {4, 5}, {0, 2}});
+    check_oracle(make(multi), 3);
+    // K_5 (10 edges).
+    Keys k5;
+    k5.set(DomainKind::SpanningTree).num(kNodes, 5);
+    check_oracle(make(k5), 4);
+}
+
+TEST(Domains, StPathOracleIsAShortestPath) {
+    Keys dag;
+    dag.set(DomainKind::StPath).num(kNodes, 5); // complete DAG 0 -> 4: 8 paths, dim = 10 - 5 + 1 = 6
+    const Domain a = make(dag);
+    EXPECT_EQ(a.n, 10u);
+    EXPECT_EQ(a.longest_path, 4u);
+    check_oracle(a, 5);
+    // Edges listed out of topological order, a dead end (3 -> 5) and an edge into s (6 -> 0) off every s-t path.
+    Keys messy;
+    messy.set(DomainKind::StPath)
+        .edge_list({{2, 4}, {0, 2}, {1, 2}, {0, 1}, {3, 5}, {1, 3}, {3, 4}, {6, 0}, {2, 3}})
+        .num(kTarget, 4);
+    const Domain b = make(messy);
+    EXPECT_EQ(b.group[4], 0); // 3 -> 5 leads nowhere
+    EXPECT_EQ(b.group[7], 0); // 6 -> 0 comes from nowhere s reaches
+    check_oracle(b, 6);
+}
+
+TEST(Domains, EuclideanProjectionIsTheNearestPoint) {
+    std::mt19937_64 gen(9);
+    std::normal_distribution<double> z;
+    for (DomainKind kind : {DomainKind::Simplex, DomainKind::L1Ball, DomainKind::L2Ball, DomainKind::Cube,
+                            DomainKind::KSubsets}) {
+        Keys k;
+        k.set(kind).num(kK, 2);
+        const Domain D = make(k, 6);
+        ASSERT_TRUE(D.has_projection());
+        const std::vector<Vec> V = kind == DomainKind::L2Ball ? std::vector<Vec>{} : vertices(D);
+        Vec x(6), scratch(scratch_size(D));
+        for (int trial = 0; trial < 100; ++trial) {
+            Vec v(6);
+            for (auto& c : v) c = 1.5 * z(gen);
+            ASSERT_TRUE(project(D, v.data(), x.data()));
+            // x is in D ...
+            if (kind == DomainKind::Simplex || kind == DomainKind::KSubsets) {
+                double s = 0.0;
+                for (double c : x) {
+                    s += c;
+                    EXPECT_GE(c, -1e-12);
+                    EXPECT_LE(c, 1.0 + 1e-12);
+                }
+                EXPECT_NEAR(s, kind == DomainKind::Simplex ? 1.0 : 2.0, 1e-12);
+            } else if (kind == DomainKind::L1Ball) {
+                double s = 0.0;
+                for (double c : x) s += std::fabs(c);
+                EXPECT_LE(s, 1.0 + 1e-12);
+            } else if (kind == DomainKind::L2Ball) {
+                EXPECT_LE(dotv(x, x), 1.0 + 1e-12);
+            }
+            // ... and the variational inequality <v - x, w - x> <= 0 holds for every vertex w (hence all of D).
+            Vec r(6);
+            for (int i = 0; i < 6; ++i) r[i] = v[i] - x[i];
+            if (kind == DomainKind::L2Ball) {
+                Vec w(6);
+                lo(D, r.data(), w.data(), scratch.data()); // the worst point of the ball for this check
+                for (auto& c : w) c = -c;
+                EXPECT_LE(dotv(r, w) - dotv(r, x), 1e-9);
+            } else {
+                for (const Vec& w : V) EXPECT_LE(dotv(r, w) - dotv(r, x), 1e-9) << domain_name(kind);
+            }
+        }
+    }
+    Keys g;
+    g.set(DomainKind::SpanningTree).num(kNodes, 4);
+    Vec v(6, 0.0), x(6);
+    EXPECT_FALSE(project(make(g), v.data(), x.data()));
+}
+
+TEST(Domains, BadKeysAndGraphsNameTheKeyEdgeOrNode) {
+    const char* key = nullptr;
+    {
+        Keys k;
+        k.set(DomainKind::KSubsets).num(kK, 6);
+        EXPECT_NE(error_of(k, 6, &key).find("[1, d - 1]"), std::string::npos);
+        EXPECT_STREQ(key, "k");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::Simplex);
+        EXPECT_NE(error_of(k, 1, &key).find("[2, 1024]"), std::string::npos);
+        EXPECT_STREQ(key, "d");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::SpanningTree).edge_list({{0, 1}, {2, 3}});
+        EXPECT_NE(error_of(k, 0, &key).find("node 2 is not reachable"), std::string::npos);
+        EXPECT_STREQ(key, "edges");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 1}});
+        EXPECT_NE(error_of(k, 0, &key).find("edge 1 = (1, 1) is a self-loop"), std::string::npos);
+    }
+    {
+        Keys k;
+        k.set(DomainKind::StPath).edge_list({{0, 1}, {1, 2}, {2, 1}, {2, 3}});
+        const std::string m = error_of(k, 0, &key);
+        EXPECT_NE(m.find("directed cycle through edge"), std::string::npos) << m;
+        EXPECT_TRUE(m.find("(1 -> 2)") != std::string::npos || m.find("(2 -> 1)") != std::string::npos) << m;
+        EXPECT_STREQ(key, "edges");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::StPath).edge_list({{0, 1}, {2, 3}}).num(kTarget, 3);
+        EXPECT_NE(error_of(k, 0, &key).find("node 3 is not reachable from source = node 0"), std::string::npos);
+        EXPECT_STREQ(key, "target");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::StPath).num(kNodes, 4).num(kSource, 7);
+        EXPECT_NE(error_of(k, 0, &key).find("is not a node"), std::string::npos);
+        EXPECT_STREQ(key, "source");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::SpanningTree).num(kNodes, 46);
+        EXPECT_NE(error_of(k, 0, &key).find("1035 edges"), std::string::npos);
+        EXPECT_STREQ(key, "nodes");
+    }
+    {
+        Keys k;
+        k.set(DomainKind::SpanningTree);
+        k.edges = {0, 1, 2};
+        k.kv.list[kEdges] = k.edges.data();
+        k.kv.list_size[kEdges] = 3;
+        k.kv.given[kEdges] = true;
+        k.num(kGraph, 1);
+        EXPECT_NE(error_of(k, 0, &key).find("pairs of node ids"), std::string::npos);
+        EXPECT_EQ(domain_dimension(k.kv), kInvalidDimension);
+    }
+    {
+        Keys k;
+        k.set(DomainKind::SpanningTree).num(kNodes, 4);
+        Domain D;
+        Diagnostic diag;
+        EXPECT_FALSE(build_domain(k.kv, 5, D, diag));
+        EXPECT_STREQ(diag.key, "d");
+        EXPECT_NE(std::string(diag.message).find("has 6 edges"), std::string::npos);
+    }
+}
+
+} // namespace
+} // namespace dpr::domains
