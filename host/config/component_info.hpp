@@ -12,15 +12,21 @@
 #include <iterator>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/core/params.hpp"
 #include "kernels/core/sets.hpp"
 #include "kernels/core/type_list.hpp"
+#include "kernels/domains/domain.hpp"
 
 namespace dpr::config {
 
 using CheckFn = bool (*)(const KeyValues&, const Problem&, Diagnostic&);
+/// Adversaries of Geometry::Polytope (kernels/domains/build.hpp): the dimension their keys imply (0: d is the
+/// user's; 0xFFFFFFFF: the keys are invalid, check() says why) and the decision set they name.
+using DimensionFn = std::uint32_t (*)(const KeyValues&);
+using DomainFn = bool (*)(const KeyValues&, std::uint32_t d, domains::Domain&, Diagnostic&);
 
 struct ComponentInfo {
     std::string name;              ///< C::kName: the value of [learner] algorithm / [adversary] kind
@@ -34,6 +40,8 @@ struct ComponentInfo {
     bool shared_only = false;              ///< C::kSharedOnly (adversaries): per_instance = true is refused
     bool instance_lanes = true;            ///< C::kInstanceLanes (learners): false = scalar code per instance,
                                            ///< so [run] lanes = "instances" cannot be honoured
+    DimensionFn dimension = nullptr;       ///< C::dimension (Polytope adversaries), else nullptr
+    DomainFn domain = nullptr;             ///< C::domain (Polytope adversaries), else nullptr
 
     /// Index of key `name` in keys, -1 if this component does not declare it.
     int key_index(const std::string& key) const {
@@ -48,6 +56,12 @@ template <class C, class = void>
 struct SharedOnly : std::false_type {};
 template <class C>
 struct SharedOnly<C, std::void_t<decltype(C::kSharedOnly)>> : std::bool_constant<C::kSharedOnly> {};
+template <class C, class = void>
+struct HasDomain : std::false_type {};
+template <class C>
+struct HasDomain<C, std::void_t<decltype(C::domain(std::declval<const KeyValues&>(), std::uint32_t{},
+                                                   std::declval<domains::Domain&>(), std::declval<Diagnostic&>())),
+                                decltype(C::dimension(std::declval<const KeyValues&>()))>> : std::true_type {};
 template <class C, class = void>
 struct InstanceLanes : std::true_type {};
 template <class C>
@@ -72,6 +86,10 @@ ComponentInfo describe(const char* section) {
     info.section = section;
     info.shared_only = detail::SharedOnly<C>::value;
     info.instance_lanes = detail::InstanceLanes<C>::value;
+    if constexpr (detail::HasDomain<C>::value) {
+        info.dimension = &C::dimension;
+        info.domain = &C::domain;
+    }
     return info;
 }
 

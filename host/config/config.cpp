@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "host/config/detail.hpp"
+#include "kernels/domains/build.hpp"
 
 namespace dpr::config {
 
@@ -600,6 +601,22 @@ class Loader {
         int path_key = -1;
         for (int i = 0; i < adv.nkeys && path_key < 0; ++i)
             if (adv.keys[i].type == KeyType::Path) path_key = i;
+        // A graph set's dimension is its number of edges (kernels/domains/build.hpp).
+        const std::uint32_t implied = adv.dimension ? adv.dimension(p.adversary_values) : 0u;
+        if (path_key < 0 && implied != 0) {
+            if (implied == domains::kInvalidDimension) { // check() names the key that is wrong
+                p.problem.d = given ? static_cast<std::uint32_t>(given->num) : 0u;
+                return;
+            }
+            if (given && given->num != static_cast<double>(implied))
+                throw ConfigError("adversary.d", subject("adversary", "d", idx, ai, li, "") +
+                                                     ": does not match the graph, which has " +
+                                                     std::to_string(implied) +
+                                                     " edges (d is the number of edges of a graph set; leave it out)" +
+                                                     context(idx, ai, li));
+            p.problem.d = implied;
+            return;
+        }
         if (path_key < 0) {
             if (given == nullptr) missing("adversary", d_spec_, "", context(idx, ai, li));
             p.problem.d = static_cast<std::uint32_t>(given->num);
@@ -739,6 +756,16 @@ class Loader {
                     "\" has one loss sequence shared by all instances; per_instance must be false" +
                     context(idx, ai, li));
         run_check("adversary", ai, p.adversary_values, p, idx, ai, li);
+        if (adv.domain) { // the decision set the adversary's keys name, for the learner (Problem::domain)
+            auto dom = std::make_shared<domains::Domain>();
+            Diagnostic diag;
+            if (!adv.domain(p.adversary_values, p.problem.d, *dom, diag))
+                throw ConfigError("adversary." + std::string(diag.key ? diag.key : "set"),
+                                  subject("adversary", diag.key ? diag.key : "set", idx, ai, li, "") + ": " +
+                                      diag.message + context(idx, ai, li));
+            p.problem.domain = dom.get();
+            p.storage.push_back(std::move(dom));
+        }
         run_check("learner", li, p.learner_values, p, idx, ai, li);
         if (run_.lanes == "instances" && !lrn.instance_lanes)
             p.warnings.push_back("[run] lanes = \"instances\": " + lrn.name +

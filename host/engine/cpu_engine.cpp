@@ -31,8 +31,7 @@ void fill_own(const void* ctx, std::uint32_t sequence, std::uint64_t t, double* 
     c->adv->fill(adversaries::SequenceCtx{c->seed, c->stream, sequence}, t, out);
 }
 double comparator_of(const void* ctx, const double* L, std::uint32_t d) {
-    const AdversaryRuntime* a = static_cast<const AdversaryCtx*>(ctx)->adv;
-    return sim::comparator(a->geometry, a->loss, L, d);
+    return static_cast<const AdversaryCtx*>(ctx)->adv->comparator(L, d);
 }
 
 std::size_t diagnostic_count(std::size_t learner_index) {

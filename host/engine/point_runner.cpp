@@ -89,7 +89,7 @@ PointOutcome run_point(const PointJob& job) {
                 if (with_cum) std::copy(L.begin(), L.end(), cum.begin() + static_cast<std::ptrdiff_t>((t - t0) * d));
                 for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
                 while (next_ck < nck && s.checkpoints[next_ck] == t)
-                    shared_cmp[next_ck++] = sim::comparator(job.adversary.geometry, job.adversary.loss, L.data(), d);
+                    shared_cmp[next_ck++] = job.adversary.comparator(L.data(), d);
             }
             chunk_rows = rows.data();
         }

@@ -31,6 +31,17 @@ template <class A>
 struct HasRowEpoch<A, std::void_t<decltype(A::row_epoch(std::declval<const typename A::Params&>(), std::uint64_t{1}))>>
     : std::true_type {};
 
+template <class A, class = void>
+struct HasComparator : std::false_type {};
+template <class A>
+struct HasComparator<A, std::void_t<decltype(A::comparator(std::declval<const typename A::Params&>(),
+                                                            std::declval<const double*>()))>> : std::true_type {};
+
+template <class A>
+double comparator_erased(const void* params, const double* L) {
+    return A::comparator(*static_cast<const typename A::Params*>(params), L);
+}
+
 template <class A>
 std::uint64_t epoch_erased(const void* params, std::uint64_t t) {
     return A::row_epoch(*static_cast<const typename A::Params*>(params), t);
@@ -112,6 +123,9 @@ AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv,
             r.params = to_bytes(A::resolve(kv, pb));
             r.fill_fn = &fill_erased<A>;
             if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;
+            static_assert(A::kGeometry != Geometry::Polytope || HasComparator<A>::value,
+                          "an adversary on a Polytope set declares static double comparator(const Params&, const double* L)");
+            if constexpr (HasComparator<A>::value) r.comparator_fn = &comparator_erased<A>;
             found = true;
         }
         ++i;

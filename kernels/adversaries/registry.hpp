@@ -1,6 +1,7 @@
 #pragma once
 // Every oblivious adversary, one line each (kernels/core/type_list.hpp). Adding one = its header, its
 // line here, its tests; both backends and the config layer instantiate from this list.
+#include "kernels/adversaries/bco_linear.hpp"
 #include "kernels/adversaries/bernoulli.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
 #include "kernels/adversaries/cube_drift.hpp"
@@ -31,7 +32,8 @@ using AllAdversaries = TypeList<
     AbsoluteRealizable,
     CubeCoordinate,
     CubeDrift,
-    FileCube>;
+    FileCube,
+    BcoLinear>;
 // clang-format on
 
 } // namespace dpr::adversaries

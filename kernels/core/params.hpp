@@ -17,6 +17,10 @@
 
 namespace dpr {
 
+namespace domains {
+struct Domain; // kernels/domains/domain.hpp
+}
+
 enum class KeyType : std::uint8_t {
     Real,   ///< finite double in [min, max]; "inf" allowed only if max is +inf
     Int,    ///< integer in [min, max]
@@ -61,6 +65,10 @@ struct Problem {
     std::uint64_t T = 0;         ///< rounds
     std::uint32_t seed = 0;
     LossFamily loss = LossFamily::Linear; ///< the adversary's loss family (kernels/core/sets.hpp)
+    /// Geometry::Polytope: the decision set the adversary's keys name (kernels/domains/build.hpp), built by the
+    /// config layer and owned by the point; null elsewhere. A Polytope learner given none (a test's bare
+    /// Problem) plays on the adversaries' default set, the simplex of dimension d.
+    const domains::Domain* domain = nullptr;
 };
 
 /// A consistency error (or warning) found by check(): which key, and why.

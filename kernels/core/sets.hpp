@@ -11,12 +11,15 @@ enum class Geometry : std::uint8_t {
     Simplex, ///< experts / MAB: X = simplex (or its vertices), Y = [0,1]^d; comparator min_i L_T(i)
     Ball,    ///< OLO over the unit l2 ball: Y = unit l2 ball;             comparator -||L_T||_2
     Cube,    ///< OLO over [-1,1]^d: Y = unit l1 ball;                       comparator -||L_T||_1
+    Polytope, ///< bandit convex optimisation (ENV21) over a set given by an LO oracle, named by the adversary's
+              ///< `set` keys (kernels/domains/); the adversary computes the comparator (its comparator())
 };
 
 inline constexpr const char* geometry_name(Geometry g) {
     return g == Geometry::Simplex ? "simplex (experts, losses in [0,1]^d)"
            : g == Geometry::Ball  ? "unit l2 ball (losses with ||l||_2 <= 1)"
-                                  : "cube [-1,1]^d (losses with ||l||_1 <= 1)";
+           : g == Geometry::Cube  ? "cube [-1,1]^d (losses with ||l||_1 <= 1)"
+                                  : "decision set of the adversary's `set` key (LO oracle; 1-Lipschitz losses with a zero in it)";
 }
 
 /// The form of the losses an adversary draws (its row layout) and a learner can be charged on. Linear losses are
@@ -27,6 +30,10 @@ inline constexpr const char* geometry_name(Geometry g) {
 ///   Absolute  l_t(x) = |<a_t, x> - b_t|           convex, 1-Lipschitz, not smooth
 /// Adversaries of these families are realizable by contract: they draw b_t = <a_t, x*> for one fixed x* in X,
 /// so min_{x in X} sum_{s<=t} l_s(x) = 0 at every t and the comparator is 0 (kernels/sim/comparator.hpp).
+///   Affine    l_t(x) = <a_t, x> - b_t                  ENV21 §3.3's linear losses shifted to vanish at a point of
+///                                                      D (b_t = <a_t, x_0>, x_0 in D); not realizable: the
+///                                                      comparator is min_{x in D} <A_t, x> - B_t, one LO call
+///                                                      (the adversary's comparator(), Geometry::Polytope)
 /// An adversary declares `static constexpr LossFamily kLoss` (default Linear); a learner declares the families
 /// it accepts as a bit mask `static constexpr unsigned kLossFamilies` (default: Linear only); the host refuses a
 /// pairing whose family the learner does not accept, naming both.
@@ -34,6 +41,7 @@ enum class LossFamily : std::uint8_t {
     Linear = 0,
     Squared = 1,
     Absolute = 2,
+    Affine = 3,
 };
 
 inline constexpr unsigned loss_bit(LossFamily f) { return 1u << static_cast<unsigned>(f); }
@@ -41,7 +49,8 @@ inline constexpr unsigned loss_bit(LossFamily f) { return 1u << static_cast<unsi
 inline constexpr const char* loss_family_name(LossFamily f) {
     return f == LossFamily::Linear    ? "linear losses <l_t, x>"
            : f == LossFamily::Squared ? "squared losses (<a_t, x> - b_t)^2 / 2"
-                                      : "absolute losses |<a_t, x> - b_t|";
+           : f == LossFamily::Absolute ? "absolute losses |<a_t, x> - b_t|"
+                                       : "affine losses <a_t, x> - b_t";
 }
 
 /// Numbers per loss row: d for linear losses, d + 1 (a_t, then b_t) for the linear-model families.

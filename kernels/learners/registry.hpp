@@ -12,10 +12,12 @@
 #include "kernels/learners/dp_mab.hpp"
 #include "kernels/learners/dp_scrible.hpp"
 #include "kernels/learners/exp3.hpp"
+#include "kernels/learners/fkm.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
 #include "kernels/learners/hedge.hpp"
 #include "kernels/learners/net_oco.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
+#include "kernels/learners/private_bandit_fw.hpp"
 #include "kernels/learners/svt_experts.hpp"
 #include "kernels/learners/tree_experts.hpp"
 
@@ -25,7 +27,7 @@ using AllLearners = TypeList<Hedge, DpFtrlExperts, Exp3, DpMab,
                              FtrlL2Ball, FtrlL2Cube, DpFtrlSphere, DpFtrlCube, DpFtplExperts, DpFtplBall, DpFtplCube,
                              ScribleBall, ScribleCube, ScribleSimplex, DpScribleBall, DpScribleCube, DpScribleSimplex,
                              SvtExperts, ConsistentExpert, AdaptiveSvtExperts, PotentialSvtExperts, NetOco, TreeExperts,
-                             DpFtrlSmooth>;
+                             DpFtrlSmooth, PrivateBanditFw, GarberKretzu, Fkm>;
 
 static_assert(all_conform(AllLearners{}), "every registered learner satisfies the contract of common.hpp");
 

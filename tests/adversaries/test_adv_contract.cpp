@@ -70,7 +70,7 @@ void for_all(F&& f) {
 
 TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     std::set<std::string> names;
-    int simplex = 0, ball = 0, cube = 0, shared_only = 0, linear_model = 0;
+    int simplex = 0, ball = 0, cube = 0, polytope = 0, shared_only = 0, linear_model = 0;
     for_all([&](auto tag) {
         using A = typename decltype(tag)::type;
         static_assert(std::is_trivially_copyable_v<typename A::Params>, "Params goes to the GPU by value");
@@ -80,6 +80,7 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
         simplex += A::kGeometry == Geometry::Simplex;
         ball += A::kGeometry == Geometry::Ball;
         cube += A::kGeometry == Geometry::Cube;
+        polytope += A::kGeometry == Geometry::Polytope;
         shared_only += A::kSharedOnly;
         linear_model += LossFamilyOf<A>::value != LossFamily::Linear;
         std::set<std::string> keys;
@@ -104,12 +105,13 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     EXPECT_EQ(simplex, 6);
     EXPECT_EQ(ball, 5);
     EXPECT_EQ(cube, 3);
+    EXPECT_EQ(polytope, 1); // bco-linear
     EXPECT_EQ(shared_only, 3); // file, file-ball, file-cube
-    EXPECT_EQ(linear_model, 2); // squared-realizable, absolute-realizable
+    EXPECT_EQ(linear_model, 3); // squared-realizable, absolute-realizable, bco-linear (affine)
     EXPECT_EQ(names, (std::set<std::string>{"file", "bernoulli", "realizable", "halving", "lower-bound",
                                             "switching", "unit-vectors", "drifting", "file-ball",
                                             "squared-realizable", "absolute-realizable", "cube-coordinate",
-                                            "cube-drift", "file-cube"}));
+                                            "cube-drift", "file-cube", "bco-linear"}));
 }
 
 TEST(AdversaryRegistry, DefaultsPassCheck) {
@@ -209,6 +211,9 @@ TEST(AdversaryRegistry, LossesLieInTheDeclaredLossSet) {
                 }
                 if (A::kGeometry == Geometry::Ball) { // the unit l2 ball (unit-vectors and drifting
                     EXPECT_LE(std::sqrt(l2), 1.0 + 1e-12) << A::kName; // lie on its sphere: test_adv_olo)
+                }
+                if (A::kGeometry == Geometry::Polytope) { // 1-Lipschitz affine losses (ENV21's L = 1)
+                    EXPECT_LE(std::sqrt(l2), 1.0 + 1e-12) << A::kName;
                 }
                 if (A::kGeometry == Geometry::Cube) {
                     EXPECT_LE(l1, 1.0 + 1e-12) << A::kName;

@@ -188,14 +188,16 @@ const ComponentInfo* find(const std::vector<ComponentInfo>& list, const std::str
 /// their shared loss set.
 /// An adversary whose losses learner L is charged on (its geometry, and a loss family it accepts).
 std::string default_adversary(const ComponentInfo& L) {
-    if (!(L.loss_families & dpr::loss_bit(dpr::LossFamily::Linear))) return "squared-realizable";
     const dpr::Geometry g = L.geometry;
+    if (g == dpr::Geometry::Polytope) return "bco-linear";
+    if (!(L.loss_families & dpr::loss_bit(dpr::LossFamily::Linear))) return "squared-realizable";
     return g == dpr::Geometry::Simplex ? "bernoulli" : g == dpr::Geometry::Ball ? "unit-vectors" : "cube-coordinate";
 }
 /// The [learner] lines of a learner charged on adversary A's losses.
 std::string default_learner(const ComponentInfo& A) {
-    if (A.loss != dpr::LossFamily::Linear) return "algorithm = \"dp-ftrl-smooth\"\nepsilon = 1.0\ndelta = 1e-6\n";
     const dpr::Geometry g = A.geometry;
+    if (g == dpr::Geometry::Polytope) return "algorithm = \"garber-kretzu\"\n";
+    if (A.loss != dpr::LossFamily::Linear) return "algorithm = \"dp-ftrl-smooth\"\nepsilon = 1.0\ndelta = 1e-6\n";
     return std::string("algorithm = \"") +
            (g == dpr::Geometry::Simplex ? "hedge" : g == dpr::Geometry::Ball ? "ftrl-l2-ball" : "ftrl-l2-cube") + "\"\n";
 }
@@ -587,7 +589,7 @@ TEST(FuzzBinary, NoLearnerCrashesTheBinaryAtItsExtremes) {
         for (const std::string& learner_lines : {baseline_keys(L, ""), maxed}) {
             const std::string name = "c" + std::to_string(n++) + ".toml";
             dir.write(name, "[run]\ninstances = 2\nrounds = 1\n[adversary]\nkind = \"" + adv + "\"\nd = " +
-                                (L.geometry == dpr::Geometry::Simplex ? "2" : "1") + "\n[learner]\nalgorithm = \"" + L.name +
+                                (L.geometry == dpr::Geometry::Simplex || L.geometry == dpr::Geometry::Polytope ? "2" : "1") + "\n[learner]\nalgorithm = \"" + L.name +
                                 "\"\n" + learner_lines);
             const dpr::test::CliResult r = dpr::test::run_cli(dir, "run " + name + " --out o --quiet");
             const std::string bad = r.rc == 0 ? non_finite_field(dpr::test::slurp(dir.file("o/summary.csv"))) : "";

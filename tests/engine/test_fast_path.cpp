@@ -39,7 +39,16 @@ struct Case {
     test::KeyList keys;
     std::string adversary;
     std::uint32_t dim = 0; ///< the problem's d for a learner that lives in a fixed dimension (net-oco: 2), else 0
+    bool scalar = false;   ///< kInstanceLanes = false (SCRiBLe, the ENV21 learners): scalar code per instance
 };
+
+/// Whether learner n's round is written over lane values (kInstanceLanes).
+bool lr_info_lanes(const std::string& n) {
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    for (const auto& info : linfo)
+        if (info.name == n) return info.instance_lanes;
+    return true;
+}
 
 /// The d a test runs case c at: its own, or the test's.
 std::uint32_t dim_of(const Case& c, std::uint32_t d) { return c.dim ? c.dim : d; }
@@ -64,10 +73,12 @@ const std::vector<Case>& all_cases() {
             const LearnerRuntime lr = resolve_learner(n, KeyValues{}, pb);
             const Geometry g = lr.geometry;
             c.adversary = g == Geometry::Simplex ? "bernoulli" : g == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
-            if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: squared losses, delta
+            if (g == Geometry::Polytope) c.adversary = "bco-linear"; // ENV21 learners: affine losses on the simplex
+            else if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: squared losses, delta
                 c.adversary = "squared-realizable";
                 c.keys = eps_delta; // (a static list: KeyList is an initializer_list)
             }
+            c.scalar = !lr_info_lanes(n);
             if (n == "net-oco") c.dim = 2; // a rho-net of the disc (d in {1, 2})
             v.push_back(c);
         }
@@ -87,7 +98,8 @@ void expect_identical(const test::SimResult& a, const test::SimResult& b, const 
     EXPECT_EQ(a.diagnostics, b.diagnostics) << what;
 }
 
-bool is_scrible(const std::string& n) { return n.find("scrible") != std::string::npos; }
+/// Learners with scalar code per instance: "instances" lanes cannot be honoured, and no lane comparison applies.
+bool is_scalar(const Case& c) { return c.scalar; }
 
 } // namespace
 
@@ -115,7 +127,7 @@ TEST(FastPath, ResultsDoNotDependOnThreadsOrChunking) {
     for (const Case& c : all_cases())
         for (Precision prec : {Precision::Double, Precision::Float})
             for (const char* lanes : {"instances", "coordinates"}) {
-                if (is_scrible(c.learner) && std::string(lanes) == "instances") continue; // scalar learners
+                if (is_scalar(c) && std::string(lanes) == "instances") continue; // scalar learners
                 SimOptions o;
                 o.precision = prec;
                 o.lanes = lanes;
@@ -146,7 +158,7 @@ TEST(FastPath, ThreadsSharingALargeInstanceGiveTheSameBits) {
 TEST(FastPath, AnInstanceIsTheSameAloneOrInAGroup) {
     // With instance lanes an instance shares a SIMD group with 15 others: its result must not depend on them.
     for (const Case& c : all_cases()) {
-        if (is_scrible(c.learner)) continue;
+        if (is_scalar(c)) continue;
         SimOptions o;
         o.lanes = "instances";
         const auto many = run(c, 9, 80, 37, 2, o);
@@ -196,7 +208,7 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
                 ar.fill(sc, t, row.data());
                 for (std::uint32_t i = 0; i < W; ++i) Lsum[i] += row[i];
             }
-            const double cmp = sim::comparator(ar.geometry, ar.loss, Lsum.data(), W);
+            const double cmp = ar.comparator(Lsum.data(), W);
             EXPECT_EQ(eng.final_regret[k], e.value() - cmp) << c.learner << " instance " << k;
             EXPECT_EQ(eng.final_realized[k], r.value() - cmp) << c.learner << " instance " << k;
         };
@@ -211,7 +223,7 @@ TEST(FastPath, InstanceLanesComputeWhatTheSerialOracleComputes) {
     // The serial team is the CPU oracle and what a GPU thread per instance runs: instance lanes must match it
     // bit for bit (the same operations in the same order, in every lane).
     for (const Case& c : all_cases()) {
-        if (is_scrible(c.learner)) continue;
+        if (is_scalar(c)) continue;
         std::size_t i = 0;
         for_each_type(learners::AllLearners{}, [&](auto tag) {
             using L = typename decltype(tag)::type;
@@ -228,7 +240,7 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
     // Coordinate lanes add the coordinates in another order (16 lane sums folded by halving): the charges
     // agree to rounding, and the discrete choices (bandit arms, FTPL leaders) are the same.
     for (const Case& c : all_cases()) {
-        if (is_scrible(c.learner)) continue;
+        if (is_scalar(c)) continue;
         SimOptions a, b;
         a.lanes = "instances";
         b.lanes = "coordinates";

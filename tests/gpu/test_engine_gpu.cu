@@ -57,7 +57,8 @@ std::vector<Case> cases(std::uint32_t d, std::uint64_t T) {
         const LearnerRuntime lr = resolve_learner(n, c.keys, pb);
         c.geometry = lr.geometry;
         c.adversary = c.geometry == Geometry::Simplex ? "bernoulli" : c.geometry == Geometry::Ball ? "unit-vectors" : "cube-coordinate";
-        if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: (a_t, b_t) rows
+        if (c.geometry == Geometry::Polytope) c.adversary = "bco-linear"; // ENV21: affine (a_t, b_t) rows, the simplex
+        else if (!(lr.loss_families & loss_bit(LossFamily::Linear))) { // dp-ftrl-smooth: (a_t, b_t) rows
             c.adversary = "squared-realizable";
             for (const auto& info : linfo)
                 if (info.name == n) {
@@ -115,7 +116,13 @@ void expect_close(const std::vector<double>& g, const std::vector<double>& c, do
         EXPECT_NEAR(g[i], c[i], rel * (1.0 + std::fabs(c[i]))) << what << " entry " << i;
 }
 
-bool scalar_learner(const std::string& n) { return n.find("scrible") != std::string::npos; }
+/// Learners with scalar code per instance (kInstanceLanes = false: SCRiBLe, the ENV21 learners).
+bool scalar_learner(const std::string& n) {
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    for (const auto& info : linfo)
+        if (info.name == n) return !info.instance_lanes;
+    return false;
+}
 
 } // namespace
 

@@ -17,6 +17,7 @@
 #include "host/engine/point_runner.hpp"
 #include "host/engine/registry.hpp"
 #include "kernels/adversaries/registry.hpp"
+#include "kernels/domains/build.hpp"
 #include "kernels/learners/registry.hpp"
 
 namespace dpr::test {
@@ -91,7 +92,18 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     pb.T = T;
     pb.seed = seed;
     PointJob job;
-    job.adversary = resolve_adversary(adversary, key_values(ainfo, adversary, akeys), pb);
+    const KeyValues akv = key_values(ainfo, adversary, akeys);
+    // A Polytope adversary names the decision set (and a graph set the dimension), as the config layer does.
+    domains::Domain dom;
+    for (const auto& c : ainfo)
+        if (c.name == adversary && c.domain) {
+            const std::uint32_t implied = c.dimension(akv);
+            if (implied != 0 && implied != domains::kInvalidDimension) pb.d = implied;
+            Diagnostic diag;
+            if (!c.domain(akv, pb.d, dom, diag)) throw std::invalid_argument(std::string("set: ") + diag.message);
+            pb.domain = &dom;
+        }
+    job.adversary = resolve_adversary(adversary, akv, pb);
     pb.loss = job.adversary.loss; // as the config layer does (kernels/core/sets.hpp LossFamily)
     job.learner = resolve_learner(learner, key_values(linfo, learner, lkeys), pb);
     job.shape.d = static_cast<std::uint32_t>(job.adversary.row_width); // d, or d + 1 for (a_t, b_t) rows

@@ -1,0 +1,469 @@
+#pragma once
+// private-bandit-fw: ENV21 Algorithm 1, PRIVATEBANDIT (ALGORITHMS.md B2 with the corrections of §4 items 7-11), and
+// garber-kretzu: the same with P = 0 (Garber & Kretzu 2020, C8), bandit convex optimisation over a decision set D
+// given by a linear-optimisation oracle (kernels/domains/domain.hpp; Geometry::Polytope, the adversary's `set`
+// keys). The learner never projects: one LO call per round.
+//
+// Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's l2
+// diameter; L = 1, the Lipschitz constant of the Affine family's losses, ||a_t||_2 <= 1):
+//   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number of
+//   batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and
+//   zeta = D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
+//
+// State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the batch
+// estimates), s~ (its private release), g~ (the current batch's estimate).
+//   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then T_batch
+//          FW steps on q_1 (ALGORITHMS.md B2 "implementation choice"); x~_0 = y.
+//   round t of batch R (1-based), r = its index in the batch:
+//     u_t = P z / ||P z||, z ~ N(0, I_n)     P: the projection onto the subspace parallel to aff(D);
+//                                            z_i from (Exploration, round t, element i)
+//     play x_t = x~_{R-1} + zeta u_t;  charged f_t(x_t) = <a_t, x_t> - b_t (the only use of the row)
+//     F_t = (n / zeta) clip(f_t(x_t), C);  g~_R += F_t u_t         C = L (D + zeta) >= |f_t(x_t)| (below)
+//     one FW step on q_R(y) = ||y||^2 / 2 + eta <s~_{R-1}, y>     (the sign of §4 item 7, corrected):
+//        v = LO(y + eta s~_{R-1});  gap = <y - v, y + eta s~_{R-1}>;
+//        y <- y + gamma (v - y),  gamma = clip(gap / ||y - v||^2, 0, 1) (exact line search, q is 1-smooth) or
+//        2 / (k + 2), k = FW steps since the batch began (`fw_step = "open-loop"`)
+//   end of batch R: x~_R = y;  S += g~_R;  s~_R = S + Z_R (tree prefix R);  g~ = 0.
+// Batch R plays x~_{R-1} ~ grad omega^*(-eta s~_{R-2}): the staleness of Lemma C.3. With P = 0 (noise none,
+// epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws: their
+// regret is bitwise equal (tests/learners/test_env21.cpp).
+//
+// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of this family
+// are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
+// App. D. Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
+// the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
+//
+// Privacy (ALGORITHMS.md B2 and §4 item 10). Replacing one f_t changes only F_t u_t inside one g~_R (u_t is internal
+// randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <= sqrt(n_ambient):
+//   Delta_2 = 2 (n / zeta) C,    Delta_1 = sqrt(n_ambient) Delta_2        (replace-one)
+// The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise P:
+//   laplace   calibration = paper:        lambda = T^{1/2} n L ceil(log2 T) / eps                 (Lemma 5.1)
+//             calibration = sensitivity:  lambda = Delta_1 h' / eps                               (B2, derived)
+//   gaussian  calibration = paper:        sigma = (T^{1/4} n^{1/2} L ceil(log2 T) ln(T/delta) / eps)
+//                                                 (ln((n+T)/delta) + sqrt((1 + T^{1/2}/n) ln((n+T)/delta)))  (Lemma 5.4)
+//             calibration = sensitivity:  sigma from zCDP at (eps, delta) with Delta_2 over h' levels
+// The report is always computed from the noise actually drawn and the replace-one Delta above
+// (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
+// paper calibration reports whatever eps its noise gives (ALGORITHMS.md: "never larger than the paper's choice").
+//
+// Diagnostics (ALGORITHMS.md B2 "Record"): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)> of each
+// batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max and
+// root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
+// outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with
+// a projection; for the graph sets the bound zeta, not a measurement); clipped_rounds; max_noise_l2 = max_R ||Z_R||
+// (private only).
+//
+// Backends: scalar code, rank 0 of the team (like SCRiBLe; kInstanceLanes = false); the state is one contiguous
+// double array per instance; cost per round O(n) plus one LO call (O(n log n) for k-subsets and spanning trees).
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/domains/domain.hpp"
+#include "kernels/learners/common.hpp"
+#include "kernels/learners/tree_learner.hpp"
+#include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/tree_aggregation.hpp"
+#include "kernels/noise/samplers.hpp"
+#include "kernels/rng/uniform.hpp"
+
+namespace dpr::learners {
+
+namespace bco_detail {
+
+/// The decision set of a Polytope learner: the problem's, or the adversaries' default (the simplex in R^d).
+inline domains::Domain domain_of(const Problem& pb) {
+    if (pb.domain) return *pb.domain;
+    domains::Domain D;
+    D.kind = domains::DomainKind::Simplex;
+    D.n = pb.d;
+    D.dim_aff = pb.d > 0 ? pb.d - 1 : 0;
+    D.diameter = std::sqrt(2.0);
+    return D;
+}
+
+/// u = P z / ||P z|| with z_i from (Exploration, round t, element i): a uniform unit vector of the subspace
+/// parallel to aff(D). scratch: domains::scratch_size(D).
+DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std::uint64_t t, double* u,
+                             double* scratch) {
+    for (std::uint32_t i = 0; i < D.n; ++i) {
+        rng::WordStream src(c.id(rng::Purpose::Exploration, 0, static_cast<std::uint32_t>(t), i));
+        u[i] = noise::gaussian(src, 1.0);
+    }
+    domains::project_parallel(D, u, scratch);
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) sq += u[i] * u[i];
+    const double inv = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) u[i] *= inv;
+}
+
+/// Distance from x to D for the sets with a projection; `fallback` for the others. tmp: n doubles.
+DPR_HD inline double outside(const domains::Domain& D, const double* x, double* tmp, double fallback) {
+    if (!domains::project(D, x, tmp)) return fallback;
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) sq += (x[i] - tmp[i]) * (x[i] - tmp[i]);
+    return std::sqrt(sq);
+}
+
+/// The Polytope learners accept one-dimensional sets and up; a single point (dim aff 0) has nothing to learn.
+inline bool check_domain(const domains::Domain& D, Diagnostic& diag) {
+    if (D.dim_aff < 1)
+        return diag.fail(nullptr,
+                         "the decision set %s has an affine hull of dimension 0 (a single point): nothing to learn",
+                         domains::domain_name(D.kind));
+    return true;
+}
+
+inline constexpr KeySpec kFwStepKey{"fw_step", KeyType::Choice, "line-search", 0, 1, "line-search|open-loop",
+                                    "Frank-Wolfe step: exact line search on q_R, or gamma_k = 2/(k+2)"};
+inline constexpr KeySpec kEtaKey{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
+                                 "step size > 0; auto = D / (T^{3/4} n^{1/2} L) (ENV21 Alg. 1 line 1)", true};
+/// zeta >= 1e-9: the estimate F_t = (n/zeta) f_t grows like 1/zeta, and below that its sums over T rounds and
+/// their squares (the grad_norm diagnostics) would overflow; a radius that small is meaningless anyway.
+inline constexpr KeySpec kZetaKey{"zeta", KeyType::Real, "auto", 1e-9, 1e6, nullptr,
+                                  "exploration radius in [1e-9, 1e6]; auto = D n^{1/2} / T^{1/4} (ENV21 Alg. 1 line 1)"};
+
+template <bool kPrivate>
+struct Keys;
+template <>
+struct Keys<false> {
+    static constexpr std::array<KeySpec, 3> kKeys = {kFwStepKey, kEtaKey, kZetaKey};
+};
+template <>
+struct Keys<true> {
+    static constexpr std::array<KeySpec, 9> kKeys = {
+        KeySpec{"epsilon", KeyType::Real, "", 0.0, kInf, nullptr,
+                "privacy parameter eps > 0 of the played sequence; inf = no noise (equal to garber-kretzu bit for bit)",
+                true},
+        KeySpec{"delta", KeyType::Real, "0", 0.0, 1.0, nullptr,
+                "delta in (0,1) of the Gaussian noise (required with noise = gaussian)", false, true},
+        KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
+                "the node law P of the tree over batch estimates (Lemma 5.1 / 5.4); none = garber-kretzu"},
+        KeySpec{"calibration", KeyType::Choice, "paper", 0, 1, "paper|sensitivity",
+                "paper = Lemma 5.1 / 5.4; sensitivity = the replace-one Delta of one F_t u_t (ALGORITHMS.md B2)"},
+        KeySpec{"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
+                "padded = TreeBasedAgg of AS17 Alg. 2 (ENV21 §2.3); binary = the standard tree"},
+        KeySpec{"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, nullptr,
+                "override the node scale (Laplace b or Gaussian sigma); the reported eps follows from it", true},
+        kFwStepKey,
+        kEtaKey,
+        kZetaKey,
+    };
+};
+
+template <std::size_t N>
+constexpr int pos(const std::array<KeySpec, N>& keys, const char* name) {
+    for (std::size_t i = 0; i < N; ++i) {
+        const char* a = keys[i].name;
+        const char* b = name;
+        while (*a && *a == *b) ++a, ++b;
+        if (*a == *b) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+template <bool kPrivate>
+struct Diagnostics;
+template <>
+struct Diagnostics<false> {
+    static constexpr std::array<const char*, 6> kNames = {"fw_gap_last",   "fw_gap_max",  "grad_norm_max",
+                                                          "grad_norm_rms", "outside_max", "clipped_rounds"};
+};
+template <>
+struct Diagnostics<true> {
+    static constexpr std::array<const char*, 7> kNames = {"fw_gap_last", "fw_gap_max",     "grad_norm_max",
+                                                          "grad_norm_rms", "outside_max", "clipped_rounds",
+                                                          "max_noise_l2"};
+};
+
+} // namespace bco_detail
+
+template <bool kPrivate>
+struct BanditFw {
+    static constexpr const char* kName = kPrivate ? "private-bandit-fw" : "garber-kretzu";
+    static constexpr Geometry kGeometry = Geometry::Polytope;
+    static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Affine);
+    static constexpr auto kKeys = bco_detail::Keys<kPrivate>::kKeys;
+    static constexpr auto kDiagnostics = bco_detail::Diagnostics<kPrivate>::kNames;
+    static constexpr bool kInstanceLanes = false;
+
+    static constexpr int kEpsilon = bco_detail::pos(kKeys, "epsilon");
+    static constexpr int kDelta = bco_detail::pos(kKeys, "delta");
+    static constexpr int kNoise = bco_detail::pos(kKeys, "noise");
+    static constexpr int kCalibration = bco_detail::pos(kKeys, "calibration");
+    static constexpr int kTree = bco_detail::pos(kKeys, "tree");
+    static constexpr int kNodeScale = bco_detail::pos(kKeys, "node_scale");
+    static constexpr int kFwStep = bco_detail::pos(kKeys, "fw_step");
+    static constexpr int kEta = bco_detail::pos(kKeys, "eta");
+    static constexpr int kZeta = bco_detail::pos(kKeys, "zeta");
+
+    static constexpr double kLipschitz = 1.0; ///< L of the Affine family (||a_t||_2 <= 1; kernels/core/sets.hpp)
+
+    struct Params {
+        domains::Domain dom;
+        std::uint32_t row_d;   ///< the loss row's width, n + 1: a_t then b_t (loss_row_width)
+        std::uint64_t T;
+        std::uint64_t batch;   ///< T_batch
+        std::uint64_t batches; ///< N_b = ceil(T / T_batch)
+        std::uint32_t n_eff;
+        double eta, zeta;
+        double clip;           ///< C = L (D + zeta)
+        bool line_search;
+        double epsilon, delta;
+        bool paper;            ///< calibration = paper
+        mech::TreeVariant tree;
+        mech::NodeNoise noise;
+        double scale;          ///< node lambda / sigma (0 without noise)
+        mech::LossSetNorms norms; ///< Delta_1, Delta_2 of one batch estimate (y1, y2 = half of them)
+    };
+
+    // ---- configuration --------------------------------------------------------------------------------
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.dom = bco_detail::domain_of(pb);
+        p.row_d = p.dom.n + 1;
+        p.T = pb.T > 0 ? pb.T : 1;
+        const std::uint64_t rounds = static_cast<std::uint64_t>(std::ceil(std::sqrt(static_cast<double>(p.T))));
+        p.batch = (p.T + rounds - 1) / rounds;
+        p.batches = (p.T + p.batch - 1) / p.batch;
+        p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
+        const double Td = static_cast<double>(p.T), n = static_cast<double>(p.n_eff), D = p.dom.diameter;
+        p.eta = kv.given[kEta] ? kv.num[kEta] : D / (std::pow(Td, 0.75) * std::sqrt(n) * kLipschitz);
+        p.zeta = kv.given[kZeta] ? kv.num[kZeta] : D * std::sqrt(n) / std::pow(Td, 0.25);
+        p.clip = kLipschitz * (D + p.zeta);
+        p.line_search = static_cast<int>(kv.get(kFwStep, 0)) == 0;
+        const double d2 = 2.0 * n / p.zeta * p.clip;
+        const double d1 = std::sqrt(static_cast<double>(p.dom.n)) * d2;
+        p.norms = mech::LossSetNorms{0.5 * d1, 0.5 * d2, d1, d2};
+        p.epsilon = kInf;
+        p.delta = 0.0;
+        p.paper = true;
+        p.tree = mech::TreeVariant::Padded;
+        p.noise = mech::NodeNoise::None;
+        p.scale = 0.0;
+        if constexpr (kPrivate) {
+            p.epsilon = kv.num[kEpsilon];
+            p.delta = kv.get(kDelta, 0.0);
+            p.paper = static_cast<int>(kv.get(kCalibration, 0)) == 0;
+            p.tree = static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+            const int law = static_cast<int>(kv.get(kNoise, 0));
+            p.noise = law == 0 ? mech::NodeNoise::Laplace : law == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+            if (std::isinf(p.epsilon) && !kv.given[kNodeScale]) p.noise = mech::NodeNoise::None;
+            if (p.noise != mech::NodeNoise::None) {
+                if (kv.given[kNodeScale]) p.scale = kv.num[kNodeScale];
+                else if (p.noise == mech::NodeNoise::Laplace)
+                    p.scale = p.paper ? std::sqrt(Td) * n * kLipschitz * ceil_log2(p.T) / p.epsilon
+                                      : mech::laplace_node_scale(mech::Calibration::Strict, p.epsilon, p.norms,
+                                                                 p.batches, /*release_final=*/false);
+                else if (p.delta > 0.0) {
+                    if (p.paper) {
+                        const double lg = std::log((n + Td) / p.delta);
+                        p.scale = std::pow(Td, 0.25) * std::sqrt(n) * kLipschitz * ceil_log2(p.T) *
+                                  std::log(Td / p.delta) / p.epsilon * (lg + std::sqrt((1.0 + std::sqrt(Td) / n) * lg));
+                    } else {
+                        p.scale = mech::gaussian_node_scale_zcdp(p.epsilon, p.delta, p.norms, p.batches, false);
+                    }
+                }
+            }
+        }
+        return p;
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        const domains::Domain D = bco_detail::domain_of(pb);
+        if (!bco_detail::check_domain(D, diag)) return false;
+        if (kv.given[kEta] && !(kv.num[kEta] > 0.0)) return diag.fail("eta", "must be > 0 (got %g)", kv.num[kEta]);
+        if (kv.given[kZeta] && !(kv.num[kZeta] > 0.0))
+            return diag.fail("zeta", "must be > 0 (got %g)", kv.num[kZeta]);
+        if constexpr (kPrivate) {
+            const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
+            if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] && !(kv.get(kDelta, 0.0) > 0.0))
+                return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+            const Params p = resolve(kv, pb);
+            return check_node_scale(p.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+                                    p.paper ? "ENV21 Lemma 5.1 / 5.4" : "the replace-one sensitivity of B2", diag);
+        }
+        return true;
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        PrivacyReport r;
+        if (!kPrivate || p.noise == mech::NodeNoise::None) {
+            r.mechanism = kPrivate ? "none (noise off)" : "none (garber-kretzu)";
+            return r;
+        }
+        r.calibration = p.paper ? "paper (ENV21 Lemma 5.1 / 5.4)" : "sensitivity (replace-one Delta of one F_t u_t)";
+        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, p.norms, p.batches, false);
+        r.epsilon = g.epsilon;
+        r.delta = g.delta;
+        r.accountant = g.accountant;
+        r.mechanism = p.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
+                                                          : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)";
+        r.noise_scale = p.scale;
+        return r;
+    }
+
+    // ---- state ------------------------------------------------------------------------------------------
+
+    enum Slot : std::uint32_t { kGapLast, kGapMax, kGradMax, kGradSq, kOutside, kClipped, kNoiseMax, kSlots };
+
+    /// Offsets of the arrays in the one double array: x~, y, S, s~, g~, u, x_t, v, grad, scratch.
+    DPR_HD static std::uint64_t state_size(const Params& p) {
+        return 9 * static_cast<std::uint64_t>(p.dom.n) + domains::scratch_size(p.dom);
+    }
+    DPR_HD static double* arr(const Params& p, double* ws, int k) { return ws + static_cast<std::uint64_t>(k) * p.dom.n; }
+
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(kSlots);
+    }
+
+    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.batches, c.seed, c.stream, c.instance};
+    }
+
+    /// s~_R = S + Z_R; returns ||Z_R||_2.
+    DPR_HD static double release(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t R) {
+        const double* S = arr(p, ws, 2);
+        double* sn = arr(p, ws, 3);
+        if (p.noise == mech::NodeNoise::None) {
+            for (std::uint32_t i = 0; i < p.dom.n; ++i) sn[i] = S[i];
+            return 0.0;
+        }
+        const mech::TreeNoise tn = tree_noise(p, c);
+        double sq = 0.0;
+        for (std::uint32_t i = 0; i < p.dom.n; ++i) {
+            const double z = mech::prefix_noise<double>(tn, R, i);
+            sn[i] = S[i] + z;
+            sq += z * z;
+        }
+        return std::sqrt(sq);
+    }
+
+    /// One FW step on q(y) = ||y||^2/2 + eta <s~, y> (k = steps since the warm start); returns the gap.
+    DPR_HD static double fw_step(const Params& p, double* ws, std::uint64_t k) {
+        const std::uint32_t n = p.dom.n;
+        double* y = arr(p, ws, 1);
+        const double* sn = arr(p, ws, 3);
+        double* v = arr(p, ws, 7);
+        double* grad = arr(p, ws, 8);
+        double* scratch = arr(p, ws, 9);
+        for (std::uint32_t i = 0; i < n; ++i) grad[i] = y[i] + p.eta * sn[i];
+        domains::lo(p.dom, grad, v, scratch);
+        double gap = 0.0, dd = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            gap += (y[i] - v[i]) * grad[i];
+            dd += (y[i] - v[i]) * (y[i] - v[i]);
+        }
+        double gamma = 2.0 / (static_cast<double>(k) + 2.0);
+        if (p.line_search) gamma = dd > 0.0 ? (gap / dd < 0.0 ? 0.0 : gap / dd > 1.0 ? 1.0 : gap / dd) : 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) y[i] += gamma * (v[i] - y[i]);
+        return gap;
+    }
+
+    DPR_HD static void init_state(const Params& p, const InstanceCtx& c, double* ws, double* dg) {
+        const std::uint64_t W = state_size(p);
+        for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
+        for (std::uint32_t i = 0; i < kSlots; ++i) dg[i] = 0.0;
+        release(p, c, ws, 0); // s~_0 (the padded tree's initial draws; 0 for binary or without noise)
+        double* y = arr(p, ws, 1);
+        double* grad = arr(p, ws, 8);
+        const double* sn = arr(p, ws, 3);
+        for (std::uint32_t i = 0; i < p.dom.n; ++i) grad[i] = p.eta * sn[i];
+        domains::lo(p.dom, grad, y, arr(p, ws, 9));
+        for (std::uint64_t k = 0; k < p.batch; ++k) fw_step(p, ws, k);
+        double* xc = arr(p, ws, 0);
+        for (std::uint32_t i = 0; i < p.dom.n; ++i) xc[i] = y[i];
+    }
+
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) init_state(p, c, ws.dbl[0].data(), ws.scalars.data());
+        team.sync();
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
+                                            const Row& row) {
+        double charged = 0.0;
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) charged = round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
+        charged = team.broadcast(charged);
+        return {charged, charged};
+    }
+
+    /// x_t (call before round(t)), for one-lane teams (tests, inspection). Uses the direction scratch of the state.
+    template <class Team, class WS>
+    static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
+        play_point(p, InstanceCtx{team.key().seed, team.key().stream, team.instance()}, ws.dbl[0].data(), t, x);
+    }
+
+    /// The point x_t this instance plays in round t, into x (n doubles), given its state before round t.
+    DPR_HD static void play_point(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t, double* x) {
+        double* u = arr(p, ws, 5);
+        bco_detail::direction(p.dom, c, t, u, arr(p, ws, 9));
+        const double* xc = arr(p, ws, 0);
+        for (std::uint32_t i = 0; i < p.dom.n; ++i) x[i] = xc[i] + p.zeta * u[i];
+    }
+
+    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
+                                     const double* row) {
+        const std::uint32_t n = p.dom.n;
+        double* x = arr(p, ws, 6);
+        play_point(p, c, ws, t, x);
+        const double f = domains::dot(row, x, n) - row[n]; // the bandit feedback: the only use of the row
+        const double fc = f > p.clip ? p.clip : f < -p.clip ? -p.clip : f;
+        if (std::fabs(f) > p.clip * (1.0 + 1e-9)) dg[kClipped] += 1.0;
+        const double F = static_cast<double>(p.n_eff) / p.zeta * fc;
+        double* g = arr(p, ws, 4);
+        const double* u = arr(p, ws, 5);
+        for (std::uint32_t i = 0; i < n; ++i) g[i] += F * u[i];
+        const std::uint64_t r = (t - 1) % p.batch; // FW steps taken in this batch before this round's
+        const bool last = r + 1 == p.batch || t == p.T;
+        if (t < p.T) {
+            const double gap = fw_step(p, ws, r);
+            if (last) {
+                dg[kGapLast] = gap;
+                dg[kGapMax] = gap > dg[kGapMax] ? gap : dg[kGapMax];
+            }
+        }
+        if (last) {
+            double gq = 0.0;
+            double* S = arr(p, ws, 2);
+            for (std::uint32_t i = 0; i < n; ++i) {
+                gq += g[i] * g[i];
+                S[i] += g[i];
+                g[i] = 0.0;
+            }
+            dg[kGradMax] = std::sqrt(gq) > dg[kGradMax] ? std::sqrt(gq) : dg[kGradMax];
+            dg[kGradSq] += gq;
+            const double out = bco_detail::outside(p.dom, x, arr(p, ws, 7), p.zeta);
+            dg[kOutside] = out > dg[kOutside] ? out : dg[kOutside];
+            const std::uint64_t R = (t - 1) / p.batch + 1; // the batch that just ended
+            if (t < p.T) {
+                const double* y = arr(p, ws, 1);
+                double* xc = arr(p, ws, 0);
+                for (std::uint32_t i = 0; i < n; ++i) xc[i] = y[i];
+                const double z = release(p, c, ws, R);
+                dg[kNoiseMax] = z > dg[kNoiseMax] ? z : dg[kNoiseMax];
+            }
+        }
+        return f;
+    }
+
+    DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
+        out[0] = s[kGapLast];
+        out[1] = s[kGapMax];
+        out[2] = s[kGradMax];
+        out[3] = std::sqrt(s[kGradSq] / static_cast<double>(p.batches));
+        out[4] = s[kOutside];
+        out[5] = s[kClipped];
+        if constexpr (kPrivate) out[6] = s[kNoiseMax];
+    }
+};
+
+using PrivateBanditFw = BanditFw<true>;
+using GarberKretzu = BanditFw<false>;
+
+} // namespace dpr::learners
