@@ -101,6 +101,10 @@ def main():
     ap.add_argument("--excess", action="store_true",
                     help="plot y minus the reference row of the same colour group (the row whose x is empty or inf, "
                          "e.g. the non-private twin): the price of privacy; sem combined in quadrature")
+    ap.add_argument("--ref", default=None, metavar="COL=VALUE",
+                    help="plot y minus the row with COL=VALUE and otherwise the same swept keys and x (e.g. "
+                         "learner.epsilon=inf: the private run's excess over its noise-free twin); those rows are "
+                         "not drawn; sem combined in quadrature")
     ap.add_argument("--title", default=None)
     ap.add_argument("--ylabel", default=None)
     ap.add_argument("--slopes-csv", default=None, help="also write the fitted slopes (group, slope, sd, points)")
@@ -139,6 +143,36 @@ def main():
         sys.exit("no rows left after --t / --where")
 
     swept = [c for c in cols if "." in c and not c.startswith("_")]
+    if args.ref:
+        if "=" not in args.ref or args.y != "mean":
+            sys.exit("--ref: expected COL=VALUE (and --y mean)")
+        rk, rv = args.ref.split("=", 1)
+        if rk not in cols:
+            sys.exit(f"--ref: no column {rk!r}")
+        rnv = number(rv)
+
+        def is_ref(r):
+            return r[rk] == rv or (rnv is not None and number(r[rk]) == rnv)
+
+        def twin_key(r):
+            return tuple(r[c] for c in swept if c != rk) + (r["t"],)
+
+        twins = {twin_key(r): r for r in rows if is_ref(r)}
+        kept = []
+        for r in rows:
+            if is_ref(r):
+                continue
+            ref = twins.get(twin_key(r))
+            if ref is None:
+                sys.exit(f"--ref: no row with {args.ref} for {dict((c, r[c]) for c in swept if c != rk)}")
+            r = dict(r)
+            r["mean"] = str(float(r["mean"]) - float(ref["mean"]))
+            r["sem"] = str(math.hypot(float(r["sem"]), float(ref["sem"])))
+            if args.liny or float(r["mean"]) > 0:
+                kept.append(r)
+        rows = kept
+        if not rows:
+            sys.exit("--ref: no positive excess left to draw on a log axis (try --liny)")
     if args.group is None:
         fixed = {cond.split("=", 1)[0] for cond in args.where}
         varying = [c for c in swept if c not in (args.x, "learner.algorithm") and c not in fixed
@@ -251,7 +285,7 @@ def main():
     if not args.liny:
         ax.set_yscale("log")
     ax.set_xlabel(f"log2 {args.x}" if args.x_log2 else args.x)
-    what = ("excess regret over the reference" if args.excess else "regret") if args.y == "mean" else args.y
+    what = ("excess regret over the reference" if args.excess or args.ref else "regret") if args.y == "mean" else args.y
     where = "final round T" if args.t == "final" and args.x != "t" else f"t = {args.t}"
     ax.set_ylabel(args.ylabel or f"{what} at {where} (mean ± sem)")
     inst = sorted({r["instances"] for r in rows})
