@@ -226,15 +226,15 @@ inline bool build_domain(const KeyValues& kv, std::uint32_t d, Domain& D, Diagno
     if (D.kind == DomainKind::SpanningTree) {
         // Connected (undirected): every node reachable from node 0.
         std::vector<char> seen(nodes, 0);
-        std::vector<std::uint32_t> todo{0};
+        std::vector<std::uint32_t> frontier{0};
         seen[0] = 1;
-        while (!todo.empty()) {
-            const std::uint32_t a = todo.back();
-            todo.pop_back();
+        while (!frontier.empty()) {
+            const std::uint32_t a = frontier.back();
+            frontier.pop_back();
             for (const auto* list : {&out[a], &in[a]})
                 for (std::uint32_t e : *list) {
                     const std::uint32_t b = tail[e] == a ? head[e] : tail[e];
-                    if (!seen[b]) seen[b] = 1, todo.push_back(b);
+                    if (!seen[b]) seen[b] = 1, frontier.push_back(b);
                 }
         }
         for (std::uint32_t a = 0; a < nodes; ++a)
