@@ -37,6 +37,13 @@ inline const char* mode_name(Mode m) {
 /// instance lanes (host/engine/cpu_engine_impl.hpp), so that both backends compute the same bits there.
 inline constexpr std::uint32_t kThreadMaxD = 128;
 
+/// Threads per block of each mode, also the kernels' __launch_bounds__: without it the compiler may give a
+/// learner's round more registers than 65536 / 1024 = 64 per thread, and a block of 1024 then fails to launch
+/// (cudaErrorLaunchOutOfResources: seen on an H200 for dp-ftrl-experts in double at d = 2^20).
+constexpr int block_threads(Mode m) {
+    return m == Mode::Block1024 ? 1024 : m == Mode::Block256 ? 256 : 128;
+}
+
 template <class L>
 Mode choose_mode(const EngineShape& s) {
     const LaunchRequest& q = s.launch;
@@ -123,7 +130,7 @@ __device__ void run_instance(const typename L::Params& p, const Team& team, cons
 }
 
 template <class L, class R, Mode M>
-__global__ void advance_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run, std::uint64_t t0,
+__global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run, std::uint64_t t0,
                                std::uint64_t t1) {
     if constexpr (M == Mode::Thread) {
         const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -156,7 +163,7 @@ __global__ void advance_kernel(const typename L::Params p, const DevState<R> st,
 }
 
 template <class L, class R, Mode M>
-__global__ void init_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run) {
+__global__ void __launch_bounds__(block_threads(M)) init_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run) {
     if constexpr (M == Mode::Thread) {
         const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
         if (k >= run.instances) return;
@@ -288,20 +295,20 @@ class CudaEngine final : public InstanceEngine {
         const unsigned n = s_.instances;
         switch (mode_) {
         case Mode::Thread:
-            if (init) init_kernel<L, R, Mode::Thread><<<(n + 127) / 128, 128>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Thread><<<(n + 127) / 128, 128>>>(p_, st_, r, t0, t1);
+            if (init) init_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread)>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread)>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Warp:
-            if (init) init_kernel<L, R, Mode::Warp><<<(n + 3) / 4, 128>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Warp><<<(n + 3) / 4, 128>>>(p_, st_, r, t0, t1);
+            if (init) init_kernel<L, R, Mode::Warp><<<(n + 3) / 4, block_threads(Mode::Warp)>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Warp><<<(n + 3) / 4, block_threads(Mode::Warp)>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Block256:
-            if (init) init_kernel<L, R, Mode::Block256><<<n, 256>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Block256><<<n, 256>>>(p_, st_, r, t0, t1);
+            if (init) init_kernel<L, R, Mode::Block256><<<n, block_threads(Mode::Block256)>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Block256><<<n, block_threads(Mode::Block256)>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Block1024:
-            if (init) init_kernel<L, R, Mode::Block1024><<<n, 1024>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Block1024><<<n, 1024>>>(p_, st_, r, t0, t1);
+            if (init) init_kernel<L, R, Mode::Block1024><<<n, block_threads(Mode::Block1024)>>>(p_, st_, r);
+            else advance_kernel<L, R, Mode::Block1024><<<n, block_threads(Mode::Block1024)>>>(p_, st_, r, t0, t1);
             break;
         }
         DPR_CUDA_CHECK_LAUNCH();
