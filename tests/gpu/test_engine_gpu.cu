@@ -6,7 +6,13 @@
 //     diagnostics);
 //   - a warp or a block per instance adds the coordinates in CUB's order, not the CPU's: charges agree to a
 //     stated relative tolerance (1e-9 in double, 1e-4 in float), discrete choices (bandit arms, FTPL leaders,
-//     SCRiBLe's directions) are the same -- realised regret to the same tolerance;
+//     SCRiBLe's directions) are the same -- realised regret to the same tolerance. One exception, in float
+//     only: Exp3's arm (and DP-MAB's, which is Exp3's) is an inverse CDF over a float running sum whose
+//     normaliser is itself an order-dependent float sum, so a uniform within a few float ulps of a CDF
+//     boundary picks the neighbouring arm on one side, and that instance's path then differs (seen on an H200:
+//     1-3 of 70 instances at d = 100 and 700, T = 200). For those two, in float, at least 90% of the instances
+//     must agree entry for entry; in double every instance must (a flip needs a uniform within ~1e-16 of
+//     a boundary);
 //   - results do not depend on how the rounds are chunked.
 // Skipped (not failed) without a device.
 #include <cmath>
@@ -24,6 +30,8 @@
 using namespace dpr;
 
 namespace {
+
+constexpr std::uint32_t kInstances = 70; ///< instances of every run()
 
 struct Outcome {
     std::vector<double> expected, realized, diagnostics;
@@ -84,7 +92,7 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     EngineShape s;
     s.d = w;
     s.T = T;
-    s.instances = 70;
+    s.instances = kInstances;
     s.seed = pb.seed;
     s.checkpoints = log_checkpoints(T, 5);
     s.precision = prec;
@@ -115,6 +123,22 @@ void expect_close(const std::vector<double>& g, const std::vector<double>& c, do
     for (std::size_t i = 0; i < c.size(); ++i)
         EXPECT_NEAR(g[i], c[i], rel * (1.0 + std::fabs(c[i]))) << what << " entry " << i;
 }
+
+/// Instances (of `n`, `per` entries each in `g` and `c`) whose entries all agree within `rel`.
+std::size_t agreeing_instances(const std::vector<double>& g, const std::vector<double>& c, std::size_t n,
+                               double rel, std::vector<bool>& ok) {
+    const std::size_t per = c.size() / n;
+    ok.resize(n, true);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t j = 0; j < per; ++j)
+            if (!(std::fabs(g[k * per + j] - c[k * per + j]) <= rel * (1.0 + std::fabs(c[k * per + j])))) ok[k] = false;
+    std::size_t a = 0;
+    for (bool b : ok) a += b;
+    return a;
+}
+
+/// Learners whose arm is an inverse CDF over a float running sum (Team::categorical): Exp3 and DP-MAB.
+bool float_cdf_sampler(const std::string& n) { return n == "exp3" || n == "dp-mab"; }
 
 /// Learners with scalar code per instance (kInstanceLanes = false: SCRiBLe, the ENV21 learners).
 bool scalar_learner(const std::string& n) {
@@ -154,6 +178,17 @@ TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
                     const Outcome gpu = run(c, d, T, true, prec, "coordinates", tt, 128);
                     const double rel = prec == Precision::Double ? 1e-9 : 1e-4;
                     const std::string what = c.learner + " d=" + std::to_string(d) + " | " + gpu.policy;
+                    if (prec == Precision::Float && float_cdf_sampler(c.learner)) {
+                        const std::size_t n = kInstances;
+                        ASSERT_EQ(gpu.expected.size(), cpu.expected.size()) << what;
+                        ASSERT_EQ(gpu.diagnostics.size(), cpu.diagnostics.size()) << what;
+                        std::vector<bool> ok;
+                        agreeing_instances(gpu.expected, cpu.expected, n, rel, ok);
+                        agreeing_instances(gpu.realized, cpu.realized, n, rel, ok);
+                        const std::size_t a = agreeing_instances(gpu.diagnostics, cpu.diagnostics, n, rel, ok);
+                        EXPECT_GE(a, n * 9 / 10) << what << ": only " << a << " of " << n << " instances agree";
+                        continue;
+                    }
                     expect_close(gpu.expected, cpu.expected, rel, what + " expected");
                     expect_close(gpu.realized, cpu.realized, rel, what + " realized (arms)");
                     expect_close(gpu.diagnostics, cpu.diagnostics, rel, what + " diagnostics");
