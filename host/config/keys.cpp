@@ -330,11 +330,13 @@ std::string describe_keys(const ComponentInfo& component) {
     // Components of the convex linear-model loss families (kernels/core/sets.hpp) say which losses they take/draw.
     std::string losses;
     if (learner && component.loss_families != loss_bit(LossFamily::Linear)) {
-        for (LossFamily f : {LossFamily::Linear, LossFamily::Squared, LossFamily::Absolute})
+        for (LossFamily f : {LossFamily::Linear, LossFamily::Squared, LossFamily::Absolute, LossFamily::Affine,
+                             LossFamily::Distance})
             if (component.loss_families & loss_bit(f)) losses += (losses.empty() ? "" : " or ") + std::string(loss_family_name(f));
         losses = "; charged on " + losses;
     } else if (!learner && component.loss != LossFamily::Linear) {
-        losses = std::string("; draws ") + loss_family_name(component.loss) + ", rows (a_t, b_t)";
+        losses = std::string("; draws ") + loss_family_name(component.loss) +
+                 (component.loss == LossFamily::Distance ? ", rows (c_t, 0)" : ", rows (a_t, b_t)");
     }
     std::string out = "[" + component.section + "] " + (learner ? "algorithm" : "kind") + " = \"" +
                       component.name + "\"  (" + (learner ? "decision set: " : "loss set: ") +

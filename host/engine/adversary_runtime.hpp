@@ -16,7 +16,7 @@ struct AdversaryRuntime {
     std::size_t index = 0;         ///< position in adversaries::AllAdversaries
     Geometry geometry = Geometry::Simplex;
     LossFamily loss = LossFamily::Linear; ///< A::kLoss: the row layout and the comparator
-    std::uint64_t row_width = 0;          ///< numbers per loss row: loss_row_width(loss, d)
+    std::uint64_t row_width = 0;          ///< numbers per loss row: loss_row_width(loss, d) + A::row_extra, if any
     std::vector<unsigned char> params; ///< the adversary's Params, as bytes (trivially copyable)
     void (*fill_fn)(const void* params, const adversaries::SequenceCtx&, std::uint64_t t, double* out) = nullptr;
     /// A::row_epoch if the adversary declares it (rows of equal epoch are equal), else null.

@@ -119,8 +119,9 @@ AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv,
             r.index = i;
             r.geometry = A::kGeometry;
             r.loss = LossFamilyOf<A>::value;
-            r.row_width = loss_row_width(r.loss, pb.d);
-            r.params = to_bytes(A::resolve(kv, pb));
+            const typename A::Params ap = A::resolve(kv, pb);
+            r.row_width = loss_row_width(r.loss, pb.d) + adversaries::row_extra<A>(ap);
+            r.params = to_bytes(ap);
             r.fill_fn = &fill_erased<A>;
             if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;
             static_assert(A::kGeometry != Geometry::Polytope || HasComparator<A>::value,

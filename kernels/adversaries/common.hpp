@@ -43,9 +43,13 @@
 //   sub kSubDirection round 0, element i   coordinate i of a fixed random direction theta
 //   sub kSubMeans     round 0, element k   per-expert means fixed for the sequence (realizable's
 //                                          mu_{2k}, mu_{2k+1}: the two uniforms of one block)
+//   sub kSubHidden    round t (1..T)       bco-distance's centre index k_t
+//   sub kSubCentres   round 2k+1, 2k+2,    bco-distance's centre directions g_k, h_k, under the ctx
+//                     element i            {layout, 0, shared}, not the run's seed
 // Rounds are < 2^32 (rng::check_layout), so t fits the 32-bit round field.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/noise/samplers.hpp"
@@ -74,7 +78,8 @@ enum AdversarySub : std::uint32_t {
     kSubOrder = 2,
     kSubDirection = 3,
     kSubMeans = 4,
-    kSubsUsed = 5, ///< one past the largest; new subs go above kSubMeans
+    kSubCentres = 5, ///< bco-distance: the directions that fix its centres (under the `layout` key, not the seed)
+    kSubsUsed = 6,   ///< one past the largest; new subs go above kSubCentres
 };
 static_assert(kSubsUsed <= rng::kMaxSub, "adversary sub values must fit the counter's 8-bit sub field");
 
@@ -135,6 +140,19 @@ DPR_HD inline void normalise(double* out, std::uint32_t d, double sq) {
     }
     const double inv = 1.0 / std::sqrt(sq);
     for (std::uint32_t i = 0; i < d; ++i) out[i] *= inv;
+}
+
+/// A::row_extra(params): numbers an adversary appends to each row after its loss family's (sufficient statistics that
+/// only its comparator reads, e.g. bco-distance's one-hot centre counts, so that the engine's running sum of the
+/// rows carries them to comparator()); 0 when the adversary does not declare it. Learners never read them.
+template <class A, class = void>
+struct HasRowExtra : std::false_type {};
+template <class A>
+struct HasRowExtra<A, std::void_t<decltype(A::row_extra(std::declval<const typename A::Params&>()))>> : std::true_type {};
+template <class A>
+std::uint64_t row_extra(const typename A::Params& p) {
+    if constexpr (HasRowExtra<A>::value) return A::row_extra(p);
+    else return 0;
 }
 
 } // namespace dpr::adversaries

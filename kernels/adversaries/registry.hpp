@@ -1,6 +1,7 @@
 #pragma once
 // Every oblivious adversary, one line each (kernels/core/type_list.hpp). Adding one = its header, its
 // line here, its tests; both backends and the config layer instantiate from this list.
+#include "kernels/adversaries/bco_convex.hpp"
 #include "kernels/adversaries/bco_linear.hpp"
 #include "kernels/adversaries/bernoulli.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
@@ -33,7 +34,9 @@ using AllAdversaries = TypeList<
     CubeCoordinate,
     CubeDrift,
     FileCube,
-    BcoLinear>;
+    BcoLinear,
+    BcoAbsolute,
+    BcoDistance>;
 // clang-format on
 
 } // namespace dpr::adversaries

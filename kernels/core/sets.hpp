@@ -34,6 +34,11 @@ inline constexpr const char* geometry_name(Geometry g) {
 ///                                                      D (b_t = <a_t, x_0>, x_0 in D); not realizable: the
 ///                                                      comparator is min_{x in D} <A_t, x> - B_t, one LO call
 ///                                                      (the adversary's comparator(), Geometry::Polytope)
+///   Distance  l_t(x) = ||x - c_t||_2                   ENV21 §3.3's distance losses, c_t in D: convex,
+///                                                      1-Lipschitz, zero at c_t; row = c_t at 0..d-1, then 0 (the
+///                                                      width of the other families); not realizable when c_t
+///                                                      moves: the adversary's comparator() solves the weighted
+///                                                      Fermat-Weber problem of its centres (Geometry::Polytope)
 /// An adversary declares `static constexpr LossFamily kLoss` (default Linear); a learner declares the families
 /// it accepts as a bit mask `static constexpr unsigned kLossFamilies` (default: Linear only); the host refuses a
 /// pairing whose family the learner does not accept, naming both.
@@ -42,6 +47,7 @@ enum class LossFamily : std::uint8_t {
     Squared = 1,
     Absolute = 2,
     Affine = 3,
+    Distance = 4,
 };
 
 inline constexpr unsigned loss_bit(LossFamily f) { return 1u << static_cast<unsigned>(f); }
@@ -50,10 +56,12 @@ inline constexpr const char* loss_family_name(LossFamily f) {
     return f == LossFamily::Linear    ? "linear losses <l_t, x>"
            : f == LossFamily::Squared ? "squared losses (<a_t, x> - b_t)^2 / 2"
            : f == LossFamily::Absolute ? "absolute losses |<a_t, x> - b_t|"
-                                       : "affine losses <a_t, x> - b_t";
+           : f == LossFamily::Affine   ? "affine losses <a_t, x> - b_t"
+                                       : "distance losses ||x - c_t||_2";
 }
 
-/// Numbers per loss row: d for linear losses, d + 1 (a_t, then b_t) for the linear-model families.
+/// Numbers per loss row of the family: d for linear losses, d + 1 (a_t, then b_t; c_t, then 0) for the others. An
+/// adversary may append numbers that only its comparator reads (A::row_extra, host/engine/registry.cpp).
 inline constexpr std::uint64_t loss_row_width(LossFamily f, std::uint32_t d) {
     return static_cast<std::uint64_t>(d) + (f == LossFamily::Linear ? 0u : 1u);
 }

@@ -26,7 +26,7 @@ namespace dpr::learners {
 struct Fkm {
     static constexpr const char* kName = "fkm";
     static constexpr Geometry kGeometry = Geometry::Polytope;
-    static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Affine);
+    static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr bool kInstanceLanes = false;
     static constexpr std::array<KeySpec, 2> kKeys = {
         KeySpec{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
@@ -41,6 +41,7 @@ struct Fkm {
     struct Params {
         domains::Domain dom;
         std::uint32_t row_d; ///< the loss row's width, n + 1: a_t then b_t
+        LossFamily loss;     ///< Affine, Absolute or Distance (bco_detail::loss_value)
         std::uint64_t T;
         std::uint32_t n_eff;
         double eta, zeta;
@@ -50,6 +51,7 @@ struct Fkm {
         Params p{};
         p.dom = bco_detail::domain_of(pb);
         p.row_d = p.dom.n + 1;
+        p.loss = pb.loss;
         p.T = pb.T > 0 ? pb.T : 1;
         p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
         const double Td = static_cast<double>(p.T), n = static_cast<double>(p.n_eff), D = p.dom.diameter;
@@ -115,7 +117,7 @@ struct Fkm {
         double* scratch = ws + 4 * static_cast<std::uint64_t>(n);
         bco_detail::direction(p.dom, c, t, u, scratch);
         for (std::uint32_t i = 0; i < n; ++i) played[i] = x[i] + p.zeta * u[i];
-        const double f = domains::dot(row, played, n) - row[n];
+        const double f = bco_detail::loss_value(p.loss, row, played, n);
         const double out = bco_detail::outside(p.dom, played, tmp, 0.0);
         dg[0] = out > dg[0] ? out : dg[0];
         if (t < p.T) {

@@ -5,7 +5,7 @@
 // keys). The learner never projects: one LO call per round.
 //
 // Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's l2
-// diameter; L = 1, the Lipschitz constant of the Affine family's losses, ||a_t||_2 <= 1):
+// diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
 //   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number of
 //   batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and
 //   zeta = D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
@@ -17,7 +17,8 @@
 //   round t of batch R (1-based), r = its index in the batch:
 //     u_t = P z / ||P z||, z ~ N(0, I_n)     P: the projection onto the subspace parallel to aff(D);
 //                                            z_i from (Exploration, round t, element i)
-//     play x_t = x~_{R-1} + zeta u_t;  charged f_t(x_t) = <a_t, x_t> - b_t (the only use of the row)
+//     play x_t = x~_{R-1} + zeta u_t;  charged f_t(x_t) (the only use of the row: <a_t, x_t> - b_t,
+//                                       |<a_t, x_t> - b_t| or ||x_t - c_t||, bco_detail::loss_value)
 //     F_t = (n / zeta) clip(f_t(x_t), C);  g~_R += F_t u_t         C = L (D + zeta) >= |f_t(x_t)| (below)
 //     one FW step on q_R(y) = ||y||^2 / 2 + eta <s~_{R-1}, y>     (the sign of §4 item 7, corrected):
 //        v = LO(y + eta s~_{R-1});  gap = <y - v, y + eta s~_{R-1}>;
@@ -176,13 +177,31 @@ struct Diagnostics<true> {
                                                           "max_noise_l2"};
 };
 
+/// f_t(x) of the ENV21 loss families (kernels/core/sets.hpp) from the round's row: Affine <a, x> - b (also what a
+/// Polytope learner assumes when the problem names no family), Absolute |<a, x> - b|, Distance ||x - c||_2 (row = c
+/// then 0). Each is 1-Lipschitz (||a||_2 <= 1) with a zero in D (b = <a, x_0> resp. <a, c>, c in D; c_t in D), which
+/// is all the learners' clip C = L (D + zeta) and their sensitivity rely on.
+DPR_HD inline double loss_value(LossFamily f, const double* row, const double* x, std::uint32_t n) {
+    if (f == LossFamily::Distance) {
+        double s = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) s += (x[i] - row[i]) * (x[i] - row[i]);
+        return std::sqrt(s);
+    }
+    const double v = domains::dot(row, x, n) - row[n];
+    return f == LossFamily::Absolute ? std::fabs(v) : v;
+}
+
+/// The families the Polytope learners are charged on.
+inline constexpr unsigned kFamilies =
+    loss_bit(LossFamily::Affine) | loss_bit(LossFamily::Absolute) | loss_bit(LossFamily::Distance);
+
 } // namespace bco_detail
 
 template <bool kPrivate>
 struct BanditFw {
     static constexpr const char* kName = kPrivate ? "private-bandit-fw" : "garber-kretzu";
     static constexpr Geometry kGeometry = Geometry::Polytope;
-    static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Affine);
+    static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr auto kKeys = bco_detail::Keys<kPrivate>::kKeys;
     static constexpr auto kDiagnostics = bco_detail::Diagnostics<kPrivate>::kNames;
     static constexpr bool kInstanceLanes = false;
@@ -197,11 +216,12 @@ struct BanditFw {
     static constexpr int kEta = bco_detail::pos(kKeys, "eta");
     static constexpr int kZeta = bco_detail::pos(kKeys, "zeta");
 
-    static constexpr double kLipschitz = 1.0; ///< L of the Affine family (||a_t||_2 <= 1; kernels/core/sets.hpp)
+    static constexpr double kLipschitz = 1.0; ///< L of the three families (||a_t||_2 <= 1; kernels/core/sets.hpp)
 
     struct Params {
         domains::Domain dom;
         std::uint32_t row_d;   ///< the loss row's width, n + 1: a_t then b_t (loss_row_width)
+        LossFamily loss;       ///< Affine, Absolute or Distance (bco_detail::loss_value)
         std::uint64_t T;
         std::uint64_t batch;   ///< T_batch
         std::uint64_t batches; ///< N_b = ceil(T / T_batch)
@@ -223,6 +243,7 @@ struct BanditFw {
         Params p{};
         p.dom = bco_detail::domain_of(pb);
         p.row_d = p.dom.n + 1;
+        p.loss = pb.loss;
         p.T = pb.T > 0 ? pb.T : 1;
         const std::uint64_t rounds = static_cast<std::uint64_t>(std::ceil(std::sqrt(static_cast<double>(p.T))));
         p.batch = (p.T + rounds - 1) / rounds;
@@ -412,7 +433,7 @@ struct BanditFw {
         const std::uint32_t n = p.dom.n;
         double* x = arr(p, ws, 6);
         play_point(p, c, ws, t, x);
-        const double f = domains::dot(row, x, n) - row[n]; // the bandit feedback: the only use of the row
+        const double f = bco_detail::loss_value(p.loss, row, x, n); // the bandit feedback: the only use of the row
         const double fc = f > p.clip ? p.clip : f < -p.clip ? -p.clip : f;
         if (std::fabs(f) > p.clip * (1.0 + 1e-9)) dg[kClipped] += 1.0;
         const double F = static_cast<double>(p.n_eff) / p.zeta * fc;

@@ -28,10 +28,10 @@ DPR_HD inline double comparator(Geometry g, const double* L, std::uint32_t d) {
 /// The comparator of a sequence of the family f whose rows (width loss_row_width(f, d)) sum to L: the linear
 /// comparator above for Linear; 0 for the linear-model families, whose adversaries draw b_t = <a_t, x*> for
 /// a fixed x* in X (the family contract in kernels/core/sets.hpp), so every prefix has total loss 0 at x*.
-/// Geometry::Polytope (or the Affine family) has no closed form here: its adversary's comparator() computes it from
+/// Geometry::Polytope (or the Affine and Distance families) has no closed form here: its adversary's comparator() computes it from
 /// the decision set (host/engine/adversary_runtime.hpp); this returns NaN, which the host refuses to summarise.
 DPR_HD inline double comparator(Geometry g, LossFamily f, const double* L, std::uint32_t d) {
-    if (g == Geometry::Polytope || f == LossFamily::Affine) return NAN;
+    if (g == Geometry::Polytope || f == LossFamily::Affine || f == LossFamily::Distance) return NAN;
     return f == LossFamily::Linear ? comparator(g, L, d) : 0.0;
 }
 

@@ -63,10 +63,11 @@ inline SequenceCtx ctx(std::uint32_t seed, std::uint32_t sequence = dpr::adversa
     return SequenceCtx{seed, stream, sequence};
 }
 
-/// Numbers per row of A: d, or d + 1 for the linear-model loss families (kernels/core/sets.hpp).
+/// Numbers per row of A: d, or d + 1 for the other loss families (kernels/core/sets.hpp), + A::row_extra.
 template <class A>
 std::size_t width(const typename A::Params& p) {
-    return static_cast<std::size_t>(dpr::loss_row_width(dpr::LossFamilyOf<A>::value, p.d));
+    return static_cast<std::size_t>(dpr::loss_row_width(dpr::LossFamilyOf<A>::value, p.d) +
+                                    dpr::adversaries::row_extra<A>(p));
 }
 
 /// Rows t = 1..T of one sequence, row-major (T x width).

@@ -105,13 +105,14 @@ TEST(AdversaryRegistry, NamesKeysAndParamsAreWellFormed) {
     EXPECT_EQ(simplex, 6);
     EXPECT_EQ(ball, 5);
     EXPECT_EQ(cube, 3);
-    EXPECT_EQ(polytope, 1); // bco-linear
+    EXPECT_EQ(polytope, 3); // bco-linear, bco-absolute, bco-distance
     EXPECT_EQ(shared_only, 3); // file, file-ball, file-cube
-    EXPECT_EQ(linear_model, 3); // squared-realizable, absolute-realizable, bco-linear (affine)
+    EXPECT_EQ(linear_model, 5); // squared-/absolute-realizable, bco-linear (affine), bco-absolute, bco-distance
     EXPECT_EQ(names, (std::set<std::string>{"file", "bernoulli", "realizable", "halving", "lower-bound",
                                             "switching", "unit-vectors", "drifting", "file-ball",
                                             "squared-realizable", "absolute-realizable", "cube-coordinate",
-                                            "cube-drift", "file-cube", "bco-linear"}));
+                                            "cube-drift", "file-cube", "bco-linear", "bco-absolute",
+                                            "bco-distance"}));
 }
 
 TEST(AdversaryRegistry, DefaultsPassCheck) {
@@ -134,7 +135,8 @@ TEST(AdversaryRegistry, FillIsAPureFunctionThatWritesExactlyItsRowWidth) {
         std::vector<double> storage;
         const auto p = A::resolve(default_keys<A>(storage), kProblem);
         const std::size_t W = advtest::width<A>(p);
-        EXPECT_EQ(W, kD + (LossFamilyOf<A>::value == LossFamily::Linear ? 0u : 1u)) << A::kName;
+        EXPECT_EQ(W, kD + (LossFamilyOf<A>::value == LossFamily::Linear ? 0u : 1u) + adversaries::row_extra<A>(p))
+            << A::kName;
         for (const SequenceCtx c : {ctx(3), ctx(3, 0), ctx(3, 17, 2)}) {
             const auto forward = advtest::matrix<A>(p, c);
             std::vector<double> other(forward.size());
@@ -212,7 +214,17 @@ TEST(AdversaryRegistry, LossesLieInTheDeclaredLossSet) {
                 if (A::kGeometry == Geometry::Ball) { // the unit l2 ball (unit-vectors and drifting
                     EXPECT_LE(std::sqrt(l2), 1.0 + 1e-12) << A::kName; // lie on its sphere: test_adv_olo)
                 }
-                if (A::kGeometry == Geometry::Polytope) { // 1-Lipschitz affine losses (ENV21's L = 1)
+                if constexpr (LossFamilyOf<A>::value == LossFamily::Distance) { // c_t in D, one-hot centre counter
+                    std::vector<double> x(kD);
+                    ASSERT_TRUE(domains::project(p.domain, &m[t * W], x.data())) << A::kName;
+                    for (std::uint32_t i = 0; i < kD; ++i) EXPECT_NEAR(x[i], m[t * W + i], 1e-12) << A::kName;
+                    double ones = 0.0;
+                    for (std::size_t j = kD + 1; j < W; ++j) {
+                        EXPECT_TRUE(m[t * W + j] == 0.0 || m[t * W + j] == 1.0) << A::kName;
+                        ones += m[t * W + j];
+                    }
+                    EXPECT_EQ(ones, 1.0) << A::kName;
+                } else if (A::kGeometry == Geometry::Polytope) { // 1-Lipschitz affine losses (ENV21's L = 1)
                     EXPECT_LE(std::sqrt(l2), 1.0 + 1e-12) << A::kName;
                 }
                 if (A::kGeometry == Geometry::Cube) {
