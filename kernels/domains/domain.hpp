@@ -217,15 +217,44 @@ DPR_HD inline double dot(const double* v, const double* x, std::uint32_t n) {
     return s;
 }
 
+/// The coordinate value of centre() (every coordinate equal), for the non-graph sets.
+DPR_HD inline double centre_value(const Domain& D) {
+    return D.kind == DomainKind::Simplex    ? 1.0 / D.n
+           : D.kind == DomainKind::KSubsets ? static_cast<double>(D.k) / D.n
+                                            : 0.0;
+}
+
 /// A point of the relative interior of D for the sets with a closed-form centre (the centre of symmetry: 0 for
 /// the balls and the cube, the barycentre 1/n or k/n of the simplex and k-subsets); graph sets: false.
 DPR_HD inline bool centre(const Domain& D, double* c) {
     if (D.graph()) return false;
-    const double value = D.kind == DomainKind::Simplex    ? 1.0 / D.n
-                         : D.kind == DomainKind::KSubsets ? static_cast<double>(D.k) / D.n
-                                                          : 0.0;
+    const double value = centre_value(D);
     for (std::uint32_t i = 0; i < D.n; ++i) c[i] = value;
     return true;
+}
+
+/// The radius r of a ball around centre() inside D, within aff(D) (ENV21 App. D's interior ball; ALGORITHMS.md §3.3
+/// "Domain assumption and shrinking"): the distance from the centre to the nearest facet --
+///   simplex 1/sqrt(n(n-1)) (facet x_i = 0, its normal e_i - 1/n within the hyperplane has norm sqrt((n-1)/n)),
+///   k-subsets min(k, n-k)/sqrt(n(n-1)) (facets x_i = 0 and x_i = 1 likewise), l1 ball r/sqrt(n), l2 ball r,
+///   cube 1. 0 for the graph sets: no certified ball is computed there (it is an LP over exponentially many facets).
+DPR_HD inline double inradius(const Domain& D) {
+    const double n = static_cast<double>(D.n);
+    switch (D.kind) {
+    case DomainKind::Simplex: return 1.0 / std::sqrt(n * (n - 1.0));
+    case DomainKind::KSubsets: return (D.k < D.n - D.k ? D.k : D.n - D.k) / std::sqrt(n * (n - 1.0));
+    case DomainKind::L1Ball: return D.radius / std::sqrt(n);
+    case DomainKind::L2Ball: return D.radius;
+    case DomainKind::Cube: return 1.0;
+    default: return 0.0;
+    }
+}
+
+/// x <- c + (1 - alpha)(x - c), c = centre() (App. D's shrinking; non-graph sets, alpha in [0, 1]). A point of
+/// D + alpha r B (B the unit ball of the subspace parallel to aff(D)) lands in D.
+DPR_HD inline void shrink_towards_centre(const Domain& D, double alpha, double* x) {
+    const double value = centre_value(D);
+    for (std::uint32_t i = 0; i < D.n; ++i) x[i] = value + (1.0 - alpha) * (x[i] - value);
 }
 
 /// z <- its projection onto the linear subspace parallel to aff(D) (see the header). scratch: scratch_size(D).

@@ -12,7 +12,8 @@
 // Tuning (OGD on the smoothed losses f^_t, L-Lipschitz with a zero in D so |f| <= C = L (D + zeta) at the plays):
 // ||g_t|| <= G = n C / zeta, eta = D / (G sqrt T) and zeta = D n^{1/2} / T^{1/4}, so that
 //   Regret <= (3/2) G D sqrt T + 2 T zeta L = O(n^{1/2} T^{3/4})        (the C8 rate; keys `eta`, `zeta` override).
-// Diagnostics: outside_max = max_t dist(x_t + zeta u_t, D) (exact: D has a projection here).
+// Diagnostics: outside_max = max_t dist(x_t + zeta u_t, D) (exact: D has a projection here). `shrink = true`: App. D,
+// as in private-bandit-fw -- f_t is queried at c + (1 - zeta/r)(x_t + zeta u_t - c), inside D.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -28,14 +29,16 @@ struct Fkm {
     static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr bool kInstanceLanes = false;
-    static constexpr std::array<KeySpec, 2> kKeys = {
+    static constexpr std::array<KeySpec, 3> kKeys = {
         KeySpec{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
                 "step size > 0; auto = D / (G sqrt T), G = n L (D + zeta) / zeta", true},
         bco_detail::kZetaKey,
+        bco_detail::kShrinkKey,
     };
     static constexpr std::array<const char*, 1> kDiagnostics = {"outside_max"};
     static constexpr int kEta = 0;
     static constexpr int kZeta = 1;
+    static constexpr int kShrink = 2;
     static constexpr double kLipschitz = 1.0;
 
     struct Params {
@@ -45,6 +48,7 @@ struct Fkm {
         std::uint64_t T;
         std::uint32_t n_eff;
         double eta, zeta;
+        double alpha; ///< App. D shrinking zeta / r (`shrink`), 0 = off
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
@@ -58,6 +62,7 @@ struct Fkm {
         p.zeta = kv.given[kZeta] ? kv.num[kZeta] : D * std::sqrt(n) / std::pow(Td, 0.25);
         const double G = n * kLipschitz * (D + p.zeta) / p.zeta;
         p.eta = kv.given[kEta] ? kv.num[kEta] : D / (G * std::sqrt(Td));
+        p.alpha = bco_detail::shrink_alpha(p.dom, kv.get(kShrink, 0.0) != 0.0, p.zeta);
         return p;
     }
 
@@ -71,7 +76,7 @@ struct Fkm {
         if (!bco_detail::check_domain(D, diag)) return false;
         if (kv.given[kEta] && !(kv.num[kEta] > 0.0)) return diag.fail("eta", "must be > 0 (got %g)", kv.num[kEta]);
         if (kv.given[kZeta] && !(kv.num[kZeta] > 0.0)) return diag.fail("zeta", "must be > 0 (got %g)", kv.num[kZeta]);
-        return true;
+        return bco_detail::check_shrink(D, kv.get(kShrink, 0.0) != 0.0, resolve(kv, pb).zeta, diag);
     }
 
     static PrivacyReport privacy(const Params&) {
@@ -117,6 +122,7 @@ struct Fkm {
         double* scratch = ws + 4 * static_cast<std::uint64_t>(n);
         bco_detail::direction(p.dom, c, t, u, scratch);
         for (std::uint32_t i = 0; i < n; ++i) played[i] = x[i] + p.zeta * u[i];
+        if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, played); // App. D: the query of f'_t
         const double f = bco_detail::loss_value(p.loss, row, played, n);
         const double out = bco_detail::outside(p.dom, played, tmp, 0.0);
         dg[0] = out > dg[0] ? out : dg[0];

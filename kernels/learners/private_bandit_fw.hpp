@@ -29,9 +29,11 @@
 // epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws: their
 // regret is bitwise equal (tests/learners/test_env21.cpp).
 //
-// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of this family
+// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these families
 // are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
-// App. D. Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
+// App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
+// set's interior ball (c, r) (domains::inradius; not on the graph sets), and queries f_t at that point: every
+// played point then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ALGORITHMS.md §3.3). Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
 // the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
 //
 // Privacy (ALGORITHMS.md B2 and §4 item 10). Replacing one f_t changes only F_t u_t inside one g~_R (u_t is internal
@@ -124,15 +126,43 @@ inline constexpr KeySpec kEtaKey{"eta", KeyType::Real, "auto", 0.0, 1e12, nullpt
 inline constexpr KeySpec kZetaKey{"zeta", KeyType::Real, "auto", 1e-9, 1e6, nullptr,
                                   "exploration radius in [1e-9, 1e6]; auto = D n^{1/2} / T^{1/4} (ENV21 Alg. 1 line 1)"};
 
+/// App. D's shrinking (ALGORITHMS.md §3.3 "Domain assumption and shrinking"): run on f'_t(x) = f_t(c + (1 - alpha)
+/// (x - c)), alpha = zeta / r, (c, r) the set's interior ball (domains::centre, domains::inradius), so that every
+/// queried point lies in D; extra regret <= T zeta L D / r. Needs zeta < r; not offered on the graph sets.
+inline constexpr KeySpec kShrinkKey{"shrink", KeyType::Bool, "false", 0, 1, nullptr,
+                                    "App. D: query f_t at c + (1 - zeta/r)(x - c) so every played point lies in D "
+                                    "(needs zeta < r, the set's interior radius; not on graph sets)"};
+
+/// alpha = zeta / r of App. D when `shrink` is on, else 0.
+inline double shrink_alpha(const domains::Domain& D, bool shrink, double zeta) {
+    if (!shrink) return 0.0;
+    const double r = domains::inradius(D);
+    return r > 0.0 ? zeta / r : kInf;
+}
+
+/// check() of the shrink key: a set with an interior ball, and zeta < r.
+inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Diagnostic& diag) {
+    if (!shrink) return true;
+    if (D.graph())
+        return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, which set = \"%s\" does not "
+                                   "provide (no certified ball for the graph sets)", domains::domain_name(D.kind));
+    const double r = domains::inradius(D);
+    if (!(zeta < r))
+        return diag.fail("zeta", "with shrink = true, zeta must be < r = %g (the interior radius of %s); got %g (the "
+                                 "automatic zeta = D n^{1/2} / T^{1/4} falls below r only for large T)",
+                         r, domains::domain_name(D.kind), zeta);
+    return true;
+}
+
 template <bool kPrivate>
 struct Keys;
 template <>
 struct Keys<false> {
-    static constexpr std::array<KeySpec, 3> kKeys = {kFwStepKey, kEtaKey, kZetaKey};
+    static constexpr std::array<KeySpec, 4> kKeys = {kFwStepKey, kEtaKey, kZetaKey, kShrinkKey};
 };
 template <>
 struct Keys<true> {
-    static constexpr std::array<KeySpec, 9> kKeys = {
+    static constexpr std::array<KeySpec, 10> kKeys = {
         KeySpec{"epsilon", KeyType::Real, "", 0.0, kInf, nullptr,
                 "privacy parameter eps > 0 of the played sequence; inf = no noise (equal to garber-kretzu bit for bit)",
                 true},
@@ -149,6 +179,7 @@ struct Keys<true> {
         kFwStepKey,
         kEtaKey,
         kZetaKey,
+        kShrinkKey,
     };
 };
 
@@ -215,6 +246,7 @@ struct BanditFw {
     static constexpr int kFwStep = bco_detail::pos(kKeys, "fw_step");
     static constexpr int kEta = bco_detail::pos(kKeys, "eta");
     static constexpr int kZeta = bco_detail::pos(kKeys, "zeta");
+    static constexpr int kShrink = bco_detail::pos(kKeys, "shrink");
 
     static constexpr double kLipschitz = 1.0; ///< L of the three families (||a_t||_2 <= 1; kernels/core/sets.hpp)
 
@@ -228,6 +260,7 @@ struct BanditFw {
         std::uint32_t n_eff;
         double eta, zeta;
         double clip;           ///< C = L (D + zeta)
+        double alpha;          ///< App. D shrinking zeta / r (`shrink`), 0 = off
         bool line_search;
         double epsilon, delta;
         bool paper;            ///< calibration = paper
@@ -253,6 +286,7 @@ struct BanditFw {
         p.eta = kv.given[kEta] ? kv.num[kEta] : D / (std::pow(Td, 0.75) * std::sqrt(n) * kLipschitz);
         p.zeta = kv.given[kZeta] ? kv.num[kZeta] : D * std::sqrt(n) / std::pow(Td, 0.25);
         p.clip = kLipschitz * (D + p.zeta);
+        p.alpha = bco_detail::shrink_alpha(p.dom, kv.get(kShrink, 0.0) != 0.0, p.zeta);
         p.line_search = static_cast<int>(kv.get(kFwStep, 0)) == 0;
         const double d2 = 2.0 * n / p.zeta * p.clip;
         const double d1 = std::sqrt(static_cast<double>(p.dom.n)) * d2;
@@ -297,6 +331,7 @@ struct BanditFw {
         if (kv.given[kEta] && !(kv.num[kEta] > 0.0)) return diag.fail("eta", "must be > 0 (got %g)", kv.num[kEta]);
         if (kv.given[kZeta] && !(kv.num[kZeta] > 0.0))
             return diag.fail("zeta", "must be > 0 (got %g)", kv.num[kZeta]);
+        if (!bco_detail::check_shrink(D, kv.get(kShrink, 0.0) != 0.0, resolve(kv, pb).zeta, diag)) return false;
         if constexpr (kPrivate) {
             const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
             if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] && !(kv.get(kDelta, 0.0) > 0.0))
@@ -426,6 +461,7 @@ struct BanditFw {
         bco_detail::direction(p.dom, c, t, u, arr(p, ws, 9));
         const double* xc = arr(p, ws, 0);
         for (std::uint32_t i = 0; i < p.dom.n; ++i) x[i] = xc[i] + p.zeta * u[i];
+        if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, x); // App. D: the query of f'_t
     }
 
     DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,

@@ -343,6 +343,65 @@ TEST(Domains, EuclideanProjectionIsTheNearestPoint) {
     EXPECT_FALSE(project(make(g), v.data(), x.data()));
 }
 
+TEST(Domains, InradiusIsTheLargestBallAroundTheCentreInsideTheSet) {
+    // App. D's interior ball (c, r): c + r u lies in D for random unit u of the subspace parallel to aff(D) (the
+    // projection moves it by < 1e-12), and r is tight: along the inward facet normal of some facet (the parallel
+    // part of -e_i, e_i or a sign vector), c + 1.01 r u leaves D. shrink_towards_centre maps D + alpha r B into D.
+    std::mt19937_64 gen(5);
+    std::normal_distribution<double> z;
+    for (DomainKind kind : {DomainKind::Simplex, DomainKind::L1Ball, DomainKind::L2Ball, DomainKind::Cube,
+                            DomainKind::KSubsets}) {
+        for (std::uint32_t n : {3u, 7u}) {
+            Keys k;
+            k.set(kind).num(kK, 2).num(kRadius, 1.5);
+            const Domain D = make(k, n);
+            const double r = inradius(D);
+            ASSERT_GT(r, 0.0) << domain_name(kind);
+            Vec c(n), x(n), y(n), u(n), scratch(scratch_size(D));
+            ASSERT_TRUE(centre(D, c.data()));
+            const auto dist = [&](const Vec& p) {
+                EXPECT_TRUE(project(D, p.data(), y.data()));
+                double s = 0.0;
+                for (std::uint32_t i = 0; i < n; ++i) s += (p[i] - y[i]) * (p[i] - y[i]);
+                return std::sqrt(s);
+            };
+            const auto unit = [&](Vec& v) {
+                project_parallel(D, v.data(), scratch.data());
+                const double nv = std::sqrt(dotv(v, v));
+                for (auto& e : v) e /= nv;
+            };
+            for (int trial = 0; trial < 500; ++trial) {
+                for (auto& e : u) e = z(gen);
+                unit(u);
+                for (std::uint32_t i = 0; i < n; ++i) x[i] = c[i] + r * u[i];
+                EXPECT_LT(dist(x), 1e-12) << domain_name(kind) << " n " << n;
+                // a point of D + alpha r B, shrunk, is in D: a vertex plus alpha r u
+                Vec w(n), g(n);
+                for (auto& e : g) e = z(gen);
+                lo(D, g.data(), w.data(), scratch.data());
+                for (std::uint32_t i = 0; i < n; ++i) w[i] += 0.3 * r * u[i];
+                shrink_towards_centre(D, 0.3, w.data());
+                EXPECT_LT(dist(w), 1e-12) << domain_name(kind) << " n " << n;
+            }
+            double exits = 0.0;
+            for (std::uint32_t i = 0; i < n; ++i)
+                for (double sgn : {-1.0, 1.0}) {
+                    for (std::uint32_t j = 0; j < n; ++j) u[j] = sgn * (i == j ? 1.0 : 0.0);
+                    Vec s(n, sgn);
+                    for (Vec* v : {&u, &s}) {
+                        unit(*v);
+                        for (std::uint32_t j = 0; j < n; ++j) x[j] = c[j] + 1.01 * r * (*v)[j];
+                        exits = std::max(exits, dist(x));
+                    }
+                }
+            EXPECT_GT(exits, 1e-4 * r) << domain_name(kind) << " n " << n << ": r is not tight";
+        }
+    }
+    Keys g;
+    g.set(DomainKind::SpanningTree).num(kNodes, 4);
+    EXPECT_EQ(inradius(make(g)), 0.0); // no certified ball for the graph sets
+}
+
 TEST(Domains, BadKeysAndGraphsNameTheKeyEdgeOrNode) {
     const char* key = nullptr;
     {

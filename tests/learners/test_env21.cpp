@@ -488,6 +488,29 @@ TEST(Env21, FkmAndTheFrankWolfeLearnersLearn) {
     for (std::uint32_t k = 0; k < 10; ++k) EXPECT_LE(r.diagnostic("outside_max", k), zeta * (1 + 1e-9));
 }
 
+TEST(Env21, ShrinkingKeepsEveryPlayedPointInsideD) {
+    // App. D (`shrink = true`): f_t is queried at c + (1 - zeta/r)(x - c), so outside_max is 0 where it is about
+    // zeta without shrinking (the same keys, the same draws).
+    for (const char* learner : {"garber-kretzu", "private-bandit-fw", "fkm"}) {
+        for (double set : {0.0, 3.0, 4.0}) { // simplex, cube, k-subsets
+            const bool priv = std::string(learner) == "private-bandit-fw";
+            const test::KeyList adv = {{"set", set}, {"k", 2.0}};
+            const auto plain = priv ? test::simulate(learner, {{"zeta", 0.05}, {"epsilon", 10.0}}, "bco-distance", adv, 6, 4096, 10)
+                                    : test::simulate(learner, {{"zeta", 0.05}}, "bco-distance", adv, 6, 4096, 10);
+            const auto shrunk =
+                priv ? test::simulate(learner, {{"zeta", 0.05}, {"epsilon", 10.0}, {"shrink", 1.0}}, "bco-distance", adv, 6,
+                                      4096, 10)
+                     : test::simulate(learner, {{"zeta", 0.05}, {"shrink", 1.0}}, "bco-distance", adv, 6, 4096, 10);
+            double before = 0.0;
+            for (std::uint32_t k = 0; k < 10; ++k) {
+                EXPECT_LE(shrunk.diagnostic("outside_max", k), 1e-12) << learner << " set " << set;
+                before = std::max(before, plain.diagnostic("outside_max", k));
+            }
+            EXPECT_GT(before, 1e-3) << learner << " set " << set << ": without shrinking the plays do leave D";
+        }
+    }
+}
+
 TEST(Env21, BadSetsKeysAndPairingsExitTwoNamingTheKey) {
     test::TempDir dir;
     const auto run = [&](const std::string& adversary, const std::string& learner) {
@@ -508,6 +531,9 @@ TEST(Env21, BadSetsKeysAndPairingsExitTwoNamingTheKey) {
         {"set = \"spanning-tree\"\nnodes = 5\n", "algorithm = \"fkm\"\n", "no cheap projection"},
         {"d = 4\n", "algorithm = \"private-bandit-fw\"\nepsilon = 1.0\nnoise = \"gaussian\"\n", "delta"},
         {"d = 4\n", "algorithm = \"hedge\"\n", "decision set"},
+        {"set = \"spanning-tree\"\nnodes = 5\n", gk + "shrink = true\n", "shrink"},
+        {"d = 4\n", gk + "shrink = true\nzeta = 0.5\n", "zeta must be < r"},
+        {"d = 4\n", gk + "shrink = true\n", "zeta must be < r"}, // T = 16: the automatic zeta is too large
     };
     for (const Bad& b : cases) {
         const auto r = run(b.adversary, b.learner);
