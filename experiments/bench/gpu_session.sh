@@ -79,7 +79,8 @@ EOF
             a=$(run_point "$alg" "$d" "$T" "$n1" "$prec" "$extra"); b=$(run_point "$alg" "$d" "$T" "$n2" "$prec" "$extra")
             case "$a$b" in *FAILED*) echo "$alg d=$d T=$T $prec: $a | $b"; echo "$alg,$d,$T,$prec,$n1,$n2,,,,,FAILED,${k2:-}" >> "$csv"; continue;; esac
             read -r w1 r1 p1 <<< "$a"; read -r w2 r2 p2 <<< "$b"
-            m=$(python3 -c "print(f'{($n2-$n1)*$d*$T/max($w2-$w1,1e-9):.4g}')")
+            # NA when the larger run was not slower: fixed costs dominate, there is no marginal rate to report
+            m=$(python3 -c "print(f'{($n2-$n1)*$d*$T/($w2-$w1):.4g}' if $w2 > $w1 else 'NA')")
             echo "$alg,$d,$T,$prec,$n1,$n2,$w1,$w2,$r2,$m,$p2,${k2:-}" | tee -a "$csv"
         done
     done
