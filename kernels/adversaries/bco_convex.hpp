@@ -190,7 +190,7 @@ struct BcoDistance {
             }
             double rn = 0.0;
             for (double v : r) rn += v * v;
-            if (std::sqrt(rn) <= w[j]) return value(c[j].data());
+            if (std::sqrt(rn) <= w[j] * (1.0 + 1e-12)) return value(c[j].data()); // optimal up to rounding
         }
         double diam = 0.0;
         for (std::size_t j = 0; j < K; ++j)

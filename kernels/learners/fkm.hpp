@@ -43,7 +43,7 @@ struct Fkm {
 
     struct Params {
         domains::Domain dom;
-        std::uint32_t row_d; ///< the loss row's width, n + 1: a_t then b_t
+        std::uint32_t row_d; ///< the loss row's width, n + 1: a_t then b_t (Distance: c_t then 0)
         LossFamily loss;     ///< Affine, Absolute or Distance (bco_detail::loss_value)
         std::uint64_t T;
         std::uint32_t n_eff;

@@ -252,7 +252,7 @@ struct BanditFw {
 
     struct Params {
         domains::Domain dom;
-        std::uint32_t row_d;   ///< the loss row's width, n + 1: a_t then b_t (loss_row_width)
+        std::uint32_t row_d;   ///< the loss row's width, n + 1: a_t then b_t, or c_t then 0 (loss_row_width)
         LossFamily loss;       ///< Affine, Absolute or Distance (bco_detail::loss_value)
         std::uint64_t T;
         std::uint64_t batch;   ///< T_batch

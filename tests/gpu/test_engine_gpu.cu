@@ -181,6 +181,7 @@ TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
                     if (prec == Precision::Float && float_cdf_sampler(c.learner)) {
                         const std::size_t n = kInstances;
                         ASSERT_EQ(gpu.expected.size(), cpu.expected.size()) << what;
+                        ASSERT_EQ(gpu.realized.size(), cpu.realized.size()) << what;
                         ASSERT_EQ(gpu.diagnostics.size(), cpu.diagnostics.size()) << what;
                         std::vector<bool> ok;
                         agreeing_instances(gpu.expected, cpu.expected, n, rel, ok);

@@ -152,16 +152,22 @@ TEST(Env21, ConvexFamiliesVanishInDAndTheirComparatorIsTheBestPoint) {
             adversaries::BcoAbsolute::Params p;
             Vec sum;
             const auto rows = bco_rows<adversaries::BcoAbsolute>(D, 200, {}, 9, p, sum);
-            Vec c(n);
+            Vec c(n), pc(n);
             adversaries::BcoAbsolute::zero_point(p, adversaries::SequenceCtx{9, 0, adversaries::kSharedSequence}, c.data());
             EXPECT_NEAR(total_loss(LossFamily::Absolute, rows, c.data(), n), 0.0, 1e-12) << name;
-            EXPECT_EQ(adversaries::BcoAbsolute::comparator(p, sum.data()), 0.0);
+            if (domains::project(D, c.data(), pc.data())) // c is in D (its own projection), where there is one
+                for (std::uint32_t i = 0; i < n; ++i) EXPECT_NEAR(pc[i], c[i], 1e-12) << name;
         }
         adversaries::BcoDistance::Params p;
         Vec sum;
         const auto rows = bco_rows<adversaries::BcoDistance>(D, 300, {{"centres", 5.0}}, 9, p, sum);
         std::vector<Vec> centres(5, Vec(n));
-        for (std::uint32_t k = 0; k < 5; ++k) adversaries::BcoDistance::centre(p, k, centres[k].data());
+        for (std::uint32_t k = 0; k < 5; ++k) {
+            adversaries::BcoDistance::centre(p, k, centres[k].data());
+            Vec pc(n);
+            if (domains::project(D, centres[k].data(), pc.data())) // every centre is in D, on every set with a projection
+                for (std::uint32_t i = 0; i < n; ++i) EXPECT_NEAR(pc[i], centres[k][i], 1e-12) << name;
+        }
         for (const Vec& r : rows) {
             bool one = false;
             for (const Vec& c : centres) one = one || std::equal(c.begin(), c.end(), r.begin());
@@ -195,6 +201,21 @@ TEST(Env21, DistanceComparatorIsTheFermatWeberMinimum) {
     EXPECT_NEAR(BcoDistance::fermat_weber(two, {3.0, 7.0}, 2), 3.0 * 0.5, 1e-15);
     EXPECT_NEAR(BcoDistance::fermat_weber(two, {7.0, 7.0}, 2), 7.0 * 0.5, 1e-12);
     EXPECT_EQ(BcoDistance::fermat_weber({{0.2, 0.1}}, {5.0}, 2), 0.0);
+    // The Vardi-Zhang step: the weighted mean of these centres is exactly the light centre (0, 0), and no centre
+    // is optimal (the pulls are 2.03 > 2 at (1, 0), 2.39 > 1 at (-1, +-0.25), 0.060 > 0.05 at the origin), so
+    // Weiszfeld starts on a centre that it must leave; the minimum must still be found.
+    const std::vector<Vec> vz = {{1.0, 0.0}, {-1.0, 0.25}, {-1.0, -0.25}, {0.0, 0.0}};
+    const Vec vzw = {2.0, 1.0, 1.0, 0.05};
+    double vz_grid = kInf;
+    for (double x = -1.0; x <= 1.0; x += 1e-3)
+        for (double y = -1.0; y <= 1.0; y += 1e-3) {
+            double f = 0.0;
+            for (std::size_t k = 0; k < vz.size(); ++k) f += vzw[k] * std::hypot(x - vz[k][0], y - vz[k][1]);
+            vz_grid = std::min(vz_grid, f);
+        }
+    const double vz_fw = BcoDistance::fermat_weber(vz, vzw, 2);
+    EXPECT_LE(vz_fw, vz_grid * (1 + 1e-12));
+    EXPECT_GE(vz_fw, vz_grid - 4.05 * 1e-3 / std::sqrt(2.0));
     {
         adversaries::BcoDistance::Params p;
         Vec sum;
@@ -231,7 +252,6 @@ TEST(Env21, ConvexFamiliesAreLearnedAndNeverClipped) {
             const auto small = test::simulate(learner, {}, adv, {{"set", 0.0}}, 4, 1024, 40);
             const auto large = test::simulate(learner, {}, adv, {{"set", 0.0}}, 4, 65536, 40);
             EXPECT_LT(large.mean_regret() / 65536.0, 0.5 * small.mean_regret() / 1024.0) << learner << " " << adv;
-            EXPECT_GT(small.mean_regret(), 0.0) << learner << " " << adv;
         }
         const test::KeyList set = {{"set", 5.0}, {"nodes", 5.0}}; // spanning trees of K_5
         const auto gk = test::simulate("garber-kretzu", {}, adv, set, 6, 900, 12);
