@@ -58,7 +58,9 @@ struct PointMemory {
 /// cpu_engine_impl.hpp and point_runner.cpp).
 PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes) {
     const config::Point& p = *r.point;
-    const std::uint64_t I = cfg.run.instances, d = std::max<std::uint32_t>(p.problem.d, 1), T = p.problem.T;
+    // d: numbers per loss row (the adversary's row width: d, d + 1 for the (a_t, b_t) families, more with row_extra)
+    const std::uint64_t I = cfg.run.instances, T = p.problem.T;
+    const std::uint64_t d = std::max<std::uint64_t>(r.adversary.row_width ? r.adversary.row_width : p.problem.d, 1);
     const std::uint64_t pitch = (d + kLanePad - 1) / kLanePad * kLanePad; // rows padded to SIMD lanes
     const std::uint64_t C = std::min<std::uint64_t>(cfg.run.checkpoints, T) + 1; // log_checkpoints() <= n (+ T)
     const std::uint64_t nd = r.learner.diagnostic_names.size();
