@@ -69,9 +69,8 @@ struct BcoAbsolute : BcoLinear {
 };
 
 /// bco-distance: f_t(x) = ||x - c_t||, c_t one of K fixed centres of D.
-struct BcoDistance {
+struct BcoDistance : PolytopeAdversary {
     static constexpr const char* kName = "bco-distance";
-    static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr LossFamily kLoss = LossFamily::Distance;
     static constexpr bool kSharedOnly = false;
     static constexpr std::uint32_t kMaxCentres = 64;
@@ -101,20 +100,8 @@ struct BcoDistance {
         p.T = pb.T;
         p.centres = static_cast<std::uint32_t>(kv.get(kCentres, 4.0));
         p.layout = static_cast<std::uint32_t>(kv.get(kLayout, 1.0));
-        if (pb.domain) p.domain = *pb.domain;
-        else {
-            Diagnostic ignore; // check() reports what is wrong
-            domains::build_domain(kv, pb.d, p.domain, ignore);
-        }
+        p.domain = domain_of(kv, pb);
         return p;
-    }
-    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        domains::Domain D;
-        return domains::build_domain(kv, pb.d, D, diag);
-    }
-    static std::uint32_t dimension(const KeyValues& kv) { return domains::domain_dimension(kv); }
-    static bool domain(const KeyValues& kv, std::uint32_t d, domains::Domain& D, Diagnostic& diag) {
-        return domains::build_domain(kv, d, D, diag);
     }
     /// The one-hot centre counter after the family's n + 1 numbers.
     static std::uint64_t row_extra(const Params& p) { return p.centres; }

@@ -29,9 +29,33 @@
 
 namespace dpr::adversaries {
 
-struct BcoLinear {
-    static constexpr const char* kName = "bco-linear";
+/// What every adversary on a decision set (Geometry::Polytope) shares: the check of the set keys, the dimension they
+/// imply and the Domain they build (kernels/domains/build.hpp).
+struct PolytopeAdversary {
     static constexpr Geometry kGeometry = Geometry::Polytope;
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        domains::Domain D;
+        return domains::build_domain(kv, pb.d, D, diag);
+    }
+    /// The dimension the keys imply (the edges of a graph set), 0 when d is the user's (config layer).
+    static std::uint32_t dimension(const KeyValues& kv) { return domains::domain_dimension(kv); }
+    /// The decision set the keys name, for the learner (Problem::domain).
+    static bool domain(const KeyValues& kv, std::uint32_t d, domains::Domain& D, Diagnostic& diag) {
+        return domains::build_domain(kv, d, D, diag);
+    }
+    /// The problem's set, else the one the keys name (resolve() runs on checked keys; check() reports errors).
+    static domains::Domain domain_of(const KeyValues& kv, const Problem& pb) {
+        if (pb.domain) return *pb.domain;
+        domains::Domain D;
+        Diagnostic ignore;
+        domains::build_domain(kv, pb.d, D, ignore);
+        return D;
+    }
+};
+
+struct BcoLinear : PolytopeAdversary {
+    static constexpr const char* kName = "bco-linear";
     static constexpr LossFamily kLoss = LossFamily::Affine;
     static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
@@ -55,24 +79,8 @@ struct BcoLinear {
         p.d = pb.d;
         p.T = pb.T;
         p.spread = kv.get(kSpread, 1.0);
-        if (pb.domain) p.domain = *pb.domain;
-        else {
-            Diagnostic ignore; // check() reports what is wrong; resolve() is only used on checked keys
-            domains::build_domain(kv, pb.d, p.domain, ignore);
-        }
+        p.domain = domain_of(kv, pb);
         return p;
-    }
-
-    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        domains::Domain D;
-        return domains::build_domain(kv, pb.d, D, diag);
-    }
-
-    /// The dimension the keys imply (the edges of a graph set), 0 when d is the user's (config layer).
-    static std::uint32_t dimension(const KeyValues& kv) { return domains::domain_dimension(kv); }
-    /// The decision set the keys name, for the learner (Problem::domain).
-    static bool domain(const KeyValues& kv, std::uint32_t d, domains::Domain& D, Diagnostic& diag) {
-        return domains::build_domain(kv, d, D, diag);
     }
 
     /// mu_i (the sequence's mean direction, before scaling).
