@@ -2,7 +2,9 @@
 // Clopper-Pearson bounds against closed forms and their coverage, and the threshold audit on mechanisms whose
 // eps is known -- the Laplace mechanism (tight to 0.98 at eps = 1 with 1e6 trials per side, never above its eps
 // in >= 95 of 100 audits), a planted Laplace mechanism with half the noise it claims (flagged), and the
-// Gaussian mechanism at its exact (eps, delta) (Balle & Wang 2018's curve; the bound stays below it).
+// Gaussian mechanism at its exact (eps, delta) (Balle & Wang 2018's curve; the bound stays below it); and the
+// sparse vector (mech::AboveThreshold) through its halting index, with the planted variant without threshold noise
+// (one of issue 10's planted bugs) flagged at the same budget.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <boost/math/distributions/normal.hpp>
 
 #include "host/audit/epsilon_bound.hpp"
+#include "kernels/mechanisms/above_threshold.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/uniform.hpp"
 
@@ -130,6 +133,45 @@ TEST(GaussianAudit_Stat, StaysBelowTheExactEpsAtItsDelta) {
     RecordProperty("eps_lb", std::to_string(r.epsilon_lb));
     EXPECT_LE(r.epsilon_lb, eps_true) << r.event.describe();
     EXPECT_GT(r.epsilon_lb, 0.4 * eps_true) << r.event.describe();
+}
+
+/// Halting indices (1..m, m + 1 = never) of `runs` AboveThreshold runs (eps, sensitivity 1, threshold 0) over the
+/// queries q; `planted`: the threshold is not noised (the variant that is not eps-DP).
+std::vector<double> halting_indices(double eps, const std::vector<double>& q, std::uint32_t runs, std::uint32_t seed,
+                                    bool planted) {
+    std::vector<double> h(runs);
+    mech::AboveThreshold svt;
+    svt.key = RngKey{seed, 0};
+    svt.scales = mech::svt_scales(eps, 1.0);
+    svt.variant_no_threshold_noise = planted;
+    for (std::uint32_t k = 0; k < runs; ++k) {
+        svt.instance = k;
+        svt.start(0.0, 0);
+        std::uint32_t i = 0;
+        while (i < q.size() && !svt.add_query(q[i], i + 1)) ++i;
+        h[k] = static_cast<double>(i + 1);
+    }
+    return h;
+}
+
+TEST(SparseVectorAudit_Stat, AboveThresholdIsConsistentAndThePlantedVariantIsAViolation) {
+    // Queries 0, ..., 0, 100 against the neighbouring stream shifted by the sensitivity (q - 1), eps = 1; the
+    // statistic is the halting index. The correct mechanism's eps_lb stays <= 1; without threshold noise each
+    // BOTTOM answer leaks eps/4 more, and the audit must find eps_lb > 1 with the same 2e5 runs per side.
+    const double eps = 1.0;
+    const std::uint32_t m = 12, runs = 200000;
+    std::vector<double> q(m, 0.0), q2(m, -1.0);
+    q[m - 1] = 100.0;
+    q2[m - 1] = 99.0;
+    const AuditBound ok = threshold_audit(halting_indices(eps, q, runs, 41, false), halting_indices(eps, q2, runs, 42, false),
+                                          0.0, 0.05);
+    EXPECT_LE(ok.epsilon_lb, eps) << ok.event.describe();
+    EXPECT_GT(ok.epsilon_lb, 0.1) << "the audit sees some of the privacy loss";
+    const AuditBound bad = threshold_audit(halting_indices(eps, q, runs, 41, true), halting_indices(eps, q2, runs, 42, true),
+                                           0.0, 0.05);
+    RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
+    RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
+    EXPECT_GT(bad.epsilon_lb, eps) << "VIOLATION not detected: " << bad.event.describe();
 }
 
 } // namespace
