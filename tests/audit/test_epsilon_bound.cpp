@@ -4,7 +4,8 @@
 // in >= 95 of 100 audits), a planted Laplace mechanism with half the noise it claims (flagged), and the
 // Gaussian mechanism at its exact (eps, delta) (Balle & Wang 2018's curve; the bound stays below it); and the
 // sparse vector (mech::AboveThreshold) through its halting index, with the planted variant without threshold noise
-// (one of issue 10's planted bugs) flagged at the same budget.
+// (one of issue 10's planted bugs) flagged at the same budget; and the exponential mechanism, with the planted
+// variant at twice its temperature flagged.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +16,9 @@
 #include <boost/math/distributions/normal.hpp>
 
 #include "host/audit/epsilon_bound.hpp"
+#include "kernels/core/team.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exponential.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/uniform.hpp"
 
@@ -172,6 +175,37 @@ TEST(SparseVectorAudit_Stat, AboveThresholdIsConsistentAndThePlantedVariantIsAVi
     RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
     RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
     EXPECT_GT(bad.epsilon_lb, eps) << "VIOLATION not detected: " << bad.event.describe();
+}
+
+/// `runs` draws of the exponential mechanism Pr[i] ∝ exp(-c s(i)) over the scores s (draw r: round r).
+std::vector<double> expmech_draws(const std::vector<double>& s, double c, std::uint32_t runs, std::uint32_t seed) {
+    const SerialTeam<double> team{RngKey{seed, 0}, 0};
+    std::vector<double> out(runs);
+    for (std::uint32_t r = 0; r < runs; ++r) {
+        mech::ExpMechDraw draw;
+        draw.round = r;
+        out[r] = mech::exponential_mechanism(team, static_cast<std::uint32_t>(s.size()), c, draw,
+                                             [&](std::uint32_t j) { return s[j]; });
+    }
+    return out;
+}
+
+TEST(ExpMechAudit_Stat, ConsistentAtItsEpsAndThePlantedDoubleTemperatureIsAViolation) {
+    // Scores with sensitivity 1 and c = eps/2 (eps = 1): candidate 0 scores 0 and the 49 others 1, against the
+    // neighbour where candidate 0 scores 1 and the others 0. Pr[i = 0] = 1/(1 + 49 e^-c) against 1/(1 + 49 e^c):
+    // at c = 1/2 the ratio is e^0.98, so eps_lb <= 1; with c = 1 (twice the claimed temperature: really eps = 2)
+    // it is e^1.95, and 2e5 draws per side flag it.
+    std::vector<double> s(50, 1.0), s2(50, 0.0);
+    s[0] = 0.0;
+    s2[0] = 1.0;
+    const std::uint32_t runs = 200000;
+    const AuditBound ok = threshold_audit(expmech_draws(s, 0.5, runs, 51), expmech_draws(s2, 0.5, runs, 52), 0.0, 0.05);
+    EXPECT_LE(ok.epsilon_lb, 1.0) << ok.event.describe();
+    EXPECT_GT(ok.epsilon_lb, 0.7) << ok.event.describe();
+    const AuditBound bad = threshold_audit(expmech_draws(s, 1.0, runs, 51), expmech_draws(s2, 1.0, runs, 52), 0.0, 0.05);
+    RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
+    RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
+    EXPECT_GT(bad.epsilon_lb, 1.0) << "VIOLATION not detected: " << bad.event.describe();
 }
 
 } // namespace
