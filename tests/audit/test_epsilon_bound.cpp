@@ -16,9 +16,7 @@
 #include <boost/math/distributions/normal.hpp>
 
 #include "host/audit/epsilon_bound.hpp"
-#include "kernels/core/team.hpp"
-#include "kernels/mechanisms/above_threshold.hpp"
-#include "kernels/mechanisms/exponential.hpp"
+#include "mechanisms/mechanism_runs.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/uniform.hpp"
 
@@ -138,56 +136,25 @@ TEST(GaussianAudit_Stat, StaysBelowTheExactEpsAtItsDelta) {
     EXPECT_GT(r.epsilon_lb, 0.4 * eps_true) << r.event.describe();
 }
 
-/// Halting indices (1..m, m + 1 = never) of `runs` AboveThreshold runs (eps, sensitivity 1, threshold 0) over the
-/// queries q; `planted`: the threshold is not noised (the variant that is not eps-DP).
-std::vector<double> halting_indices(double eps, const std::vector<double>& q, std::uint32_t runs, std::uint32_t seed,
-                                    bool planted) {
-    std::vector<double> h(runs);
-    mech::AboveThreshold svt;
-    svt.key = RngKey{seed, 0};
-    svt.scales = mech::svt_scales(eps, 1.0);
-    svt.variant_no_threshold_noise = planted;
-    for (std::uint32_t k = 0; k < runs; ++k) {
-        svt.instance = k;
-        svt.start(0.0, 0);
-        std::uint32_t i = 0;
-        while (i < q.size() && !svt.add_query(q[i], i + 1)) ++i;
-        h[k] = static_cast<double>(i + 1);
-    }
-    return h;
-}
+/// A sample of unsigned statistics as doubles (threshold_audit's input).
+std::vector<double> as_doubles(const std::vector<std::uint32_t>& v) { return std::vector<double>(v.begin(), v.end()); }
 
 TEST(SparseVectorAudit_Stat, AboveThresholdIsConsistentAndThePlantedVariantIsAViolation) {
     // Queries 0, ..., 0, 100 against the neighbouring stream shifted by the sensitivity (q - 1), eps = 1; the
     // statistic is the halting index. The correct mechanism's eps_lb stays <= 1; without threshold noise each
     // BOTTOM answer leaks eps/4 more, and the audit must find eps_lb > 1 with the same 2e5 runs per side.
     const double eps = 1.0;
-    const std::uint32_t m = 12, runs = 200000;
-    std::vector<double> q(m, 0.0), q2(m, -1.0);
-    q[m - 1] = 100.0;
-    q2[m - 1] = 99.0;
-    const AuditBound ok = threshold_audit(halting_indices(eps, q, runs, 41, false), halting_indices(eps, q2, runs, 42, false),
-                                          0.0, 0.05);
+    const std::uint32_t runs = 200000;
+    const auto [q, q2] = test::neighbouring_svt_queries(12);
+    const AuditBound ok = threshold_audit(as_doubles(test::halting_indices(eps, q, runs, 41, false)),
+                                          as_doubles(test::halting_indices(eps, q2, runs, 42, false)), 0.0, 0.05);
     EXPECT_LE(ok.epsilon_lb, eps) << ok.event.describe();
     EXPECT_GT(ok.epsilon_lb, 0.1) << "the audit sees some of the privacy loss";
-    const AuditBound bad = threshold_audit(halting_indices(eps, q, runs, 41, true), halting_indices(eps, q2, runs, 42, true),
-                                           0.0, 0.05);
+    const AuditBound bad = threshold_audit(as_doubles(test::halting_indices(eps, q, runs, 41, true)),
+                                           as_doubles(test::halting_indices(eps, q2, runs, 42, true)), 0.0, 0.05);
     RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
     RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
     EXPECT_GT(bad.epsilon_lb, eps) << "VIOLATION not detected: " << bad.event.describe();
-}
-
-/// `runs` draws of the exponential mechanism Pr[i] ∝ exp(-c s(i)) over the scores s (draw r: round r).
-std::vector<double> expmech_draws(const std::vector<double>& s, double c, std::uint32_t runs, std::uint32_t seed) {
-    const SerialTeam<double> team{RngKey{seed, 0}, 0};
-    std::vector<double> out(runs);
-    for (std::uint32_t r = 0; r < runs; ++r) {
-        mech::ExpMechDraw draw;
-        draw.round = r;
-        out[r] = mech::exponential_mechanism(team, static_cast<std::uint32_t>(s.size()), c, draw,
-                                             [&](std::uint32_t j) { return s[j]; });
-    }
-    return out;
 }
 
 TEST(ExpMechAudit_Stat, ConsistentAtItsEpsAndThePlantedDoubleTemperatureIsAViolation) {
@@ -199,10 +166,12 @@ TEST(ExpMechAudit_Stat, ConsistentAtItsEpsAndThePlantedDoubleTemperatureIsAViola
     s[0] = 0.0;
     s2[0] = 1.0;
     const std::uint32_t runs = 200000;
-    const AuditBound ok = threshold_audit(expmech_draws(s, 0.5, runs, 51), expmech_draws(s2, 0.5, runs, 52), 0.0, 0.05);
+    const AuditBound ok = threshold_audit(as_doubles(test::exp_mech_draws(s, 0.5, runs, 51)),
+                                          as_doubles(test::exp_mech_draws(s2, 0.5, runs, 52)), 0.0, 0.05);
     EXPECT_LE(ok.epsilon_lb, 1.0) << ok.event.describe();
     EXPECT_GT(ok.epsilon_lb, 0.7) << ok.event.describe();
-    const AuditBound bad = threshold_audit(expmech_draws(s, 1.0, runs, 51), expmech_draws(s2, 1.0, runs, 52), 0.0, 0.05);
+    const AuditBound bad = threshold_audit(as_doubles(test::exp_mech_draws(s, 1.0, runs, 51)),
+                                           as_doubles(test::exp_mech_draws(s2, 1.0, runs, 52)), 0.0, 0.05);
     RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
     RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
     EXPECT_GT(bad.epsilon_lb, 1.0) << "VIOLATION not detected: " << bad.event.describe();

@@ -16,21 +16,15 @@
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "mechanisms/mechanism_runs.hpp"
 
 namespace dpr {
 namespace {
 
 /// n draws of the exponential mechanism Pr[i] ∝ exp(-c s(i)) (draw r at round r, instance 0) as counts.
 std::vector<std::uint64_t> exp_mech_counts(const std::vector<double>& s, double c, std::uint32_t n, std::uint32_t seed) {
-    const SerialTeam<double> team{RngKey{seed, 0}, 0};
     std::vector<std::uint64_t> counts(s.size(), 0);
-    for (std::uint32_t r = 0; r < n; ++r) {
-        mech::ExpMechDraw draw;
-        draw.round = r;
-        const std::uint32_t i = mech::exponential_mechanism(team, static_cast<std::uint32_t>(s.size()), c, draw,
-                                                            [&](std::uint32_t j) { return s[j]; });
-        ++counts.at(i);
-    }
+    for (std::uint32_t i : test::exp_mech_draws(s, c, n, seed)) ++counts.at(i);
     return counts;
 }
 
@@ -110,25 +104,12 @@ TEST(ExpMech, FloatKeysGiveTheSameDrawAsDoubleKeysAwayFromTies) {
 
 // ---- AboveThreshold ------------------------------------------------------------------------------------------
 
-/// The halting index (1..m, m + 1 = never) of one AboveThreshold run over the queries q (asked at rounds 1..m).
-std::uint32_t halt_index(mech::AboveThreshold& svt, double tau, const std::vector<double>& q) {
-    svt.start(tau, 0);
-    for (std::uint32_t i = 0; i < q.size(); ++i)
-        if (svt.add_query(q[i], i + 1)) return i + 1;
-    return static_cast<std::uint32_t>(q.size()) + 1;
-}
+using test::halt_index;
 
 std::vector<std::uint64_t> halting_histogram(double eps, const std::vector<double>& q, std::uint32_t runs,
                                              std::uint32_t seed, bool planted) {
     std::vector<std::uint64_t> h(q.size() + 2, 0);
-    mech::AboveThreshold svt;
-    svt.key = RngKey{seed, 0};
-    svt.scales = mech::svt_scales(eps, 1.0);
-    svt.variant_no_threshold_noise = planted;
-    for (std::uint32_t k = 0; k < runs; ++k) {
-        svt.instance = k;
-        ++h[halt_index(svt, 0.0, q)];
-    }
+    for (std::uint32_t i : test::halting_indices(eps, q, runs, seed, planted)) ++h[i];
     return h;
 }
 
@@ -147,10 +128,8 @@ TEST(AboveThreshold_Stat, HaltingIndexIsEpsDpUnderNeighbouringStreamsAndThePlant
     // Queries 0, ..., 0, 100 (one far above the threshold tau = 0) and the neighbouring stream shifted by the
     // sensitivity, q' = q - 1. eps-DP: Pr[halt = i] <= e^eps Pr'[halt = i] both ways, for every i.
     const double eps = 1.0;
-    const std::uint32_t m = 12, runs = 1000000;
-    std::vector<double> q(m, 0.0), q2(m, -1.0);
-    q[m - 1] = 100.0;
-    q2[m - 1] = 99.0;
+    const std::uint32_t runs = 1000000;
+    const auto [q, q2] = test::neighbouring_svt_queries(12);
     const auto h = halting_histogram(eps, q, runs, 21, false);
     const auto h2 = halting_histogram(eps, q2, runs, 22, false);
     EXPECT_EQ(violations(h, h2, runs, eps), 0);
