@@ -193,9 +193,10 @@ struct BcoDistance : PolytopeAdversary {
         for (int it = 0; it < 20000; ++it) {
             std::fill(num.begin(), num.end(), 0.0);
             std::fill(g.begin(), g.end(), 0.0);
-            double den = 0.0, eta = 0.0; // eta: the weight of a centre x sits on (Vardi-Zhang)
+            double den = 0.0, eta = 0.0, f = 0.0; // eta: the weight of a centre x sits on (Vardi-Zhang); f = f(x)
             for (std::size_t k = 0; k < K; ++k) {
                 const double dk = dist(x.data(), k);
+                f += w[k] * dk;
                 if (dk == 0.0) {
                     eta = w[k];
                     continue;
@@ -209,7 +210,6 @@ struct BcoDistance : PolytopeAdversary {
             double gn = 0.0;
             for (double v : g) gn += v * v;
             gn = std::sqrt(gn);
-            const double f = value(x.data());
             if (eta == 0.0 && gn * diam <= 1e-12 * f) return f; // f(x) - f* <= ||grad|| ||x - x*|| <= ||grad|| diam
             // T(x) = num / den; at a centre, x <- (1 - eta/gn)^+ T(x) + min(1, eta/gn) x (gn = the others' pull).
             const double lam = eta > 0.0 ? std::fmin(1.0, eta / gn) : 0.0;
