@@ -33,7 +33,8 @@
 // are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
 // App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
 // set's interior ball (c, r) (domains::inradius; not on the graph sets), and queries f_t at that point: every
-// played point then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ALGORITHMS.md §3.3). Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
+// played point then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ALGORITHMS.md §3.3).
+// Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
 // the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
 //
 // Privacy (ALGORITHMS.md B2 and §4 item 10). Replacing one f_t changes only F_t u_t inside one g~_R (u_t is internal
