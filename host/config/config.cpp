@@ -109,6 +109,12 @@ class Loader {
         algorithm_spec_ = {"algorithm",  KeyType::Choice, "", 0.0, 0.0, algorithm_choices_.c_str(),
                            "the learner"};
         d_spec_ = {"d", KeyType::Int, "", 1.0, 2147483648.0, nullptr, "number of experts / dimension"};
+        sections_ = kSections;
+        for (const SectionSchema& x : in_.extra_sections) sections_.push_back(x.name);
+        for (std::size_t i = 0; i < sections_.size(); ++i) {
+            section_list_ += (i ? ", [" : "[") + sections_[i] + "]";
+            section_list_or_ += (i == 0 ? "[" : i + 1 == sections_.size() ? " or [" : ", [") + sections_[i] + "]";
+        }
         per_instance_spec_ = {
             "per_instance",
             KeyType::Bool,
@@ -131,6 +137,7 @@ class Loader {
         read_component_section(false);
         read_component_section(true);
         Config config;
+        config.extra = read_extra_sections();
         config.source = source_;
         config.run = run_;
         for (const Axis& a : axes_)
@@ -145,7 +152,7 @@ class Loader {
     /// in the shortest form that reads back exactly.
     std::string resolved_toml() const {
         std::string out;
-        for (const std::string& sec : kSections) {
+        for (const std::string& sec : sections_) {
             const toml::table* t = section(sec);
             if (t == nullptr) continue;
             std::vector<std::pair<std::tuple<int, std::uint64_t, std::uint64_t, std::size_t>, std::string>>
@@ -230,11 +237,11 @@ class Loader {
             lhs.find('.', dot + 1) != std::string::npos)
             throw fail("expected SECTION.KEY=VALUE, e.g. --set learner.epsilon=0.5");
         const std::string sec = lhs.substr(0, dot), key = lhs.substr(dot + 1), rhs = trim(arg.substr(eq + 1));
-        if (!contains(kSections, sec)) {
-            const std::string guess = did_you_mean(sec, kSections);
+        if (!contains(sections_, sec)) {
+            const std::string guess = did_you_mean(sec, sections_);
             throw fail("unknown section [" + sec + "]" +
                        (guess.empty() ? "" : "; did you mean [" + guess + "]?") +
-                       " (sections: [run], [adversary], [learner])");
+                       " (sections: " + section_list_ + ")");
         }
         toml::table parsed;
         try {
@@ -257,7 +264,18 @@ class Loader {
     }
 
     // ---- sections and keys ---------------------------------------------------------------------------
+    const SectionSchema* extra_schema(const std::string& sec) const {
+        for (const SectionSchema& x : in_.extra_sections)
+            if (x.name == sec) return &x;
+        return nullptr;
+    }
+
     std::vector<std::string> common_keys(const std::string& sec) const {
+        if (const SectionSchema* x = extra_schema(sec)) {
+            std::vector<std::string> out;
+            for (const KeySpec& k : x->keys) out.push_back(k.name);
+            return out;
+        }
         if (sec == "run") {
             std::vector<std::string> out;
             for (const KeySpec& k : run_keys()) out.push_back(k.name);
@@ -274,10 +292,10 @@ class Loader {
     /// Sections (other than `except`) in which `key` is a key of some registered component or common.
     std::vector<std::string> sections_knowing(const std::string& key, const std::string& except) const {
         std::vector<std::string> out;
-        for (const std::string& sec : kSections) {
+        for (const std::string& sec : sections_) {
             if (sec == except) continue;
             bool known = contains(common_keys(sec), key);
-            if (sec != "run")
+            if (sec == "adversary" || sec == "learner")
                 for (const auto& c : components(sec)) known = known || c.key_index(key) >= 0;
             if (known) out.push_back(sec);
         }
@@ -288,21 +306,21 @@ class Loader {
         for (const auto& [k, v] : root_) {
             const std::string name(k.str());
             const std::string where = position(k.source());
-            if (contains(kSections, name)) {
+            if (contains(sections_, name)) {
                 if (!v.is_table())
                     throw ConfigError(name, "[" + name + "] (" + where + "): must be a table (a [" + name +
                                                 "] section header followed by its keys)");
                 continue;
             }
             if (v.is_table()) {
-                const std::string guess = did_you_mean(name, kSections);
+                const std::string guess = did_you_mean(name, sections_);
                 throw ConfigError(name, "[" + name + "] (" + where + "): unknown section" +
                                             (guess.empty() ? "" : "; did you mean [" + guess + "]?") +
-                                            " (sections: [run], [adversary], [learner])");
+                                            " (sections: " + section_list_ + ")");
             }
             const auto owners = sections_knowing(name, "");
             throw ConfigError(
-                name, name + " (" + where + "): keys belong in a section ([run], [adversary] or [learner])" +
+                name, name + " (" + where + "): keys belong in a section (" + section_list_or_ + ")" +
                           (owners.empty() ? "" : "; did you mean [" + owners[0] + "] " + name + "?"));
         }
     }
@@ -313,7 +331,7 @@ class Loader {
         const std::string key(k.str());
         std::string msg = "[" + sec + "] " + key + " (" + key_position(sec, k) + "): ";
         std::vector<std::string> owners, mine;
-        if (sec != "run") {
+        if (sec == "adversary" || sec == "learner") {
             for (std::size_t c = 0; c < components(sec).size(); ++c) {
                 const auto& comp = components(sec)[c];
                 if (comp.key_index(key) >= 0) owners.push_back("\"" + comp.name + "\"");
@@ -412,6 +430,45 @@ class Loader {
             else
                 axes_.push_back(std::move(axis));
         }
+    }
+
+    /// The extra sections' keys: like [run]'s (unknown keys, types, ranges), none sweepable.
+    std::vector<SectionValues> read_extra_sections() const {
+        std::vector<SectionValues> out;
+        for (const SectionSchema& x : in_.extra_sections) {
+            SectionValues sv;
+            sv.name = x.name;
+            const toml::table* t = section(x.name);
+            const std::vector<std::string> names = common_keys(x.name);
+            if (t)
+                for (const auto& [k, v] : *t)
+                    if (!contains(names, std::string(k.str()))) unknown_key(x.name, k, names, {});
+            for (int i = 0; i < static_cast<int>(x.keys.size()) && i < kMaxKeys; ++i) {
+                const KeySpec& spec = x.keys[i];
+                const toml::node* node = t ? t->get(spec.name) : nullptr;
+                if (node == nullptr) {
+                    if (*spec.default_text == '\0') missing(x.name, spec);
+                    sv.settings.emplace_back(x.name + "." + spec.name, spec.default_text);
+                    continue;
+                }
+                const Axis axis = common_axis(x.name, spec, *node, /*sweepable=*/false);
+                const Converted& c = *axis.converted[0][0];
+                sv.values.num[i] = c.num;
+                sv.values.given[i] = true;
+                if (c.str) {
+                    sv.values.str[i] = c.str->c_str();
+                    sv.storage.push_back(c.str);
+                }
+                if (c.list) {
+                    sv.values.list[i] = c.list->data();
+                    sv.values.list_size[i] = c.list->size();
+                    sv.storage.push_back(c.list);
+                }
+                sv.settings.emplace_back(x.name + "." + spec.name, c.text);
+            }
+            out.push_back(std::move(sv));
+        }
+        return out;
     }
 
     void read_component_section(bool learner) {
@@ -783,6 +840,9 @@ class Loader {
         set_args_; ///< (section, key) -> --set argument
     std::map<std::pair<std::string, std::string>, std::size_t> set_order_; ///< (section, key) -> first --set
     std::string kind_choices_, algorithm_choices_;
+    std::vector<std::string> sections_; ///< kSections, then the extra sections
+    std::string section_list_;          ///< "[run], [adversary], [learner]" (and the extra ones)
+    std::string section_list_or_;       ///< "[run], [adversary] or [learner]"
     KeySpec kind_spec_{}, algorithm_spec_{}, d_spec_{}, per_instance_spec_{};
     RunSettings run_;
     std::vector<Axis> axes_;

@@ -83,6 +83,22 @@ struct Point {
     std::vector<std::shared_ptr<const void>> storage; ///< owns what KeyValues::str / ::list point into
 };
 
+/// A section of keys beyond [run], [adversary] and [learner] that one command adds (e.g. [audit] of `dpregret
+/// audit`): a fixed schema, validated like [run] (unknown keys, types, ranges, positions), never swept.
+struct SectionSchema {
+    std::string name;          ///< "audit"
+    std::vector<KeySpec> keys; ///< the KeySpec strings must outlive the load (static tables)
+};
+
+/// The values of an extra section, indexed like its schema's keys.
+struct SectionValues {
+    std::string name;
+    KeyValues values;
+    /// (section.key, value as text) for every key: the given value or its default text.
+    std::vector<std::pair<std::string, std::string>> settings;
+    std::vector<std::shared_ptr<const void>> storage; ///< owns what values.str / values.list point into
+};
+
 struct Config {
     std::string source; ///< the file name as given (parse_config: its source_name)
     RunSettings run;
@@ -95,6 +111,8 @@ struct Config {
     /// The document after --set overrides as TOML: sections in schema order, keys in file order (keys
     /// added by --set after them), values in their shortest exact form. Reads back to the same points.
     std::string resolved_toml;
+    /// One entry per ConfigInputs::extra_sections, in that order (defaults where the file has no such section).
+    std::vector<SectionValues> extra;
 };
 
 /// What the config is validated against. learners/adversaries come from describe_all() over the
@@ -114,6 +132,9 @@ struct ConfigInputs {
     std::function<std::shared_ptr<const std::vector<double>>(const std::string& path, const Problem&,
                                                              Geometry loss_set)>
         file_values;
+    /// Sections a command adds to the three above ([audit]); a file with such a section is refused by the
+    /// commands that do not name it.
+    std::vector<SectionSchema> extra_sections;
 };
 
 /// Reads the TOML file at `path`, applies `overrides` ("section.key=VALUE", VALUE a TOML value; a bare
