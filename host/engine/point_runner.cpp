@@ -113,6 +113,10 @@ PointOutcome run_point(const PointJob& job) {
             out.regret[idx] = expected[idx] - cmp;
             out.realized_regret[idx] = realized[idx] - cmp;
         }
+    if (job.keep_charged) {
+        out.charged = std::move(expected);
+        out.charged_realized = std::move(realized);
+    }
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
 }

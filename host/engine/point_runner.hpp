@@ -27,6 +27,9 @@ struct PointJob {
     std::uint64_t chunk_work = 0;
     std::function<void(std::uint64_t instance_rounds)> on_progress; ///< called after each chunk
     std::function<bool()> interrupted;                               ///< polled between chunks
+    /// Also return the learner's own cumulative charged losses (PointOutcome::charged*), not only their
+    /// difference to the comparator: `dpregret audit` forms its statistic from them.
+    bool keep_charged = false;
 };
 
 struct PointOutcome {
@@ -35,6 +38,9 @@ struct PointOutcome {
     std::vector<double> regret;          ///< instances x checkpoints: cumulative <l_t,x_t> - comparator
     std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
     std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints
+    /// With PointJob::keep_charged, instances x checkpoints: sum_{s<=t} <l_s, x_s> and sum_{s<=t} l_s(i_s) exactly
+    /// as the executor accumulated them (empty otherwise).
+    std::vector<double> charged, charged_realized;
     std::vector<double> diagnostics;     ///< instances x learner.diagnostic_names.size()
     /// Per instance: the first round whose charged loss was not finite (0 = none).
     std::vector<std::uint64_t> first_nonfinite_round;
