@@ -108,6 +108,23 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
     return r;
 }
 
+bool plant_learner(LearnerRuntime& lr, learners::Planted bug) {
+    if (bug == learners::Planted::None) return true;
+    bool planted = false;
+    std::size_t i = 0;
+    for_each_type(learners::AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        if (i++ != lr.index) return;
+        if constexpr (learners::HasPlant<L>::value) {
+            typename L::Params p;
+            std::memcpy(&p, lr.params.data(), sizeof p);
+            planted = L::plant(p, bug);
+            if (planted) lr.params = to_bytes(p);
+        }
+    });
+    return planted;
+}
+
 AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv, const Problem& pb) {
     AdversaryRuntime r;
     bool found = false;

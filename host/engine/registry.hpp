@@ -34,4 +34,9 @@ std::vector<std::string> adversary_names();
 LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, const Problem& pb);
 AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv, const Problem& pb);
 
+/// Applies a planted privacy bug (learners::Planted; `dpregret audit --allow-planted` only) to a resolved
+/// learner's Params, leaving its privacy report that of the correct learner. False (nothing changed) when
+/// the learner has no such variant.
+bool plant_learner(LearnerRuntime& learner, learners::Planted bug);
+
 } // namespace dpr

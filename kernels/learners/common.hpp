@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
@@ -90,6 +91,27 @@ struct PrivacyReport {
     const char* mechanism = "none";   ///< what carries the noise
     double noise_scale = 0.0;         ///< per-node Laplace b or Gaussian sigma actually used
 };
+
+/// Planted privacy bugs (issue 10; docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep
+/// reporting the correct learner's (eps, delta) while providing less privacy, so that the auditor can be shown
+/// to catch them. Only `dpregret audit --allow-planted` applies one, through the learner's optional
+///   static bool plant(Params&, Planted);   // false: this learner has no such variant
+/// called after privacy() has been read from the correct Params. Never used by `dpregret run`.
+enum class Planted : std::uint8_t {
+    None = 0,
+    HalfNoise,        ///< the node noise scale halved (really 2 eps)
+    LeafWithoutNoise, ///< the tree's level-0 nodes (the leaves) released without noise
+    ReusedNoise,      ///< every round's tree draws from the same counter (round 1's): node noise reused
+    NoThresholdNoise, ///< the sparse vector's threshold without noise
+    TwiceTemperature, ///< the exponential mechanism's coefficient doubled (really 2 eta per selection)
+};
+inline constexpr const char* kPlantedNames = "none|half-noise|leaf-without-noise|reused-noise|no-threshold-noise|twice-temperature";
+
+template <class L, class = void>
+struct HasPlant : std::false_type {};
+template <class L>
+struct HasPlant<L, std::enable_if_t<std::is_same<decltype(L::plant(std::declval<typename L::Params&>(), Planted::None)),
+                                                 bool>::value>> : std::true_type {};
 
 /// Whether a learner reads L_{t-1} through team.cum_exact (kReadsCumulative; false without it).
 template <class L, class = void>

@@ -66,6 +66,7 @@ struct DpFtrlExperts {
         mech::NodeNoise noise;
         mech::Calibration calibration;
         double scale; ///< per-node Laplace b or Gaussian sigma (0 when noise is off)
+        std::uint8_t planted; ///< 0; a planted bug of the audit suite otherwise (plant() below)
     };
 
     /// Experts loss set [0,1]^d (ALGORITHMS.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
@@ -104,9 +105,20 @@ struct DpFtrlExperts {
 
     static constexpr bool kInstanceLanes = true;
 
+    /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md): the tree's three.
+    static bool plant(Params& p, Planted bug) {
+        if (p.noise == mech::NodeNoise::None) return false;
+        switch (bug) {
+        case Planted::HalfNoise: p.scale /= 2.0; return true;
+        case Planted::LeafWithoutNoise: p.planted = mech::kPlantLeafWithoutNoise; return true;
+        case Planted::ReusedNoise: p.planted = mech::kPlantReusedNoise; return true;
+        default: return false;
+        }
+    }
+
     DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
                                              std::uint32_t instance = 0) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
+        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance, p.planted};
     }
 
     /// L (double), the level cache (k + 1 rows, none with the noise off), the scores.

@@ -185,6 +185,16 @@ struct SvtExperts {
         return r;
     }
 
+    /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md): the sparse vector's and the
+    /// exponential mechanism's.
+    static bool plant(Params& p, Planted bug) {
+        if (std::isinf(p.epsilon)) return false;
+        if (bug == Planted::NoThresholdNoise) p.svt.threshold = 0.0;
+        else if (bug == Planted::TwiceTemperature) p.eta *= 2.0;
+        else return false;
+        return true;
+    }
+
     /// Only the phase scalars (kernels/learners/svt_phase.hpp; acc = the current expert's phase loss): L_{t-1}
     /// comes from the engine (kReadsCumulative).
     DPR_HD static WorkspaceSpec workspace(const Params&) { return WorkspaceSpec{}.scalars(kPhaseSlots); }

@@ -38,7 +38,8 @@ struct TreeRound {
 
 DPR_HD inline TreeRound tree_round(const TreeNoise& tn, std::uint64_t t) {
     TreeRound tr;
-    tr.s = static_cast<std::uint32_t>(t - 1);
+    // Planted bug (audit suite only): every round reads round 1's stream, so equal nodes get equal noise.
+    tr.s = tn.planted == kPlantReusedNoise ? 0u : static_cast<std::uint32_t>(t - 1);
     tr.r = padding_count(tn.variant, t - 1, tn.T);
     tr.c = ctz64(t);
     tr.advance = t < tn.T;
@@ -66,7 +67,9 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
     const V b(static_cast<R>(tn.scale));
     V u[kMaxTreeUniforms];
     stream_uniforms<R, U>(stream, tr.n_uniforms, u);
-    const V node = tr.advance ? node_draw(tn.noise, u, b) : V(R(0));
+    // Planted bug (audit suite only): the leaves (level 0, c = 0) enter the cache without noise.
+    const bool node_noisy = tr.advance && !(tn.planted == kPlantLeafWithoutNoise && tr.c == 0);
+    const V node = node_noisy ? node_draw(tn.noise, u, b) : V(R(0));
     const V pad = padding_draw(tn.noise, u + tr.n_node, tr.r, b);
     const V z = team.load(S, idx) + pad; // row 0: the tree part of prefix t - 1
     if (tr.advance) {

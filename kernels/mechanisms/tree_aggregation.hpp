@@ -66,7 +66,13 @@ struct TreeNoise {
     std::uint32_t seed = 0;
     std::uint32_t stream = 0;
     std::uint32_t instance = 0;
+    /// A planted bug of the audit suite (learners::Planted; docs/AUDITS.md), honoured by the fast path
+    /// (tree_round / noisy_prefix) only: kPlantLeafWithoutNoise, kPlantReusedNoise; 0 in every real run.
+    std::uint8_t planted = 0;
 };
+
+inline constexpr std::uint8_t kPlantLeafWithoutNoise = 1;
+inline constexpr std::uint8_t kPlantReusedNoise = 2;
 
 /// k = ceil(log2 T): the tree depth (root at level k) and the AS17 per-prefix draw count.
 DPR_HD constexpr inline std::uint32_t tree_depth(std::uint64_t T) {
