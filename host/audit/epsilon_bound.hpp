@@ -2,8 +2,8 @@
 // The statistics of an empirical DP audit (issue 10 items 3-4; TESTING.md "what trusted auditors do"): a lower
 // bound on the eps of a mechanism from how often an event happens on two neighbouring inputs, at a stated
 // confidence, and the threshold-event search that picks the event on one half of the trials and evaluates it on
-// the other (no selection bias). This is the statistical core only: `dpregret audit` (the learners' released
-// outputs, neighbouring loss sequences, the CLI and audit.json) is not built yet.
+// the other (no selection bias). This is the statistical core; host/audit/learner_audit.hpp applies it to whole
+// learners (`dpregret audit`).
 //
 // For an (eps, delta)-DP mechanism M and neighbours D, D', every event E has P[M(D) in E] <= e^eps P[M(D') in E] +
 // delta, so eps >= ln((p1 - delta) / p0) with p1 = P[M(D) in E], p0 = P[M(D') in E]. With k1 of n1 and k0 of n0

@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Plot of a `dpregret audit` directory: the empirical privacy region.
+
+    /usr/bin/python3 experiments/scripts/plot_audit.py runs/audit-.../ [--out audit.png]
+
+Left: each side's tail frequencies P[S >= x] and P[S <= x] of the audit statistic S over thresholds x (base
+sequence D solid, neighbour D' dashed). Right: every threshold event E as the point (P_D'[E], P_D[E]) (and its
+mirror (P_D[E], P_D'[E])), with the boundary of the claimed guarantee, p = e^eps p' + delta: an (eps, delta)-DP
+learner keeps every event's true point below it. The frequencies are descriptive (all trials); the bound in
+audit.json is from the evaluation half only, with Clopper-Pearson intervals. Uses Debian's python3-matplotlib.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", help="an audit directory (audit.json, privacy_region.csv)")
+    ap.add_argument("--out", help="image file (default DIR/audit.png)")
+    a = ap.parse_args()
+    try:
+        with open(os.path.join(a.dir, "audit.json")) as f:
+            audit = json.load(f)
+        with open(os.path.join(a.dir, "privacy_region.csv")) as f:
+            rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_audit.py: cannot read the audit in {a.dir}: {e}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    eps = audit["claimed"]["epsilon"]
+    eps = math.inf if eps == "inf" else float(eps)
+    delta = float(audit["claimed"]["delta"])
+    x = [r["threshold"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    ax1.plot(x, [r["base_ge"] for r in rows], "C0-", label="D: P[S >= x]")
+    ax1.plot(x, [r["neighbour_ge"] for r in rows], "C0--", label="D': P[S >= x]")
+    ax1.plot(x, [r["base_le"] for r in rows], "C1-", label="D: P[S <= x]")
+    ax1.plot(x, [r["neighbour_le"] for r in rows], "C1--", label="D': P[S <= x]")
+    ax1.set_xlabel("threshold x on the statistic S")
+    ax1.set_ylabel("fraction of trials")
+    ax1.set_yscale("log")
+    ax1.legend(fontsize=8)
+    pts = []
+    for r in rows:
+        pts += [(r["neighbour_ge"], r["base_ge"]), (r["base_ge"], r["neighbour_ge"]),
+                (r["neighbour_le"], r["base_le"]), (r["base_le"], r["neighbour_le"])]
+    ax2.scatter([p[0] for p in pts], [p[1] for p in pts], s=6, c="k", label="threshold events")
+    grid = [i / 400 for i in range(401)]
+    if math.isfinite(eps):
+        ax2.plot(grid, [min(1.0, math.exp(eps) * g + delta) for g in grid], "r-",
+                 label=f"claimed eps = {eps:.4g}, delta = {delta:.2g}")
+        ax2.plot([min(1.0, math.exp(eps) * g + delta) for g in grid], grid, "r-")
+    lb = float(audit["epsilon_lb"])
+    ax2.plot(grid, [min(1.0, math.exp(lb) * g) for g in grid], "b:", label=f"eps_lb = {lb:.3g} (evaluation half)")
+    ax2.set_xlabel("P_D'[E]")
+    ax2.set_ylabel("P_D[E]")
+    ax2.set_xlim(0, 1)
+    ax2.set_ylim(0, 1)
+    ax2.legend(fontsize=8, loc="lower right")
+    learner = audit["learner"]["algorithm"] + ("" if audit["learner"]["planted"] == "none"
+                                               else f" (planted {audit['learner']['planted']})")
+    fig.suptitle(f"{learner}: {audit['verdict']}, {audit['trials_per_side']} trials per side")
+    fig.tight_layout()
+    out = a.out or os.path.join(a.dir, "audit.png")
+    fig.savefig(out, dpi=120)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
