@@ -337,7 +337,7 @@ TEST(AuditCli, BadInputExitsTwoNamingTheKeyAndLeavesNoDirectory) {
 }
 
 // Every audit of the registry (experiments/audits/*.toml, docs/AUDITS.md) is consistent: a correct learner is not
-// flagged at 2e4 trials per side (the planted bugs above are flagged at 2e4 to 3e5).
+// flagged at 3e5 trials per side, the largest budget at which a planted bug above is flagged.
 TEST(AuditCli_Stat, EveryRegistryAuditIsConsistent) {
     TempDir dir;
     int n = 0;
@@ -346,7 +346,7 @@ TEST(AuditCli_Stat, EveryRegistryAuditIsConsistent) {
         ++n;
         const std::string out = "o" + std::to_string(n);
         const test::CliResult r =
-            test::run_cli(dir, "audit '" + e.path().string() + "' --out " + out + " --quiet --set run.instances=20000");
+            test::run_cli(dir, "audit '" + e.path().string() + "' --out " + out + " --quiet --set run.instances=300000");
         ASSERT_EQ(r.rc, 0) << e.path() << ": " << r.err;
         EXPECT_EQ(r.out.rfind("consistent: ", 0), 0u) << e.path() << ": " << r.out;
     }
