@@ -157,7 +157,8 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         job.adversary = recs[i].adversary;
         job.shape.d = static_cast<std::uint32_t>(recs[i].adversary.row_width); // d, or d + 1 (a_t, b_t)
         job.shape.T = p.problem.T;
-        job.shape.instances = static_cast<std::uint32_t>(cfg.run.instances); // < 2^32: check_instance_ids
+        job.shape.instances = static_cast<std::uint32_t>(o.instance_count ? o.instance_count : cfg.run.instances); // < 2^32
+        job.shape.first_instance = static_cast<std::uint32_t>(o.first_instance);
         job.shape.seed = p.problem.seed;
         job.shape.stream = p.stream;
         job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);
@@ -172,7 +173,8 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         job.interrupted = o.interrupted;
         recs[i].outcome = run_point(job);
         if (!recs[i].outcome.completed) return false;
-        finish_point(recs[i]);
+        if (o.after_point) o.after_point(recs[i]);
+        else finish_point(recs[i]);
     }
     return true;
 }

@@ -60,6 +60,10 @@ struct SimulateOptions {
     unsigned threads = 1;
     std::function<void(std::uint64_t instance_rounds)> on_progress;
     std::function<bool()> interrupted;
+    /// A shard (--shard): instances [first_instance, first_instance + instance_count) of every point; 0 = all.
+    std::uint64_t first_instance = 0, instance_count = 0;
+    /// If set, called after each point instead of finish_point() (a shard writes the per-instance values).
+    std::function<void(PointRecord&)> after_point;
 };
 
 /// Runs the points in order; after each, finish_point() checks that everything that would be written is

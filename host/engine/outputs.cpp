@@ -105,6 +105,8 @@ void check_stat(const PointRecord& r, std::uint64_t t, const char* name, double 
 
 } // namespace
 
+void check_point_finite(const PointRecord& r) { check_instances(r); }
+
 void finish_point(PointRecord& r) {
     PointOutcome& o = r.outcome;
     check_instances(r);

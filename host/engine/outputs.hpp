@@ -57,6 +57,10 @@ struct PointRecord {
 /// only for one instance, a median bound only where n is too small for it, as docs/OUTPUTS.md says).
 void finish_point(PointRecord& r);
 
+/// The per-instance part of finish_point()'s check (regret, realised regret, comparators, diagnostics, the
+/// first non-finite round), without condensing: a shard checks what it writes.
+void check_point_finite(const PointRecord& r);
+
 /// Sweeps with more points than this get points.jsonl instead of run.json's inline points[].
 inline constexpr std::size_t kInlinePoints = 1000;
 

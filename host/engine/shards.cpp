@@ -1,0 +1,253 @@
+#include "host/engine/shards.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "host/io/atomic_file.hpp"
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+#include "host/version.hpp"
+#include "kernels/rng/stream.hpp"
+
+namespace dpr {
+namespace {
+
+constexpr const char* kFormat = "dpregret-shard/1";
+
+std::string point_file(const std::string& dir, std::size_t index, const char* what) {
+    return (std::filesystem::path(dir) / ("p" + std::to_string(index) + "." + what + ".npy")).string();
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ShardError(path + ": cannot read it (not a complete shard: a shard directory gets shard.json last)");
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw ShardError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+    }
+}
+
+} // namespace
+
+ShardSpec parse_shard(const std::string& text) {
+    const auto fail = [&] {
+        return std::invalid_argument("--shard must be I/K with integers 0 <= I < K <= 1000000 (shard I of K; got '" +
+                                     text + "')");
+    };
+    const std::size_t slash = text.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) throw fail();
+    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+    if (a.find_first_not_of("0123456789") != std::string::npos || b.find_first_not_of("0123456789") != std::string::npos ||
+        a.size() > 7 || b.size() > 7)
+        throw fail();
+    ShardSpec s;
+    s.index = std::strtoull(a.c_str(), nullptr, 10);
+    s.count = std::strtoull(b.c_str(), nullptr, 10);
+    if (s.count == 0 || s.count > 1000000 || s.index >= s.count) throw fail();
+    return s;
+}
+
+void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std::uint64_t* count) {
+    // N < 2^32 and k <= 1e6: the products fit in 64 bits.
+    const std::uint64_t a = s.index * N / s.count, b = (s.index + 1) * N / s.count;
+    *first = a;
+    *count = b - a;
+}
+
+std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r) {
+    PointOutcome& o = r.outcome;
+    const std::uint64_t n = o.instances, nck = o.checkpoints.size(), nd = r.learner.diagnostic_names.size();
+    const std::size_t p = r.point->index;
+    std::vector<std::string> paths = {point_file(dir, p, "regret"), point_file(dir, p, "realized"),
+                                      point_file(dir, p, "comparator"), point_file(dir, p, "diagnostics")};
+    io::write_npy(paths[0], {n, nck}, o.regret.data());
+    io::write_npy(paths[1], {n, nck}, o.realized_regret.data());
+    if (o.comparator.size() == nck) io::write_npy(paths[2], {nck}, o.comparator.data());
+    else io::write_npy(paths[2], {n, nck}, o.comparator.data());
+    io::write_npy(paths[3], {n, nd}, o.diagnostics.data());
+    std::vector<double>().swap(o.regret);
+    std::vector<double>().swap(o.realized_regret);
+    std::vector<double>().swap(o.comparator);
+    std::vector<double>().swap(o.diagnostics);
+    std::vector<std::uint64_t>().swap(o.first_nonfinite_round);
+    return paths;
+}
+
+void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count) {
+    using nlohmann::json;
+    const BuildInfo& b = build_info();
+    json j;
+    j["format"] = kFormat;
+    j["dpregret"] = {{"version", b.version}, {"git_commit", b.git_commit}};
+    j["rng_stream_layout"] = rng::kStreamLayout;
+    j["shard"] = {{"index", shard.index}, {"count", shard.count}, {"first_instance", first}, {"instances", count},
+                  {"total_instances", cfg.run.instances}};
+    json overrides = json::array();
+    for (const std::string& s : meta.overrides) overrides.push_back(utf8_or_escaped(s));
+    std::error_code ec;
+    const std::string abs = std::filesystem::absolute(meta.config_path, ec).string();
+    j["config"] = {{"path", utf8_or_escaped(meta.config_path)},
+                   {"absolute_path", utf8_or_escaped(ec ? meta.config_path : abs)},
+                   {"overrides", overrides},
+                   {"resolved_toml", utf8_or_escaped(cfg.resolved_toml)}};
+    j["backend_requested"] = meta.backend_requested;
+    j["device"] = meta.device;
+    j["threads"] = meta.threads;
+    j["started_at"] = meta.started_at;
+    j["wall_seconds"] = meta.wall_seconds;
+    j["memory_estimate_bytes"] = meta.memory_estimate_bytes;
+    json points = json::array();
+    for (const PointRecord& r : recs)
+        points.push_back({{"point", r.point->index},
+                          {"backend", r.outcome.backend},
+                          {"launch_policy", r.outcome.policy},
+                          {"wall_seconds", r.outcome.wall_seconds},
+                          {"checkpoints", r.outcome.checkpoints}});
+    j["points"] = points;
+    io::AtomicFile f((std::filesystem::path(dir) / "shard.json").string());
+    f.stream() << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    f.commit();
+}
+
+ShardSet read_shards(const std::vector<std::string>& dirs) {
+    if (dirs.empty()) throw ShardError("merge needs at least one shard directory");
+    const BuildInfo& b = build_info();
+    std::vector<nlohmann::json> js;
+    for (const std::string& d : dirs) js.push_back(read_json((std::filesystem::path(d) / "shard.json").string()));
+    const nlohmann::json& j0 = js[0];
+    const std::uint64_t k = j0.at("shard").at("count").get<std::uint64_t>();
+    std::vector<std::ptrdiff_t> slot(k, -1);
+    for (std::size_t s = 0; s < js.size(); ++s) {
+        const nlohmann::json& j = js[s];
+        const std::string who = dirs[s] + ": ";
+        if (j.value("format", "") != kFormat)
+            throw ShardError(who + "not a shard of this format (" + j.value("format", "?") + ", expected " + kFormat + ")");
+        const std::string ver = j.at("dpregret").at("version").get<std::string>();
+        const std::string commit = j.at("dpregret").at("git_commit").get<std::string>();
+        if (ver != b.version || commit != b.git_commit)
+            throw ShardError(who + "written by dpregret " + ver + " (" + commit + "), this is " + b.version + " (" +
+                             b.git_commit + "); merge shards with the binary that ran them");
+        if (j.at("rng_stream_layout").get<int>() != static_cast<int>(rng::kStreamLayout))
+            throw ShardError(who + "RNG stream layout " + j.at("rng_stream_layout").dump() + ", this binary's is " +
+                             std::to_string(rng::kStreamLayout));
+        if (j.at("config").at("resolved_toml") != j0.at("config").at("resolved_toml"))
+            throw ShardError(who + "ran a different configuration than " + dirs[0] +
+                             " (config.resolved_toml of shard.json differs: other keys, values or seed)");
+        if (j.at("config").at("absolute_path") != j0.at("config").at("absolute_path") ||
+            j.at("config").at("overrides") != j0.at("config").at("overrides"))
+            throw ShardError(who + "was started from another config file or --set overrides than " + dirs[0]);
+        const std::uint64_t kk = j.at("shard").at("count").get<std::uint64_t>();
+        if (kk != k)
+            throw ShardError(who + "is one of " + std::to_string(kk) + " shards, " + dirs[0] + " one of " + std::to_string(k));
+        const std::uint64_t i = j.at("shard").at("index").get<std::uint64_t>();
+        if (i >= k) throw ShardError(who + "shard index " + std::to_string(i) + " is not below its count " + std::to_string(k));
+        if (slot[i] >= 0)
+            throw ShardError(who + "is shard " + std::to_string(i) + "/" + std::to_string(k) + ", as is " +
+                             dirs[static_cast<std::size_t>(slot[i])]);
+        slot[i] = static_cast<std::ptrdiff_t>(s);
+    }
+    std::string missing;
+    for (std::uint64_t i = 0; i < k; ++i)
+        if (slot[i] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(k);
+    if (!missing.empty()) throw ShardError("shards missing: " + missing + " (every shard of the run is needed)");
+    ShardSet set;
+    std::vector<std::string> devices;
+    for (std::uint64_t i = 0; i < k; ++i) {
+        const nlohmann::json& j = js[static_cast<std::size_t>(slot[i])];
+        set.dirs.push_back(dirs[static_cast<std::size_t>(slot[i])]);
+        const std::string dev = j.at("device").get<std::string>();
+        if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
+        set.meta.wall_seconds += j.at("wall_seconds").get<double>();
+        set.meta.threads = std::max(set.meta.threads, j.at("threads").get<unsigned>());
+        set.meta.memory_estimate_bytes = std::max(set.meta.memory_estimate_bytes, j.at("memory_estimate_bytes").get<std::uint64_t>());
+        const std::string st = j.at("started_at").get<std::string>();
+        if (set.meta.started_at.empty() || st < set.meta.started_at) set.meta.started_at = st;
+    }
+    set.config_path = j0.at("config").at("absolute_path").get<std::string>();
+    set.meta.config_path = j0.at("config").at("path").get<std::string>();
+    for (const auto& o : j0.at("config").at("overrides")) set.overrides.push_back(o.get<std::string>());
+    set.resolved_toml = j0.at("config").at("resolved_toml").get<std::string>();
+    set.meta.overrides = set.overrides;
+    set.meta.backend_requested = j0.at("backend_requested").get<std::string>();
+    for (const std::string& d : devices) set.meta.device += (set.meta.device.empty() ? "" : "; ") + d;
+    return set;
+}
+
+void merge_point(const ShardSet& set, PointRecord& r) {
+    PointOutcome& o = r.outcome;
+    o = PointOutcome{};
+    const std::size_t p = r.point->index;
+    const std::size_t nd = r.learner.diagnostic_names.size();
+    std::uint64_t total = 0;
+    bool per_instance_cmp = false;
+    for (std::size_t s = 0; s < set.dirs.size(); ++s) {
+        const std::string& dir = set.dirs[s];
+        const nlohmann::json j = read_json((std::filesystem::path(dir) / "shard.json").string());
+        const nlohmann::json* pj = nullptr;
+        for (const auto& x : j.at("points"))
+            if (x.at("point").get<std::size_t>() == p) pj = &x;
+        if (!pj) throw ShardError(dir + ": shard.json has no point " + std::to_string(p));
+        const auto cks = pj->at("checkpoints").get<std::vector<std::uint64_t>>();
+        if (s == 0) {
+            o.checkpoints = cks;
+            o.backend = pj->at("backend").get<std::string>();
+            o.policy = pj->at("launch_policy").get<std::string>();
+        } else {
+            if (cks != o.checkpoints) throw ShardError(dir + ": point " + std::to_string(p) + " has other checkpoints");
+            const std::string be = pj->at("backend").get<std::string>();
+            if (be != o.backend && o.backend.find(be) == std::string::npos) o.backend += "+" + be;
+            const std::string pol = pj->at("launch_policy").get<std::string>();
+            if (o.policy.find(pol) == std::string::npos) o.policy += " | " + pol;
+        }
+        o.wall_seconds += pj->at("wall_seconds").get<double>();
+        const std::uint64_t n = j.at("shard").at("instances").get<std::uint64_t>();
+        const std::uint64_t nck = o.checkpoints.size();
+        const auto load = [&](const char* what, const io::Shape& want) {
+            io::NpyArray a;
+            try {
+                a = io::read_npy(point_file(dir, p, what));
+            } catch (const io::IoError& e) {
+                throw ShardError(e.what());
+            }
+            if (a.shape != want)
+                throw ShardError(point_file(dir, p, what) + ": shape " + io::shape_string(a.shape) + ", expected " +
+                                 io::shape_string(want));
+            return a.values;
+        };
+        const auto append = [](std::vector<double>& to, const std::vector<double>& from) {
+            to.insert(to.end(), from.begin(), from.end());
+        };
+        append(o.regret, load("regret", {n, nck}));
+        append(o.realized_regret, load("realized", {n, nck}));
+        append(o.diagnostics, load("diagnostics", {n, nd}));
+        const io::NpyArray cmp_header = [&] {
+            io::NpyArray h;
+            h.shape = io::read_npy_header(point_file(dir, p, "comparator")).shape;
+            return h;
+        }();
+        if (cmp_header.shape.size() == 2) {
+            per_instance_cmp = true;
+            append(o.comparator, load("comparator", {n, nck}));
+        } else {
+            const std::vector<double> c = load("comparator", {nck});
+            if (s == 0) o.comparator = c;
+            else if (c != o.comparator)
+                throw ShardError(dir + ": point " + std::to_string(p) + "'s shared comparator differs from shard 0's");
+        }
+        total += n;
+    }
+    (void)per_instance_cmp;
+    o.instances = static_cast<std::uint32_t>(total);
+    o.first_nonfinite_round.assign(total, 0);
+    o.completed = true;
+}
+
+} // namespace dpr

@@ -1,0 +1,71 @@
+#pragma once
+// Shards of a run and their exact merge (issue 11 item 3; docs/SCALING.md):
+//
+//   dpregret run CONFIG.toml --shard 2/7 --out s2    instances [floor(2N/7), floor(3N/7)) of every point
+//   dpregret merge s0 s1 ... s6 --out DIR              summary.csv and final_regret.csv byte-identical to the
+//                                                      unsharded run's; run.json equal but for timing and host
+//
+// An instance's numbers depend only on (config, instance id) (docs/RANDOMNESS.md), so a shard runs its instances
+// with their global ids and keeps every per-instance value the outputs are computed from: per point,
+//   p<index>.regret.npy        instances x checkpoints, float64 (cumulative <l_t,x_t> - comparator)
+//   p<index>.realized.npy      instances x checkpoints (cumulative l_t(i_t) - comparator)
+//   p<index>.comparator.npy    checkpoints (a shared sequence) or instances x checkpoints (per-instance ones)
+//   p<index>.diagnostics.npy   instances x the learner's diagnostics
+// and shard.json, written last (a directory with shard.json is a complete shard): the format, version, commit,
+// RNG layout, the config path, overrides and resolved TOML, the shard's index, count and instance range, and per
+// point the backend, launch policy and simulation time. merge concatenates the arrays in instance order and then
+// runs exactly the code a run runs after its points (finish_point, write_outputs), so quantiles stay exact. It
+// holds every instance's values of one point at a time: 8 x instances x (2 x checkpoints + diagnostics) bytes.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/engine/outputs.hpp"
+
+namespace dpr {
+
+struct ShardSpec {
+    std::uint64_t index = 0; ///< i, 0-based
+    std::uint64_t count = 1; ///< k
+};
+
+/// "I/K" with 0 <= I < K; throws std::invalid_argument naming --shard and the valid form.
+ShardSpec parse_shard(const std::string& text);
+
+/// Shard i of k of N instances: [floor(i N / k), floor((i + 1) N / k)).
+void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std::uint64_t* count);
+
+/// Bad shards given to merge: different configs, versions, layouts, missing or repeated indices, incomplete
+/// shards. The CLI reports it with exit code 2.
+struct ShardError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// Writes a finished point's per-instance arrays into the shard directory (each file atomically) and releases
+/// them from the record; returns the paths written.
+std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r);
+
+/// Writes shard.json last: the shard is complete.
+void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count);
+
+/// What merge needs from a set of shards, after checking that they belong together.
+struct ShardSet {
+    std::vector<std::string> dirs; ///< in shard order 0 .. k-1
+    std::string config_path;     ///< the absolute path merge reloads (meta.config_path: as the shards were given it)
+    std::vector<std::string> overrides;
+    std::string resolved_toml;
+    RunMeta meta; ///< timing and host fields of the merged run.json (see docs/SCALING.md)
+};
+
+/// Reads shard.json of every directory and checks that they are the k shards of one run of this binary's
+/// version and layout (ShardError with the reason otherwise).
+ShardSet read_shards(const std::vector<std::string>& dirs);
+
+/// Fills every record's outcome with the shards' per-instance values, concatenated in instance order (the
+/// records come from resolve_points on the shards' config). ShardError if a shard's arrays do not fit.
+void merge_point(const ShardSet& set, PointRecord& r);
+
+} // namespace dpr
