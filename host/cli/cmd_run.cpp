@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <ctime>
 #include <iostream>
 #include <new>
@@ -16,6 +18,7 @@
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/engine/shards.hpp"
 #include "host/io/error.hpp"
 #include "host/io/run_dir.hpp"
 #include "host/progress/interrupt.hpp"
@@ -33,6 +36,7 @@ struct RunOptions {
     bool quiet = false;
     bool list_keys = false;
     std::string memory_limit = "auto";
+    std::string shard; ///< "I/K": write a shard directory (host/engine/shards.hpp)
 };
 
 
@@ -90,12 +94,27 @@ void run_command(const RunOptions& o) {
         threads = static_cast<unsigned>(v);
     }
     const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
+    const bool sharded = !o.shard.empty();
+    ShardSpec shard;
+    std::uint64_t shard_first = 0, shard_count = 0;
+    if (sharded) {
+        try {
+            shard = parse_shard(o.shard);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+        if (shard.count > cfg.run.instances)
+            throw UsageError("--shard " + o.shard + ": " + std::to_string(shard.count) + " shards of [run] instances = " +
+                             std::to_string(cfg.run.instances) + " would leave some empty; use at most " +
+                             std::to_string(cfg.run.instances) + " shards");
+        shard_range(shard, cfg.run.instances, &shard_first, &shard_count);
+    }
 
     // Resolve every point before running anything, so a bad combination fails fast.
     std::vector<PointRecord> recs = resolve_points(cfg);
     std::uint64_t total_work = 0;
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        total_work = sat_add(total_work, sat_mul(cfg.run.instances, cfg.points[i].problem.T));
+        total_work = sat_add(total_work, sat_mul(sharded ? shard_count : cfg.run.instances, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
@@ -125,7 +144,11 @@ void run_command(const RunOptions& o) {
     check_memory(estimate, memory_limit, device_bytes);
     io::OutputDirectory out;
     try {
-        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", utc_now("%Y%m%d-%H%M%S")) : io::OutputDirectory::open(o.out);
+        if (sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
+            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
+        const std::string stem = utc_now("%Y%m%d-%H%M%S") +
+                                 (sharded ? "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) : "");
+        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", stem) : io::OutputDirectory::open(o.out);
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -134,6 +157,7 @@ void run_command(const RunOptions& o) {
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
 
     // From here on, any way out but success leaves no result file and removes what this run created.
+    std::vector<std::string> shard_files; // removed again unless the shard completes
     const auto stopped = [] {
         std::cerr << "dpregret: interrupted; no results were written\n";
         return Interrupted(interrupt_signal());
@@ -149,6 +173,14 @@ void run_command(const RunOptions& o) {
         so.threads = threads;
         so.on_progress = [&](std::uint64_t n) { bar.advance(n); };
         so.interrupted = [] { return interrupted(); };
+        if (sharded) {
+            so.first_instance = shard_first;
+            so.instance_count = shard_count;
+            so.after_point = [&](PointRecord& r) {
+                check_point_finite(r);
+                for (std::string& f : write_shard_point(dir, r)) shard_files.push_back(std::move(f));
+            };
+        }
         const bool completed = simulate_points(cfg, recs, so);
         bar.finish();
         if (!completed || interrupted()) throw stopped();
@@ -162,14 +194,29 @@ void run_command(const RunOptions& o) {
         meta.started_at = started;
         meta.memory_estimate_bytes = estimate.host_bytes;
         meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) throw stopped();
+        if (sharded) {
+            if (interrupted()) throw stopped();
+            write_shard_manifest(dir, cfg, recs, meta, shard, shard_first, shard_count);
+        } else if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) {
+            throw stopped();
+        }
     } catch (const std::bad_alloc&) {
+        for (const std::string& f : shard_files) std::remove(f.c_str());
         out.remove_created();
         throw std::runtime_error("out of memory while running (the estimate was " + human_bytes(estimate.host_bytes) +
                                  "); no results were written. Reduce [run] instances, [adversary] d or the sweep");
     } catch (...) {
+        for (const std::string& f : shard_files) std::remove(f.c_str());
         out.remove_created();
         throw;
+    }
+    if (sharded) {
+        if (!o.quiet)
+            std::cout << "dpregret: shard " << shard.index << "/" << shard.count << " (instances " << shard_first << ".."
+                      << shard_first + shard_count - 1 << " of " << cfg.run.instances << ") of " << recs.size()
+                      << " point(s) in " << dir << "/; merge all " << shard.count
+                      << " with: dpregret merge SHARD_DIR... --out DIR\n";
+        return;
     }
     // run.json is in place: the run is complete, whatever signal may still arrive.
     if (!o.quiet) {
@@ -203,6 +250,9 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--threads", opts->threads,
                     "CPU threads (default: all cores); results do not depend on it");
     cmd->add_flag("--quiet", opts->quiet, "no progress bar or closing line");
+    cmd->add_option("--shard", opts->shard,
+                    "I/K: run only shard I of K (instances [I*N/K, (I+1)*N/K) of every point) and write a shard "
+                    "directory; `dpregret merge` joins the K shards into the outputs of the unsharded run, byte for byte");
     cmd->add_option("--memory-limit", opts->memory_limit,
                     "refuse a run whose estimated peak memory exceeds this: auto (default: the memory "
                     "available now), none, or a size such as 16G");

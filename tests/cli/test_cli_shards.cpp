@@ -1,0 +1,106 @@
+// `dpregret run --shard I/K` and `dpregret merge` (issue 11 item 3; docs/SCALING.md): sharded and merged equals
+// unsharded, byte for byte (summary.csv, final_regret.csv) and in run.json but for timing and host fields; shards
+// that do not belong together are refused with exit 2 and the reason.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.hpp"
+
+namespace dpr::test {
+namespace {
+
+/// run.json without the fields that describe when, where and how fast (docs/SCALING.md lists them).
+nlohmann::json comparable(const std::string& path) {
+    nlohmann::json j = nlohmann::json::parse(slurp(path));
+    for (const char* k : {"wall_seconds", "started_at", "device", "threads", "memory_estimate_bytes", "throughput"}) j.erase(k);
+    for (auto& p : j["points"])
+        for (const char* k : {"wall_seconds", "instance_rounds_per_second", "expert_rounds_per_second", "launch_policy"})
+            p.erase(k);
+    return j;
+}
+
+// A sweep of 4 points: two learners (one with diagnostics), a shared and a per-instance sequence.
+const char* kConfig = R"([run]
+instances = 23
+rounds = 40
+checkpoints = 5
+[adversary]
+kind = "bernoulli"
+d = 6
+per_instance = [false, true]
+[learner]
+algorithm = ["dp-ftrl-experts", "dp-mab"]
+epsilon = 2
+)";
+
+TEST(CliShards, ShardedAndMergedEqualsTheUnshardedRunByteForByte) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    const CliResult full = run_cli(dir, "run c.toml --out full --quiet");
+    ASSERT_EQ(full.rc, 0) << full.err;
+    for (int k : {1, 2, 3, 7}) {
+        std::string shards;
+        for (int i = k - 1; i >= 0; --i) { // merge takes them in any order
+            const std::string out = "k" + std::to_string(k) + "s" + std::to_string(i);
+            const CliResult r = run_cli(dir, "run c.toml --quiet --shard " + std::to_string(i) + "/" + std::to_string(k) +
+                                                 " --threads " + std::to_string(1 + i % 2) + " --out " + out);
+            ASSERT_EQ(r.rc, 0) << r.err;
+            shards += " " + out;
+        }
+        const std::string merged = "m" + std::to_string(k);
+        const CliResult m = run_cli(dir, "merge" + shards + " --out " + merged + " --quiet");
+        ASSERT_EQ(m.rc, 0) << m.err;
+        EXPECT_EQ(slurp(dir.file(merged + "/summary.csv")), slurp(dir.file("full/summary.csv"))) << "k = " << k;
+        EXPECT_EQ(slurp(dir.file(merged + "/final_regret.csv")), slurp(dir.file("full/final_regret.csv"))) << "k = " << k;
+        EXPECT_EQ(comparable(dir.file(merged + "/run.json")), comparable(dir.file("full/run.json"))) << "k = " << k;
+    }
+}
+
+TEST(CliShards, ShardsThatDoNotBelongTogetherAreRefusedWithTheReason) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard " + std::to_string(i) + "/3 --out s" + std::to_string(i)).rc, 0);
+    ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard 2/3 --set run.seed=5 --out seed5").rc, 0);
+    ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard 1/2 --out half").rc, 0);
+    const std::pair<std::string, std::string> cases[] = {
+        {"s0 s1", "shards missing: 2/3"},
+        {"s0 s1 s1 s2", "as is s1"},
+        {"s0 s1 seed5", "different configuration"},
+        {"s0 s1 half", "one of 2 shards"},
+        {"s0 s1 nothing", "not a complete shard"},
+    };
+    for (const auto& [args, needle] : cases) {
+        const CliResult r = run_cli(dir, "merge " + args + " --out m");
+        EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
+        EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("m/run.json"))) << args;
+    }
+    // The config file changed after the shards ran.
+    dir.write("c.toml", std::string(kConfig) + "delta = 0\n");
+    const CliResult changed = run_cli(dir, "merge s0 s1 s2 --out m");
+    EXPECT_EQ(changed.rc, 2);
+    EXPECT_NE(changed.err.find("has changed since the shards ran"), std::string::npos) << changed.err;
+}
+
+TEST(CliShards, BadShardArgumentsExitTwo) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    for (const char* bad : {"3/3", "a/b", "1", "-1/2", "0/0", "1/2/3"}) {
+        const CliResult r = run_cli(dir, std::string("run c.toml --quiet --out o --shard ") + bad);
+        EXPECT_EQ(r.rc, 2) << bad;
+        EXPECT_NE(r.err.find("--shard"), std::string::npos) << bad << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("o"))) << bad;
+    }
+    const CliResult many = run_cli(dir, "run c.toml --quiet --out o --shard 0/24");
+    EXPECT_EQ(many.rc, 2);
+    EXPECT_NE(many.err.find("at most 23 shards"), std::string::npos) << many.err;
+    ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard 0/2 --out s").rc, 0);
+    const CliResult again = run_cli(dir, "run c.toml --quiet --shard 0/2 --out s");
+    EXPECT_EQ(again.rc, 2);
+    EXPECT_NE(again.err.find("already holds a complete shard"), std::string::npos) << again.err;
+}
+
+} // namespace
+} // namespace dpr::test
