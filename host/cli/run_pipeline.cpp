@@ -1,5 +1,6 @@
 #include "host/cli/run_pipeline.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -149,6 +150,18 @@ void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64
                          "\nReduce [run] instances or [adversary] d, or use --backend cpu.");
 }
 
+std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<PointRecord>& recs, bool cuda) {
+    const double budget = cuda ? 0x1p38 : 0x1p33;
+    double per_instance = 1.0; // the largest point's work per instance: T x row width
+    for (std::size_t i = 0; i < recs.size(); ++i)
+        per_instance = std::max(per_instance, static_cast<double>(cfg.points[i].problem.T) *
+                                                  static_cast<double>(std::max<std::uint64_t>(1, recs[i].adversary.row_width)));
+    const double b = std::floor(budget / per_instance / 16.0) * 16.0;
+    if (b < 16.0) return 16;
+    return b >= static_cast<double>(cfg.run.instances) ? std::max<std::uint64_t>(cfg.run.instances, 1)
+                                                       : static_cast<std::uint64_t>(b);
+}
+
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& o) {
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
@@ -171,7 +184,30 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         job.threads = o.threads;
         job.on_progress = o.on_progress;
         job.interrupted = o.interrupted;
-        recs[i].outcome = run_point(job);
+        if (o.progress) {
+            // In pieces of B instances, each saved when done (or loaded, when resuming).
+            const std::uint64_t N = job.shape.instances, B = o.piece_instances, first = job.shape.first_instance;
+            const std::size_t nck = job.shape.checkpoints.size(), nd = recs[i].learner.diagnostic_names.size();
+            PointOutcome all;
+            for (std::uint64_t b = 0; b * B < N; ++b) {
+                const std::uint64_t n = std::min(B, N - b * B);
+                PointOutcome piece;
+                if (o.progress->has(i, b)) {
+                    piece = o.progress->load(i, b, n, nck, nd, p.per_instance);
+                    if (o.on_progress) o.on_progress(n * p.problem.T);
+                } else {
+                    job.shape.first_instance = static_cast<std::uint32_t>(first + b * B);
+                    job.shape.instances = static_cast<std::uint32_t>(n);
+                    piece = run_point(job);
+                    if (!piece.completed) return false;
+                    o.progress->save(i, b, piece, nd);
+                }
+                append_piece(all, piece, p.per_instance);
+            }
+            recs[i].outcome = std::move(all);
+        } else {
+            recs[i].outcome = run_point(job);
+        }
         if (!recs[i].outcome.completed) return false;
         if (o.after_point) o.after_point(recs[i]);
         else finish_point(recs[i]);

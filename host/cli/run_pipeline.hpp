@@ -19,6 +19,7 @@
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/engine/progress_store.hpp"
 
 namespace dpr::cli {
 
@@ -64,7 +65,15 @@ struct SimulateOptions {
     std::uint64_t first_instance = 0, instance_count = 0;
     /// If set, called after each point instead of finish_point() (a shard writes the per-instance values).
     std::function<void(PointRecord&)> after_point;
+    /// Resumable run: each point runs in pieces of `piece_instances` instances, finished pieces are saved to
+    /// (and, when resuming, loaded from) the store (host/engine/progress_store.hpp).
+    const ProgressStore* progress = nullptr;
+    std::uint64_t piece_instances = 0;
 };
+
+/// Instances per resumable piece: about 2^33 expert-rounds of work on the CPU (seconds to a minute on the
+/// development VM), 2^38 on a GPU; a multiple of 16 (a SIMD group), at least 16.
+std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<PointRecord>& recs, bool cuda);
 
 /// Runs the points in order; after each, finish_point() checks that everything that would be written is
 /// finite (NonFiniteResult otherwise) and condenses it. Returns false if interrupted (the records are
