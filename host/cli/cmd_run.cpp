@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <ctime>
 #include <iostream>
 #include <new>
@@ -18,7 +19,10 @@
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/engine/progress_store.hpp"
 #include "host/engine/shards.hpp"
+#include "host/version.hpp"
+#include "kernels/rng/stream.hpp"
 #include "host/io/error.hpp"
 #include "host/io/run_dir.hpp"
 #include "host/progress/interrupt.hpp"
@@ -37,6 +41,8 @@ struct RunOptions {
     bool list_keys = false;
     std::string memory_limit = "auto";
     std::string shard; ///< "I/K": write a shard directory (host/engine/shards.hpp)
+    std::string resume; ///< DIR of an unfinished run (host/engine/progress_store.hpp)
+    std::string piece_instances; ///< instances per resumable piece ("" = auto)
 };
 
 
@@ -70,15 +76,31 @@ void run_command(const RunOptions& o) {
     const InterruptScope interrupt_scope;
     const auto t_start = std::chrono::steady_clock::now();
     const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    // --resume DIR: the config, overrides and piece size the unfinished run was started with.
+    std::optional<ProgressStore> resumed;
+    std::string config_path = o.config;
+    std::vector<std::string> sets = o.sets;
+    if (!o.resume.empty()) {
+        if (!o.config.empty() || !o.sets.empty() || !o.shard.empty() || !o.out.empty() || !o.piece_instances.empty())
+            throw UsageError("--resume DIR continues the run in DIR with its own config and settings; give no CONFIG, "
+                             "--set, --shard, --out or --piece-instances with it");
+        try {
+            resumed = ProgressStore::open(o.resume);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+        config_path = resumed->spec().absolute_path;
+        sets = resumed->spec().overrides;
+    }
     config::Config cfg;
     try {
-        cfg = config::load_config(o.config, o.sets, run_config_inputs());
+        cfg = config::load_config(config_path, sets, run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     } catch (const std::bad_alloc&) {
-        throw std::runtime_error("out of memory while reading " + o.config +
+        throw std::runtime_error("out of memory while reading " + config_path +
                                  " (a sweep of many points, or a large loss file); split the sweep into several runs");
     }
 
@@ -94,6 +116,18 @@ void run_command(const RunOptions& o) {
         threads = static_cast<unsigned>(v);
     }
     const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
+    if (resumed && cfg.resolved_toml != resumed->spec().resolved_toml)
+        throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
+                         " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
+                         "resuming needs the file the run was started from");
+    std::uint64_t piece = 0;
+    if (!o.piece_instances.empty()) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(o.piece_instances.c_str(), &end, 10);
+        if (!end || *end || o.piece_instances[0] == '-' || v < 1 || v > 4294967295ull)
+            throw UsageError("--piece-instances must be an integer in [1, 4294967295] (got " + o.piece_instances + ")");
+        piece = v;
+    }
     const bool sharded = !o.shard.empty();
     ShardSpec shard;
     std::uint64_t shard_first = 0, shard_count = 0;
@@ -148,7 +182,13 @@ void run_command(const RunOptions& o) {
             throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
         const std::string stem = utc_now("%Y%m%d-%H%M%S") +
                                  (sharded ? "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) : "");
-        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", stem) : io::OutputDirectory::open(o.out);
+        if (!resumed && !sharded && !o.out.empty() && ProgressStore::exists(o.out))
+            throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
+                             "/): continue it with dpregret run --resume " + o.out + ", or remove " + o.out + "/" +
+                             ProgressStore::kDirName + " to start over");
+        out = resumed ? io::OutputDirectory::open(o.resume)
+              : o.out.empty() ? io::OutputDirectory::create_unique("runs", stem)
+                              : io::OutputDirectory::open(o.out);
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -156,10 +196,35 @@ void run_command(const RunOptions& o) {
     for (const std::string& name : out.removed_stale())
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
 
-    // From here on, any way out but success leaves no result file and removes what this run created.
+    // The progress store of a resumable run (not of a shard): finished pieces survive a kill.
+    std::optional<ProgressStore> progress = std::move(resumed);
+    if (!progress && !sharded) {
+        ProgressSpec spec;
+        spec.config_path = o.config;
+        std::error_code ec;
+        spec.absolute_path = std::filesystem::absolute(o.config, ec).string();
+        if (ec) spec.absolute_path = o.config;
+        spec.overrides = o.sets;
+        spec.resolved_toml = cfg.resolved_toml;
+        spec.batch = piece ? piece : auto_piece_instances(cfg, recs, backend == Backend::Cuda);
+        spec.backend_requested = o.backend;
+        spec.version = build_info().version;
+        spec.git_commit = build_info().git_commit;
+        spec.layout = static_cast<int>(rng::kStreamLayout);
+        try {
+            progress = ProgressStore::create(dir, spec);
+        } catch (const io::IoError& e) {
+            out.remove_created();
+            throw UsageError(e.what());
+        }
+    }
+
+    // From here on, any way out but success leaves no result file and removes what this run created; an
+    // interrupted run keeps its finished pieces for --resume.
     std::vector<std::string> shard_files; // removed again unless the shard completes
-    const auto stopped = [] {
-        std::cerr << "dpregret: interrupted; no results were written\n";
+    const auto stopped = [&] {
+        std::cerr << "dpregret: interrupted; no results were written"
+                  << (progress ? "; continue with: dpregret run --resume " + dir : std::string()) << "\n";
         return Interrupted(interrupt_signal());
     };
     try {
@@ -173,6 +238,10 @@ void run_command(const RunOptions& o) {
         so.threads = threads;
         so.on_progress = [&](std::uint64_t n) { bar.advance(n); };
         so.interrupted = [] { return interrupted(); };
+        if (progress) {
+            so.progress = &*progress;
+            so.piece_instances = progress->spec().batch;
+        }
         if (sharded) {
             so.first_instance = shard_first;
             so.instance_count = shard_count;
@@ -186,8 +255,8 @@ void run_command(const RunOptions& o) {
         if (!completed || interrupted()) throw stopped();
 
         RunMeta meta;
-        meta.config_path = o.config;
-        meta.overrides = o.sets;
+        meta.config_path = progress ? progress->spec().config_path : o.config;
+        meta.overrides = sets;
         meta.backend_requested = o.backend;
         meta.device = device;
         meta.threads = threads;
@@ -202,14 +271,20 @@ void run_command(const RunOptions& o) {
         }
     } catch (const std::bad_alloc&) {
         for (const std::string& f : shard_files) std::remove(f.c_str());
+        if (progress) progress->remove(); // it would run out again: nothing to resume
         out.remove_created();
         throw std::runtime_error("out of memory while running (the estimate was " + human_bytes(estimate.host_bytes) +
                                  "); no results were written. Reduce [run] instances, [adversary] d or the sweep");
+    } catch (const Interrupted&) {
+        out.remove_created(); // a kept .progress keeps the directory
+        throw;
     } catch (...) {
         for (const std::string& f : shard_files) std::remove(f.c_str());
+        if (progress) progress->remove(); // the same input would fail the same way: nothing to resume
         out.remove_created();
         throw;
     }
+    if (progress) progress->remove();
     if (sharded) {
         if (!o.quiet)
             std::cout << "dpregret: shard " << shard.index << "/" << shard.count << " (instances " << shard_first << ".."
@@ -250,6 +325,12 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--threads", opts->threads,
                     "CPU threads (default: all cores); results do not depend on it");
     cmd->add_flag("--quiet", opts->quiet, "no progress bar or closing line");
+    cmd->add_option("--resume", opts->resume,
+                    "DIR: continue the unfinished run in DIR (killed or interrupted), recomputing only what it had "
+                    "not finished; the results are byte-identical to an uninterrupted run's");
+    cmd->add_option("--piece-instances", opts->piece_instances,
+                    "instances per resumable piece of a point (default: about a minute of work); finished pieces "
+                    "are kept in DIR/.progress until run.json is written");
     cmd->add_option("--shard", opts->shard,
                     "I/K: run only shard I of K (instances [I*N/K, (I+1)*N/K) of every point) and write a shard "
                     "directory; `dpregret merge` joins the K shards into the outputs of the unsharded run, byte for byte");
@@ -269,7 +350,8 @@ void add_run_command(CLI::App& app) {
         "run.instances=200\n");
     cmd->callback([opts] {
         if (opts->list_keys) return print_keys();
-        if (opts->config.empty()) throw UsageError("run needs an experiment file: dpregret run CONFIG.toml (see --help)");
+        if (opts->config.empty() && opts->resume.empty())
+            throw UsageError("run needs an experiment file: dpregret run CONFIG.toml, or --resume DIR (see --help)");
         run_command(*opts);
     });
 }

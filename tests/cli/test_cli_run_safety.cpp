@@ -384,18 +384,29 @@ TEST(RunOutput, RunsStartedTogetherGetOneDirectoryEach) {
 
 // ---- item 7: signals -----------------------------------------------------------------------------------
 
+/// The names in directory `path`.
+std::vector<std::string> entries(const std::string& path) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
+    return out;
+}
+
+// SIGTERM (a scheduler's pre-emption) and SIGINT stop a run with no result file; what it finished stays in
+// .progress for `dpregret run --resume` (docs/OUTPUTS.md "Resume"), and nothing else is left.
 TEST(RunSignals, SigtermExits143AndSigintKeepsADirectoryTheUserMade) {
     TempDir dir;
     dir.write("long.toml", kLong);
     CliResult r = run_cli(dir, "run long.toml --out a", "timeout --preserve-status -k 30 -s TERM 2");
     EXPECT_EQ(r.rc, 143) << r.err;
     EXPECT_TRUE(contains(r.err, "interrupted")) << r.err;
-    EXPECT_FALSE(fs::exists(dir.file("a"))); // created by the run: removed
+    EXPECT_TRUE(contains(r.err, "dpregret run --resume a")) << r.err;
+    EXPECT_TRUE(no_result_files(dir, "a"));
+    EXPECT_EQ(entries(dir.file("a")), std::vector<std::string>{".progress"});
     fs::create_directory(dir.file("mine"));
     r = run_cli(dir, "run long.toml --out mine", "timeout --preserve-status -k 30 -s INT 2");
     EXPECT_EQ(r.rc, 130) << r.err;
     EXPECT_TRUE(fs::is_directory(dir.file("mine"))); // the user's: kept
-    EXPECT_TRUE(fs::is_empty(dir.file("mine")));
+    EXPECT_EQ(entries(dir.file("mine")), std::vector<std::string>{".progress"});
 }
 
 TEST(RunSignals, StaleTemporaryFilesOfKilledRunsAreRemovedAndLiveOnesKept) {
@@ -472,7 +483,8 @@ TEST(RunSignals, ASignalDuringOutputWritingLeavesNoResults) {
     ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     EXPECT_EQ(WEXITSTATUS(status), 143);
     EXPECT_TRUE(no_result_files(dir, "out"));
-    EXPECT_TRUE(fs::is_empty(out)) << "temporary files left behind";
+    // No temporary file left behind; the finished work stays for --resume.
+    EXPECT_EQ(entries(out), std::vector<std::string>{".progress"});
 }
 
 // ---- run.json proportional to what a person reads -----------------------------------------------------

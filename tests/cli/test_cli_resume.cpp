@@ -1,0 +1,177 @@
+// `dpregret run --resume DIR` (issue 11 item 4; docs/OUTPUTS.md "Resume"): a run killed with SIGKILL at any
+// moment -- while simulating, between pieces, while writing its outputs -- and resumed, possibly several times,
+// ends with summary.csv and final_regret.csv byte-identical to an uninterrupted run's; the piece size never
+// changes the bytes; bad resumes exit 2 with the reason.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/run_cli.hpp"
+
+namespace dpr::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 8 points (shared and per-instance sequences, a learner with diagnostics): a few seconds in all.
+const char* kConfig = R"([run]
+instances = 1500
+rounds = 1500
+checkpoints = 8
+[adversary]
+kind = "bernoulli"
+d = [8, 48]
+per_instance = [false, true]
+[learner]
+algorithm = ["dp-ftrl-experts", "dp-mab"]
+epsilon = 1
+)";
+
+/// Starts `dpregret args` in dir and SIGKILLs it after `ms` milliseconds; returns its exit status (-9 if killed).
+int run_and_kill(const TempDir& dir, const std::string& args, int ms) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        std::vector<std::string> words;
+        std::istringstream in(args);
+        for (std::string w; in >> w;) words.push_back(w);
+        std::vector<char*> argv;
+        const std::string bin = binary();
+        argv.push_back(const_cast<char*>(bin.c_str()));
+        for (std::string& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        ::execv(bin.c_str(), argv.data());
+        ::_exit(92);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST(CliResume, KilledAtRandomMomentsAndResumedGivesTheUninterruptedBytes) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet --piece-instances 96").rc, 0);
+    const int full_ms = static_cast<int>(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    std::mt19937 rng(20261126);
+    for (int trial = 0; trial < 3; ++trial) {
+        const std::string out = "k" + std::to_string(trial);
+        // The first attempt starts the run, every later one resumes it; each is killed at a random moment
+        // within the run's length, until one finishes (at most 12 kills, then one unkilled resume).
+        int rc = run_and_kill(dir, "run c.toml --out " + out + " --quiet --piece-instances 96",
+                              std::uniform_int_distribution<int>(20, full_ms)(rng));
+        int kills = rc == -SIGKILL ? 1 : 0;
+        for (int k = 0; k < 12 && rc != 0; ++k) {
+            ASSERT_TRUE(fs::exists(dir.file(out + "/.progress/spec.json"))) << "nothing to resume after kill " << k;
+            rc = run_and_kill(dir, "run --resume " + out + " --quiet", std::uniform_int_distribution<int>(20, full_ms)(rng));
+            kills += rc == -SIGKILL;
+        }
+        if (rc != 0) {
+            const CliResult r = run_cli(dir, "run --resume " + out + " --quiet");
+            ASSERT_EQ(r.rc, 0) << r.err;
+        }
+        RecordProperty("kills_" + std::to_string(trial), kills);
+        EXPECT_EQ(slurp(dir.file(out + "/summary.csv")), slurp(dir.file("full/summary.csv"))) << out;
+        EXPECT_EQ(slurp(dir.file(out + "/final_regret.csv")), slurp(dir.file("full/final_regret.csv"))) << out;
+        EXPECT_FALSE(fs::exists(dir.file(out + "/.progress"))) << "progress kept after the run completed";
+    }
+    // The piece size does not change the bytes (auto: whole points here).
+    ASSERT_EQ(run_cli(dir, "run c.toml --out auto --quiet").rc, 0);
+    EXPECT_EQ(slurp(dir.file("auto/summary.csv")), slurp(dir.file("full/summary.csv")));
+    EXPECT_EQ(slurp(dir.file("auto/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
+}
+
+// SIGKILL while summary.csv is being written (the run blocks writing it into a FIFO): every piece is in
+// .progress, so the resumed run simulates nothing and writes the same bytes.
+TEST(CliResume, AKillDuringTheOutputWriteIsResumed) {
+    TempDir dir;
+    std::string seeds;
+    for (int s = 0; s < 600; ++s) seeds += (s ? "," : "") + std::to_string(s);
+    dir.write("c.toml", "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seeds +
+                            "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
+    ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
+    fs::create_directory(dir.file("out"));
+    const std::string out = dir.file("out");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
+        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
+        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        const std::string bin = binary();
+        ::execl(bin.c_str(), bin.c_str(), "run", "c.toml", "--out", "out", "--quiet", static_cast<char*>(nullptr));
+        ::_exit(92);
+    }
+    const std::string fifo = out + "/summary.csv.tmp." + std::to_string(pid);
+    int fd = -1;
+    for (int i = 0; i < 3000 && fd < 0; ++i) {
+        fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(fd, 0) << "no FIFO " << fifo;
+    int queued = 0, last = -1, still = 0;
+    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ::ioctl(fd, FIONREAD, &queued);
+        still = queued == last ? still + 1 : 0;
+        last = queued;
+    }
+    ASSERT_GE(queued, 16384) << "the run never reached its output";
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(fd);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    EXPECT_FALSE(fs::exists(dir.file("out/run.json")));
+    fs::remove(fifo); // the killed writer's half-written temporary file (a FIFO here)
+    const CliResult r = run_cli(dir, "run --resume out --quiet");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(slurp(dir.file("out/summary.csv")), slurp(dir.file("full/summary.csv")));
+    EXPECT_EQ(slurp(dir.file("out/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
+}
+
+TEST(CliResume, BadResumesExitTwoWithTheReason) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    ASSERT_EQ(run_cli(dir, "run c.toml --out done --quiet --set run.instances=20 --set run.rounds=50").rc, 0);
+    const std::pair<std::string, std::string> cases[] = {
+        {"run --resume done", "no unfinished run"},
+        {"run --resume nowhere", "no unfinished run"},
+        {"run c.toml --resume done", "give no CONFIG"},
+    };
+    for (const auto& [args, needle] : cases) {
+        const CliResult r = run_cli(dir, args + " --quiet");
+        EXPECT_EQ(r.rc, 2) << args;
+        EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+    }
+    // An unfinished run is not silently restarted, and a changed config is not resumed.
+    const int rc = run_and_kill(dir, "run c.toml --out half --quiet --piece-instances 16", 300);
+    ASSERT_NE(rc, 0) << "the run finished before it was killed";
+    const CliResult fresh = run_cli(dir, "run c.toml --out half --quiet");
+    EXPECT_EQ(fresh.rc, 2);
+    EXPECT_NE(fresh.err.find("holds an unfinished run"), std::string::npos) << fresh.err;
+    dir.write("c.toml", std::string(kConfig) + "delta = 0\n");
+    const CliResult changed = run_cli(dir, "run --resume half --quiet");
+    EXPECT_EQ(changed.rc, 2);
+    EXPECT_NE(changed.err.find("has changed since the run started"), std::string::npos) << changed.err;
+}
+
+} // namespace
+} // namespace dpr::test
