@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "host/cli/app.hpp"
+#include "host/mpi/world.hpp"
 
 #define DPREGRET_COMMANDS(X) X(run) X(merge) X(audit) X(sample) X(info)
 
@@ -18,9 +19,12 @@ DPREGRET_COMMANDS(DPREGRET_DECLARE_COMMAND)
 } // namespace dpr::cli
 
 int main(int argc, char** argv) {
-    return dpr::cli::run_app(argc, argv, [](CLI::App& app) {
+    dpr::mpi::init(&argc, &argv); // only under an MPI launcher (host/mpi/world.hpp)
+    const int rc = dpr::cli::run_app(argc, argv, [](CLI::App& app) {
 #define DPREGRET_ADD_COMMAND(name) dpr::cli::add_##name##_command(app);
         DPREGRET_COMMANDS(DPREGRET_ADD_COMMAND)
 #undef DPREGRET_ADD_COMMAND
     });
+    dpr::mpi::finalize();
+    return rc;
 }

@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(cmake g++ ninja-build git
       libgtest-dev libeigen3-dev libboost-math-dev librandom123-dev
       libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
+      libopenmpi-dev openmpi-bin
       python3 python3-numpy python3-matplotlib)
 # On x86-64, QEMU's user-mode emulator runs the test that executes dpregret on CPUs without AVX-512 / AVX
 # (tests/engine/test_cpu_isa.cpp).

@@ -25,8 +25,13 @@ struct DeviceInfo {
     std::string message;    ///< why no device is usable, if none is
 };
 
-/// Never throws: reports what is there.
+/// Never throws: reports what is there (name, capability and memory of the current device, 0 unless
+/// use_device() chose another).
 DeviceInfo query_devices();
+
+/// Makes device `ordinal % device_count` current for this process (one GPU per MPI rank: the rank's local
+/// rank). Returns the device chosen, or -1 when there is none (or no CUDA in this build). Never throws.
+int use_device(int ordinal);
 
 /// The CUDA executor for learner number `learner_index` of learners::AllLearners with resolved params
 /// (`params_bytes` bytes of its trivially copyable Params). Shared sequences only. Throws Unavailable

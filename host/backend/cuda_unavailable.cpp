@@ -10,6 +10,8 @@ DeviceInfo query_devices() {
     return info;
 }
 
+int use_device(int) { return -1; }
+
 std::unique_ptr<InstanceEngine> make_cuda_engine(std::size_t, const void*, std::size_t, const EngineShape&) {
     throw Unavailable("the CUDA backend is not part of this build (configure with nvcc available)");
 }
