@@ -25,6 +25,7 @@
 #include "kernels/rng/stream.hpp"
 #include "host/io/error.hpp"
 #include "host/io/run_dir.hpp"
+#include "host/mpi/world.hpp"
 #include "host/progress/interrupt.hpp"
 #include "host/progress/progress.hpp"
 
@@ -143,12 +144,32 @@ void run_command(const RunOptions& o) {
                              std::to_string(cfg.run.instances) + " shards");
         shard_range(shard, cfg.run.instances, &shard_first, &shard_count);
     }
+    // mpirun -n R: rank r runs the instances of shard r of R and rank 0 gathers them (host/mpi/world.hpp).
+    const mpi::World& W = mpi::world();
+    if (W.size > 1 && !W.active)
+        throw UsageError("started by an MPI launcher as rank " + std::to_string(W.rank) + " of " + std::to_string(W.size) +
+                         ", but this dpregret was built without MPI, so every rank would run the whole run; rebuild "
+                         "with MPI (libopenmpi-dev, installed by scripts/deps.sh) or run one process");
+    const bool ranked = W.active && W.size > 1;
+    const bool root = W.rank == 0;
+    if (ranked) {
+        if (sharded || !o.resume.empty())
+            throw UsageError("--shard and --resume are for single-process runs; under mpirun the ranks split the "
+                             "instances themselves (docs/SCALING.md)");
+        if (static_cast<std::uint64_t>(W.size) > cfg.run.instances)
+            throw UsageError(std::to_string(W.size) + " MPI ranks for [run] instances = " +
+                             std::to_string(cfg.run.instances) + " would leave some idle; use at most " +
+                             std::to_string(cfg.run.instances) + " ranks");
+        shard_range(ShardSpec{static_cast<std::uint64_t>(W.rank), static_cast<std::uint64_t>(W.size)},
+                    cfg.run.instances, &shard_first, &shard_count);
+        if (o.threads.empty()) threads = std::max(1u, std::thread::hardware_concurrency() / std::max(1, W.local_size));
+    }
 
     // Resolve every point before running anything, so a bad combination fails fast.
     std::vector<PointRecord> recs = resolve_points(cfg);
     std::uint64_t total_work = 0;
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        total_work = sat_add(total_work, sat_mul(sharded ? shard_count : cfg.run.instances, cfg.points[i].problem.T));
+        total_work = sat_add(total_work, sat_mul(sharded || ranked ? shard_count : cfg.run.instances, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
@@ -157,6 +178,7 @@ void run_command(const RunOptions& o) {
     std::string why_not_cuda;
     bool any_per_instance = false;
     for (const auto& p : cfg.points) any_per_instance |= p.per_instance;
+    if (ranked && requested != Backend::Cpu) (void)cuda_api::use_device(W.local_rank); // one GPU per rank
     Backend backend;
     try {
         backend = choose_backend(requested, any_per_instance, &why_not_cuda);
@@ -177,7 +199,12 @@ void run_command(const RunOptions& o) {
         estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, backend == Backend::Cuda);
     check_memory(estimate, memory_limit, device_bytes);
     io::OutputDirectory out;
-    try {
+    if (ranked && !root) { // rank 0 alone owns the output directory; the others learn whether it is usable
+        if (mpi::broadcast(0) == 0) {
+            mpi::finalize();
+            std::exit(kExitUsage);
+        }
+    } else try {
         if (sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
             throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
         const std::string stem = utc_now("%Y%m%d-%H%M%S") +
@@ -190,15 +217,20 @@ void run_command(const RunOptions& o) {
               : o.out.empty() ? io::OutputDirectory::create_unique("runs", stem)
                               : io::OutputDirectory::open(o.out);
     } catch (const io::IoError& e) {
+        if (ranked) (void)mpi::broadcast(0);
         throw UsageError(e.what());
+    } catch (...) {
+        if (ranked) (void)mpi::broadcast(0);
+        throw;
     }
+    if (ranked && root) (void)mpi::broadcast(1);
     const std::string& dir = out.path();
     for (const std::string& name : out.removed_stale())
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
 
     // The progress store of a resumable run (not of a shard): finished pieces survive a kill.
     std::optional<ProgressStore> progress = std::move(resumed);
-    if (!progress && !sharded) {
+    if (!progress && !sharded && !ranked) {
         ProgressSpec spec;
         spec.config_path = o.config;
         std::error_code ec;
@@ -231,7 +263,7 @@ void run_command(const RunOptions& o) {
         std::ostringstream sink; // --quiet: progress goes nowhere
         ProgressReporter::Options popt;
         popt.label = "run";
-        if (o.quiet) popt.out = &sink;
+        if (o.quiet || !root) popt.out = &sink;
         ProgressReporter bar(total_work, "instance-rounds", popt);
         SimulateOptions so;
         so.backend = backend;
@@ -242,6 +274,34 @@ void run_command(const RunOptions& o) {
             so.progress = &*progress;
             so.piece_instances = progress->spec().batch;
         }
+        if (ranked) {
+            so.first_instance = shard_first;
+            so.instance_count = shard_count;
+            so.interrupted = [&] {
+                if (!interrupted()) return false;
+                if (root) std::cerr << "dpregret: interrupted; no results were written\n";
+                mpi::abort(128 + interrupt_signal()); // the other ranks would wait for this one forever
+            };
+            // Rank 0 gathers every rank's per-instance values in rank (= instance) order, then condenses the
+            // point exactly as a one-process run does.
+            so.after_point = [&](PointRecord& r) {
+                PointOutcome& po = r.outcome;
+                po.regret = mpi::gather(po.regret);
+                po.realized_regret = mpi::gather(po.realized_regret);
+                po.diagnostics = mpi::gather(po.diagnostics);
+                if (r.point->per_instance) po.comparator = mpi::gather(po.comparator);
+                const std::vector<double> bad =
+                    mpi::gather(std::vector<double>(po.first_nonfinite_round.begin(), po.first_nonfinite_round.end()));
+                po.wall_seconds = mpi::max_all(po.wall_seconds);
+                if (!root) {
+                    po = PointOutcome{};
+                    return;
+                }
+                po.instances = static_cast<std::uint32_t>(cfg.run.instances);
+                po.first_nonfinite_round.assign(bad.begin(), bad.end());
+                finish_point(r);
+            };
+        }
         if (sharded) {
             so.first_instance = shard_first;
             so.instance_count = shard_count;
@@ -250,7 +310,16 @@ void run_command(const RunOptions& o) {
                 for (std::string& f : write_shard_point(dir, r)) shard_files.push_back(std::move(f));
             };
         }
-        const bool completed = simulate_points(cfg, recs, so);
+        bool completed = false;
+        try {
+            completed = simulate_points(cfg, recs, so);
+        } catch (const std::exception& e) {
+            if (!ranked) throw;
+            // One rank failed (a non-finite result, a device error): end them all, or the others wait forever.
+            std::cerr << "dpregret: error (rank " << W.rank << "): " << e.what() << "\n";
+            mpi::abort(dynamic_cast<const UsageError*>(&e) ? kExitUsage : kExitFailure);
+        }
+        if (ranked && !root) return; // rank 0 writes the results
         bar.finish();
         if (!completed || interrupted()) throw stopped();
 
@@ -258,7 +327,7 @@ void run_command(const RunOptions& o) {
         meta.config_path = progress ? progress->spec().config_path : o.config;
         meta.overrides = sets;
         meta.backend_requested = o.backend;
-        meta.device = device;
+        meta.device = ranked ? device + " x " + std::to_string(W.size) + " MPI ranks" : device;
         meta.threads = threads;
         meta.started_at = started;
         meta.memory_estimate_bytes = estimate.host_bytes;
