@@ -20,6 +20,25 @@
 
 namespace dpr::config {
 
+std::uint32_t point_stream_key(const Point& p) {
+    // FNV-1a (64-bit) of "key=value\n" over the point's settings, folded into 1 .. 2^32 - 1 (0 is the key of
+    // common random numbers).
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto eat = [&](const std::string& text) {
+        for (const unsigned char c : text) {
+            h ^= c;
+            h *= 0x100000001b3ull;
+        }
+    };
+    for (const auto& [key, value] : p.settings) {
+        eat(key);
+        eat("=");
+        eat(value);
+        eat("\n");
+    }
+    return static_cast<std::uint32_t>(1 + (h ^ (h >> 32)) % 0xFFFFFFFFull);
+}
+
 const std::vector<KeySpec>& run_keys() {
     static const std::vector<KeySpec> keys = {
         {"seed", KeyType::Int, "1", 0.0, 4294967295.0, nullptr,
@@ -32,9 +51,9 @@ const std::vector<KeySpec>& run_keys() {
         {"checkpoints", KeyType::Int, "16", 1.0, 1024.0, nullptr,
          "number of rounds at which regret is recorded (log-spaced, the last is T); cannot be swept"},
         {"common_random_numbers", KeyType::Bool, "true", 0.0, 1.0, nullptr,
-         "true: every point uses the same noise streams (stream key 0); false: point p uses stream key p + "
-         "1; "
-         "cannot be swept"},
+         "true: every point uses the same noise streams (stream key 0); false: each point has its own, keyed by "
+         "its resolved settings (adding, removing or reordering sweep values leaves the other points' numbers "
+         "unchanged); cannot be swept"},
         {"precision", KeyType::Choice, "double", 0, 1, "double|float",
          "arithmetic of the noise, scores and weights (float: 24-bit uniforms, float32 math; cumulative losses "
          "and regret stay double; docs/RANDOMNESS.md); cannot be swept"},
@@ -580,9 +599,18 @@ class Loader {
                 idx[j] = 0;
             }
         }
+        std::map<std::uint32_t, std::size_t> streams;
         for (std::size_t p = 0; p < points.size(); ++p) {
             points[p].index = p;
-            points[p].stream = run_.common_random_numbers ? 0u : static_cast<std::uint32_t>(p + 1);
+            points[p].stream = run_.common_random_numbers ? 0u : point_stream_key(points[p]);
+            if (run_.common_random_numbers) continue;
+            const auto [it, fresh] = streams.emplace(points[p].stream, p);
+            if (!fresh)
+                throw ConfigError("run.common_random_numbers",
+                                  "[run] common_random_numbers = false: points " + std::to_string(it->second) + " and " +
+                                      std::to_string(p) + " hash to the same stream key " +
+                                      std::to_string(points[p].stream) +
+                                      " (a 1 in 4e9 coincidence per pair); run them in separate sweeps");
         }
         return points;
     }

@@ -64,7 +64,7 @@ struct RunSettings {
 struct Point {
     std::size_t index = 0;           ///< position in Config::points
     std::uint32_t stream = 0;        ///< RNG stream key: 0 for every point with common random numbers,
-                                     ///< index + 1 without (DESIGN.md §2)
+                                     ///< point_stream_key() without (DESIGN.md §2)
     std::string learner;             ///< [learner] algorithm
     std::size_t learner_index = 0;   ///< its position in ConfigInputs::learners (= TypeList position)
     std::string adversary;           ///< [adversary] kind
@@ -136,6 +136,15 @@ struct ConfigInputs {
     /// commands that do not name it.
     std::vector<SectionSchema> extra_sections;
 };
+
+/// Version of how points get their stream keys, in run.json as `point_stream_keys`: 1 = point index + 1 (before
+/// issue 11), 2 = point_stream_key() (without common random numbers).
+inline constexpr int kPointStreamKeys = 2;
+
+/// The stream key of a point without common random numbers: a hash of its resolved settings (Point::settings,
+/// every key that applies to it, given or default), in 1 .. 2^32 - 1, so that a point's numbers depend on what
+/// it is, never on where it stands in a sweep. Two points of one sweep with the same key are refused.
+std::uint32_t point_stream_key(const Point& p);
 
 /// Reads the TOML file at `path`, applies `overrides` ("section.key=VALUE", VALUE a TOML value; a bare
 /// word is taken as a string) in order, validates and expands. Relative Path values in the file are

@@ -312,6 +312,7 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
                      {"cuda_compiled", b.cuda_compiled}, {"cuda_architectures", b.cuda_archs}};
     j["rng"] = b.rng;
     j["rng_stream_layout"] = rng::kStreamLayout;
+    j["point_stream_keys"] = config::kPointStreamKeys;
     json overrides = json::array();
     for (const std::string& o : meta.overrides) overrides.push_back(utf8_or_escaped(o));
     j["config"] = {{"path", utf8_or_escaped(meta.config_path)},

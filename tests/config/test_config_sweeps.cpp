@@ -108,7 +108,8 @@ TEST(Config, ValuesAreConvertedInKeyOrder) {
     EXPECT_FALSE(c.run.common_random_numbers);
     ASSERT_EQ(c.points.size(), 1u);
     const Point& p = c.points[0];
-    EXPECT_EQ(p.stream, 1u); // no common random numbers: point p uses stream p + 1
+    EXPECT_EQ(p.stream, point_stream_key(p)); // no common random numbers: keyed by the point's settings
+    EXPECT_NE(p.stream, 0u);
     EXPECT_EQ(p.problem.seed, 7u);
     EXPECT_EQ(p.problem.T, 4096u);
     EXPECT_EQ(p.problem.d, 16u);
@@ -155,10 +156,20 @@ TEST(Config, SweepOfTwoByThreeGivesSixPointsInOrder) {
     }
 }
 
-TEST(Config, WithoutCommonRandomNumbersEveryPointHasItsOwnStream) {
+TEST(Config, WithoutCommonRandomNumbersEveryPointHasItsOwnStreamKeyedByWhatItIs) {
     const Config c = parse(minimal("common_random_numbers = false\n", "p = [0.3, 0.4, 0.5]\n"));
     ASSERT_EQ(c.points.size(), 3u);
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(c.points[i].stream, i + 1);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NE(c.points[i].stream, 0u);
+    EXPECT_NE(c.points[0].stream, c.points[1].stream);
+    EXPECT_NE(c.points[1].stream, c.points[2].stream);
+    EXPECT_NE(c.points[0].stream, c.points[2].stream);
+    // Reordered, shortened or extended sweeps give each value the stream it had.
+    const Config r = parse(minimal("common_random_numbers = false\n", "p = [0.5, 0.3, 0.7]\n"));
+    EXPECT_EQ(r.points[0].stream, c.points[2].stream);
+    EXPECT_EQ(r.points[1].stream, c.points[0].stream);
+    EXPECT_NE(r.points[2].stream, c.points[1].stream);
+    // With common random numbers every point shares key 0.
+    for (const Point& p : parse(minimal("", "p = [0.3, 0.4]\n")).points) EXPECT_EQ(p.stream, 0u);
 }
 
 TEST(Config, AlgorithmSweepDropsUndeclaredKeysAndMergesPoints) {
