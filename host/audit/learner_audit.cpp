@@ -221,20 +221,12 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         std::vector<double>& out = side ? o.neighbour : o.base;
         for (std::uint64_t first = 0; first < M; first += s.batch) {
             const std::uint64_t n = std::min(s.batch, M - first);
-            PointJob pj;
-            pj.learner = o.learner;
-            pj.adversary = side ? neighbour.runtime() : job.adversary;
-            pj.shape.d = static_cast<std::uint32_t>(job.adversary.row_width);
+            PointJob pj = make_point_job(cfg.run, p, o.learner, side ? neighbour.runtime() : job.adversary);
+            pj.per_instance = false;
             pj.shape.T = o.rounds_run;
             pj.shape.instances = static_cast<std::uint32_t>(n);
             pj.shape.first_instance = static_cast<std::uint32_t>(side * M + first);
-            pj.shape.seed = p.problem.seed;
-            pj.shape.stream = p.stream;
             pj.shape.checkpoints = cks;
-            pj.shape.precision = cfg.run.precision == "float" ? Precision::Float : Precision::Double;
-            pj.shape.launch.lanes = cfg.run.lanes;
-            pj.shape.launch.isa = cfg.run.isa;
-            pj.shape.launch.team_threads = cfg.run.team_threads;
             pj.backend = job.backend;
             pj.threads = job.threads;
             pj.on_progress = job.on_progress;

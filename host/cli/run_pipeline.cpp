@@ -165,21 +165,9 @@ std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& o) {
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
-        PointJob job;
-        job.learner = recs[i].learner;
-        job.adversary = recs[i].adversary;
-        job.shape.d = static_cast<std::uint32_t>(recs[i].adversary.row_width); // d, or d + 1 (a_t, b_t)
-        job.shape.T = p.problem.T;
-        job.shape.instances = static_cast<std::uint32_t>(o.instance_count ? o.instance_count : cfg.run.instances); // < 2^32
+        PointJob job = make_point_job(cfg.run, p, recs[i].learner, recs[i].adversary);
+        if (o.instance_count) job.shape.instances = static_cast<std::uint32_t>(o.instance_count);
         job.shape.first_instance = static_cast<std::uint32_t>(o.first_instance);
-        job.shape.seed = p.problem.seed;
-        job.shape.stream = p.stream;
-        job.shape.checkpoints = log_checkpoints(p.problem.T, cfg.run.checkpoints);
-        job.shape.precision = cfg.run.precision == "float" ? Precision::Float : Precision::Double;
-        job.shape.launch.lanes = cfg.run.lanes;
-        job.shape.launch.isa = cfg.run.isa;
-        job.shape.launch.team_threads = cfg.run.team_threads;
-        job.per_instance = p.per_instance;
         job.backend = o.backend;
         job.threads = o.threads;
         job.on_progress = o.on_progress;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "host/backend/cuda_api.hpp"
+#include "host/engine/checkpoints.hpp"
 #include "host/engine/cpu_engine.hpp"
 #include "host/engine/parallel.hpp"
 #include "kernels/sim/comparator.hpp"
@@ -22,6 +23,25 @@ Backend choose_backend(Backend requested, bool per_instance, std::string* why_no
     if (why.empty()) return Backend::Cuda;
     if (requested == Backend::Cuda) throw std::invalid_argument("--backend cuda: " + why);
     return Backend::Cpu;
+}
+
+PointJob make_point_job(const config::RunSettings& run, const config::Point& p, const LearnerRuntime& learner,
+                        const AdversaryRuntime& adversary) {
+    PointJob job;
+    job.learner = learner;
+    job.adversary = adversary;
+    job.shape.d = static_cast<std::uint32_t>(adversary.row_width); // d, or d + 1 (a_t, b_t), + any row_extra
+    job.shape.T = p.problem.T;
+    job.shape.instances = static_cast<std::uint32_t>(run.instances); // < 2^32: cli::check_instance_ids
+    job.shape.seed = p.problem.seed;
+    job.shape.stream = p.stream;
+    job.shape.checkpoints = log_checkpoints(p.problem.T, run.checkpoints);
+    job.shape.precision = run.precision == "float" ? Precision::Float : Precision::Double;
+    job.shape.launch.lanes = run.lanes;
+    job.shape.launch.isa = run.isa;
+    job.shape.launch.team_threads = run.team_threads;
+    job.per_instance = p.per_instance;
+    return job;
 }
 
 PointOutcome run_point(const PointJob& job) {

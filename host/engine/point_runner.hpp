@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/backend/instance_engine.hpp"
+#include "host/config/config.hpp"
 #include "host/engine/registry.hpp"
 
 namespace dpr {
@@ -55,5 +56,11 @@ struct PointOutcome {
 Backend choose_backend(Backend requested, bool per_instance, std::string* why_not_cuda);
 
 PointOutcome run_point(const PointJob& job);
+
+/// The job of config point `p` as `dpregret run` runs it: its shape from [run] and the point (row width, T, seed,
+/// stream, log-spaced checkpoints, precision, launch request) over all [run] instances from id 0, on the CPU with
+/// one thread. Callers set the backend, threads and callbacks, and narrow the instances or rounds if they need.
+PointJob make_point_job(const config::RunSettings& run, const config::Point& p, const LearnerRuntime& learner,
+                        const AdversaryRuntime& adversary);
 
 } // namespace dpr
