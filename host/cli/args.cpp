@@ -1,6 +1,8 @@
 #include "host/cli/args.hpp"
 
 #include <algorithm>
+#include <ctime>
+#include <thread>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -100,6 +102,20 @@ OutputFormat output_format(const std::string& flag, const std::string& path) {
     if (ends_with(".csv")) return OutputFormat::Csv;
     throw UsageError(flag + " must be a file name ending in .npy (float64 NumPy array) or .csv (got " +
                      shown(path) + ")");
+}
+
+unsigned parse_threads(const std::string& text) {
+    if (text.empty()) return std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<unsigned>(parse_integer("--threads", text, 1, 4096));
+}
+
+std::string utc_now(const char* fmt) {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, fmt, &tm);
+    return buf;
 }
 
 } // namespace dpr::cli

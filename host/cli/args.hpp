@@ -30,6 +30,12 @@ std::uint64_t parse_integer(const std::string& flag, const std::string& text, st
 std::size_t parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices);
 
+/// --threads: an integer in [1, 4096]; "" = every core of this machine.
+unsigned parse_threads(const std::string& text);
+
+/// The current UTC time formatted by strftime (run directory names, run.json started_at).
+std::string utc_now(const char* fmt);
+
 /// Output formats chosen by the file's extension.
 enum class OutputFormat { Npy, Csv };
 /// .npy or .csv (case-insensitive); anything else is a UsageError naming the flag.

@@ -13,6 +13,7 @@
 
 #include "host/audit/learner_audit.hpp"
 #include "host/backend/cuda_api.hpp"
+#include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
 #include "host/config/config.hpp"
@@ -34,14 +35,6 @@ struct AuditOptions {
     bool quiet = false, allow_planted = false, list_keys = false;
 };
 
-std::string utc_now(const char* fmt) {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, fmt, &tm);
-    return buf;
-}
 
 nlohmann::json num(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -55,12 +48,6 @@ config::ConfigInputs audit_inputs() {
     return in;
 }
 
-struct InterruptScope {
-    InterruptScope() { install_interrupt_handlers(); }
-    ~InterruptScope() { uninstall_interrupt_handlers(); }
-    InterruptScope(const InterruptScope&) = delete;
-    InterruptScope& operator=(const InterruptScope&) = delete;
-};
 
 void write_outputs(const std::string& dir, const AuditOptions& o, const config::Config& cfg,
                    const audit::AuditOutcome& a, const std::string& device, unsigned threads, const std::string& started,
@@ -152,14 +139,7 @@ void audit_command(const AuditOptions& o) {
                          std::to_string(recs.size()) + " points (" + cfg.swept_keys.at(0) +
                          " is a list); give one value per key");
     for (const std::string& w : cfg.points[0].warnings) std::cerr << "dpregret: warning: " << w << "\n";
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    if (!o.threads.empty()) {
-        char* end = nullptr;
-        const long v = std::strtol(o.threads.c_str(), &end, 10);
-        if (!end || *end || v < 1 || v > 4096)
-            throw UsageError("--threads must be an integer in [1, 4096] (got " + o.threads + ")");
-        threads = static_cast<unsigned>(v);
-    }
+    unsigned threads = parse_threads(o.threads);
     const Backend requested = o.backend == "cpu" ? Backend::Cpu : o.backend == "cuda" ? Backend::Cuda : Backend::Auto;
     Backend backend;
     try {

@@ -23,10 +23,7 @@ struct MergeOptions {
 };
 
 void merge_command(const MergeOptions& o) {
-    install_interrupt_handlers();
-    struct Uninstall {
-        ~Uninstall() { uninstall_interrupt_handlers(); }
-    } uninstall;
+    const InterruptScope interrupt_scope;
     const auto t_start = std::chrono::steady_clock::now();
     ShardSet set;
     try {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "host/backend/cuda_api.hpp"
+#include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
 #include "host/config/config.hpp"
@@ -47,14 +48,6 @@ struct RunOptions {
 };
 
 
-std::string utc_now(const char* fmt) {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, fmt, &tm);
-    return buf;
-}
 
 /// Every key a run accepts: [run], then each adversary kind and each learner with defaults and ranges.
 void print_keys() {
@@ -64,14 +57,6 @@ void print_keys() {
     for (const auto& c : in.learners) std::cout << config::describe_keys(c) << "\n";
 }
 
-/// Handlers for SIGINT/SIGTERM for the whole command (installed before anything slow, so that an early
-/// Ctrl-C also takes the clean path), removed on every exit path.
-struct InterruptScope {
-    InterruptScope() { install_interrupt_handlers(); }
-    ~InterruptScope() { uninstall_interrupt_handlers(); }
-    InterruptScope(const InterruptScope&) = delete;
-    InterruptScope& operator=(const InterruptScope&) = delete;
-};
 
 void run_command(const RunOptions& o) {
     const InterruptScope interrupt_scope;
@@ -108,14 +93,7 @@ void run_command(const RunOptions& o) {
     const Backend requested = o.backend == "cpu"    ? Backend::Cpu
                               : o.backend == "cuda" ? Backend::Cuda
                                                     : Backend::Auto;
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    if (!o.threads.empty()) {
-        char* end = nullptr;
-        const long v = std::strtol(o.threads.c_str(), &end, 10);
-        if (!end || *end || v < 1 || v > 4096)
-            throw UsageError("--threads must be an integer in [1, 4096] (got " + o.threads + ")");
-        threads = static_cast<unsigned>(v);
-    }
+    unsigned threads = parse_threads(o.threads);
     const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
     if (resumed && cfg.resolved_toml != resumed->spec().resolved_toml)
         throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +

@@ -25,4 +25,13 @@ void clear_interrupted();
 /// Restores the signal dispositions that were in place before install_interrupt_handlers().
 void uninstall_interrupt_handlers();
 
+/// install_interrupt_handlers() for a scope (a whole command: installed before anything slow, so that an early
+/// Ctrl-C also takes the clean path), uninstalled on every exit path.
+struct InterruptScope {
+    InterruptScope() { install_interrupt_handlers(); }
+    ~InterruptScope() { uninstall_interrupt_handlers(); }
+    InterruptScope(const InterruptScope&) = delete;
+    InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
 } // namespace dpr
