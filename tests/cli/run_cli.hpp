@@ -10,8 +10,15 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <thread>
+
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace dpr::test {
 
@@ -77,6 +84,51 @@ inline CliResult run_cli(const TempDir& dir, const std::string& args, const std:
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
+}
+
+/// A `dpregret run CONFIG --out OUT --quiet` blocked inside its output writing: its summary.csv.tmp.<pid> is a
+/// FIFO (made by the child before it execs, so the pid is the run's) that the test holds open and does not read,
+/// so the run fills the pipe and waits there. pid < 0 if that state was not reached.
+struct BlockedWriter {
+    pid_t pid = -1;
+    int fd = -1;       ///< the test's (read) end of the FIFO
+    std::string fifo;  ///< its path
+};
+
+inline BlockedWriter run_blocked_in_output(const TempDir& dir, const std::string& config, const std::string& out_name) {
+    BlockedWriter w;
+    std::filesystem::create_directories(dir.file(out_name));
+    const std::string out = dir.file(out_name);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
+        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
+        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        const std::string bin = binary();
+        ::execl(bin.c_str(), bin.c_str(), "run", config.c_str(), "--out", out_name.c_str(), "--quiet",
+                static_cast<char*>(nullptr));
+        ::_exit(92);
+    }
+    w.pid = pid;
+    w.fifo = out + "/summary.csv.tmp." + std::to_string(pid);
+    for (int i = 0; i < 3000 && w.fd < 0; ++i) { // the FIFO appears at once; open our end without blocking
+        w.fd = ::open(w.fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        if (w.fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (w.fd < 0) return w;
+    // Wait until the run has filled the pipe (tens of KiB that stop growing): it is then blocked writing.
+    int queued = 0, last = -1, still = 0;
+    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ::ioctl(w.fd, FIONREAD, &queued);
+        still = queued == last ? still + 1 : 0;
+        last = queued;
+    }
+    if (queued < 16384) w.pid = -w.pid;
+    return w;
 }
 
 } // namespace dpr::test

@@ -105,35 +105,11 @@ TEST(CliResume, AKillDuringTheOutputWriteIsResumed) {
     dir.write("c.toml", "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seeds +
                             "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
     ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
-    fs::create_directory(dir.file("out"));
-    const std::string out = dir.file("out");
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
-        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
-        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
-        const int null = ::open("/dev/null", O_WRONLY);
-        ::dup2(null, 1);
-        ::dup2(null, 2);
-        const std::string bin = binary();
-        ::execl(bin.c_str(), bin.c_str(), "run", "c.toml", "--out", "out", "--quiet", static_cast<char*>(nullptr));
-        ::_exit(92);
-    }
-    const std::string fifo = out + "/summary.csv.tmp." + std::to_string(pid);
-    int fd = -1;
-    for (int i = 0; i < 3000 && fd < 0; ++i) {
-        fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
-        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_GE(fd, 0) << "no FIFO " << fifo;
-    int queued = 0, last = -1, still = 0;
-    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ::ioctl(fd, FIONREAD, &queued);
-        still = queued == last ? still + 1 : 0;
-        last = queued;
-    }
-    ASSERT_GE(queued, 16384) << "the run never reached its output";
+    const BlockedWriter w = run_blocked_in_output(dir, "c.toml", "out");
+    ASSERT_GT(w.pid, 0) << "the run never reached its output (" << w.fifo << ")";
+    const pid_t pid = w.pid;
+    const int fd = w.fd;
+    const std::string fifo = w.fifo;
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);

@@ -32,7 +32,9 @@
 #include "host/engine/outputs.hpp"
 #include "host/io/csv.hpp"
 
+using dpr::test::BlockedWriter;
 using dpr::test::CliResult;
+using dpr::test::run_blocked_in_output;
 using dpr::test::run_cli;
 using dpr::test::slurp;
 using dpr::test::TempDir;
@@ -438,38 +440,11 @@ TEST(RunSignals, ASignalDuringOutputWritingLeavesNoResults) {
     for (int s = 0; s < 600; ++s) seeds += (s ? "," : "") + std::to_string(s);
     dir.write("c.toml", "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seeds +
                             "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
-    fs::create_directory(dir.file("out"));
     const std::string out = dir.file("out");
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        // The child makes summary.csv.tmp.<its pid> a FIFO before it runs dpregret (exec keeps the pid).
-        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
-        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
-        if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
-        const int null = ::open("/dev/null", O_WRONLY);
-        ::dup2(null, 1);
-        ::dup2(null, 2);
-        const std::string bin = dpr::test::binary();
-        ::execl(bin.c_str(), bin.c_str(), "run", "c.toml", "--out", "out", "--quiet", static_cast<char*>(nullptr));
-        ::_exit(92);
-    }
-    const std::string fifo = out + "/summary.csv.tmp." + std::to_string(pid);
-    int fd = -1;
-    for (int i = 0; i < 3000 && fd < 0; ++i) { // the FIFO appears at once; open our end without blocking
-        fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
-        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_GE(fd, 0) << "no FIFO " << fifo;
-    // Wait until the run has filled the pipe (tens of KiB that stop growing): it is then blocked inside
-    // the output writing.
-    int queued = 0, last = -1, still = 0;
-    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ::ioctl(fd, FIONREAD, &queued);
-        still = queued == last ? still + 1 : 0;
-        last = queued;
-    }
-    ASSERT_GE(queued, 16384) << "the run never reached its output";
+    const BlockedWriter w = run_blocked_in_output(dir, "c.toml", "out");
+    ASSERT_GT(w.pid, 0) << "the run never reached its output (" << w.fifo << ")";
+    const pid_t pid = w.pid;
+    const int fd = w.fd;
     ::kill(pid, SIGTERM);
     // Drain until the writer closes its end (it abandons the file); then it exits.
     const int flags = ::fcntl(fd, F_GETFL);
