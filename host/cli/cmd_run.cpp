@@ -99,14 +99,8 @@ void run_command(const RunOptions& o) {
         throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
                          " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
                          "resuming needs the file the run was started from");
-    std::uint64_t piece = 0;
-    if (!o.piece_instances.empty()) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(o.piece_instances.c_str(), &end, 10);
-        if (!end || *end || o.piece_instances[0] == '-' || v < 1 || v > 4294967295ull)
-            throw UsageError("--piece-instances must be an integer in [1, 4294967295] (got " + o.piece_instances + ")");
-        piece = v;
-    }
+    const std::uint64_t piece =
+        o.piece_instances.empty() ? 0 : parse_integer("--piece-instances", o.piece_instances, 1, 4294967295ull);
     const bool sharded = !o.shard.empty();
     ShardSpec shard;
     std::uint64_t shard_first = 0, shard_count = 0;
