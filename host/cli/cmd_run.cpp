@@ -167,8 +167,10 @@ void run_command(const RunOptions& o) {
     }
 
     // Memory, then the output directory: both before anything is simulated.
-    const MemoryEstimate estimate =
-        estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, backend == Backend::Cuda);
+    const std::uint64_t process_instances = sharded || ranked ? shard_count : cfg.run.instances;
+    check_instance_ids(shard_first, process_instances);
+    const MemoryEstimate estimate = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes,
+                                                        backend == Backend::Cuda, process_instances);
     check_memory(estimate, memory_limit, device_bytes);
     io::OutputDirectory out;
     if (ranked && !root) { // rank 0 alone owns the output directory; the others learn whether it is usable

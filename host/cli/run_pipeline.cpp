@@ -32,13 +32,13 @@ config::ConfigInputs run_config_inputs() {
 }
 
 void check_instance_ids(std::uint64_t first, std::uint64_t count) {
-    constexpr std::uint64_t reserved = adversaries::kSharedSequence;
-    if (count == 0 || first >= reserved || count > reserved - first)
+    constexpr std::uint64_t per_process = adversaries::kSharedSequence; // 2^32 - 1
+    if (count == 0 || count > per_process)
         throw UsageError("[run] instances = " + std::to_string(count) +
                          (first ? " (from instance " + std::to_string(first) + ")" : std::string()) +
-                         ": instance ids must lie in [0, 4294967294]; they are 32-bit RNG counter words and "
-                         "4294967295 (0xFFFFFFFF) is the id of the shared loss sequence "
-                         "(kernels/adversaries/common.hpp), so at most 4294967295 instances per point");
+                         " in one process: a process runs at most 4294967295 instances of a point (its results alone "
+                         "would take 64 GiB per checkpoint); split the run with --shard I/K or mpirun -n R "
+                         "(docs/SCALING.md), up to 2^52 instances in all");
 }
 
 namespace {
@@ -54,8 +54,10 @@ void check_point(const config::Point& p, const config::Config& cfg, const Learne
     if ((lr.loss_families & loss_bit(ar.loss)) == 0)
         throw UsageError("[learner] algorithm = \"" + p.learner + "\" is not charged on " + loss_family_name(ar.loss) +
                          ", which [adversary] kind = \"" + p.adversary + "\" draws (docs/ADVERSARIES.md)");
-    check_instance_ids(0, cfg.run.instances);
-    switch (rng::check_layout(p.problem.seed, cfg.run.instances, p.problem.T, p.problem.d)) {
+    // The run's instances may exceed the 32-bit counter word (ids past it run in blocks under their own stream
+    // keys, point_runner.hpp); what one process holds is checked by check_instance_ids where it is known.
+    switch (rng::check_layout(p.problem.seed, std::min<std::uint64_t>(cfg.run.instances, rng::kMaxInstances),
+                              p.problem.T, p.problem.d)) {
     case rng::LayoutError::Ok:
         break;
     case rng::LayoutError::Seed:
@@ -163,18 +165,19 @@ std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<
 }
 
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& o) {
+    // The instances this process runs: [first, first + N), global ids (run_point_range maps them to RNG words).
+    const std::uint64_t first = o.first_instance, N = o.instance_count ? o.instance_count : cfg.run.instances;
+    check_instance_ids(first, N);
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
         PointJob job = make_point_job(cfg.run, p, recs[i].learner, recs[i].adversary);
-        if (o.instance_count) job.shape.instances = static_cast<std::uint32_t>(o.instance_count);
-        job.shape.first_instance = static_cast<std::uint32_t>(o.first_instance);
         job.backend = o.backend;
         job.threads = o.threads;
         job.on_progress = o.on_progress;
         job.interrupted = o.interrupted;
         if (o.progress) {
             // In pieces of B instances, each saved when done (or loaded, when resuming).
-            const std::uint64_t N = job.shape.instances, B = o.piece_instances, first = job.shape.first_instance;
+            const std::uint64_t B = o.piece_instances;
             const std::size_t nck = job.shape.checkpoints.size(), nd = recs[i].learner.diagnostic_names.size();
             PointOutcome all;
             for (std::uint64_t b = 0; b * B < N; ++b) {
@@ -184,17 +187,15 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                     piece = o.progress->load(i, b, n, nck, nd, p.per_instance);
                     if (o.on_progress) o.on_progress(n * p.problem.T);
                 } else {
-                    job.shape.first_instance = static_cast<std::uint32_t>(first + b * B);
-                    job.shape.instances = static_cast<std::uint32_t>(n);
-                    piece = run_point(job);
+                    piece = run_point_range(job, first + b * B, n);
                     if (!piece.completed) return false;
                     o.progress->save(i, b, piece, nd);
                 }
-                append_piece(all, piece, p.per_instance);
+                append_outcome(all, piece, p.per_instance);
             }
             recs[i].outcome = std::move(all);
         } else {
-            recs[i].outcome = run_point(job);
+            recs[i].outcome = run_point_range(job, first, N);
         }
         if (!recs[i].outcome.completed) return false;
         if (o.after_point) o.after_point(recs[i]);

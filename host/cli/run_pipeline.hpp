@@ -27,11 +27,9 @@ namespace dpr::cli {
 /// file hooks (host/engine/loss_file.hpp).
 config::ConfigInputs run_config_inputs();
 
-/// Instance ids first .. first + count - 1 are 32-bit RNG counter words (kernels/rng/stream.hpp), and
-/// adversaries::kSharedSequence (0xFFFFFFFF) is the id of the loss sequence that all instances of a
-/// point share, so an instance may never have that id: with per-instance sequences its sequence would
-/// be the shared one, and in every mode it would not fit EngineShape's 32-bit instance count.
-/// Throws UsageError naming [run] instances otherwise.
+/// What one process may hold of a point: instances [first, first + count) with 1 <= count <= 2^32 - 1 (the
+/// executors' 32-bit instance count; global ids go up to 2^52, in blocks of 32-bit RNG words, point_runner.hpp).
+/// Throws UsageError naming [run] instances and --shard / mpirun otherwise.
 void check_instance_ids(std::uint64_t first, std::uint64_t count);
 
 /// Resolves every point's learner and adversary and checks what spans components (decision set vs

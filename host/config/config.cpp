@@ -43,9 +43,9 @@ const std::vector<KeySpec>& run_keys() {
     static const std::vector<KeySpec> keys = {
         {"seed", KeyType::Int, "1", 0.0, 4294967295.0, nullptr,
          "run seed: the Philox key of every draw (DESIGN.md §2); may be swept"},
-        {"instances", KeyType::Int, "1000", 1.0, 4294967295.0, nullptr,
-         "independent learner instances per point (ids 0 .. 2^32-2: 32-bit RNG counter words, 0xFFFFFFFF "
-         "is the shared loss sequence's); cannot be swept"},
+        {"instances", KeyType::Int, "1000", 1.0, 4503599627370496.0, nullptr,
+         "independent learner instances per point, ids 0 .. instances-1 (up to 2^52; one process runs at most "
+         "2^32-1 of them: more need --shard or mpirun); cannot be swept"},
         {"rounds", KeyType::Int, "", 1.0, 4294967295.0, nullptr,
          "horizon T: rounds per instance; may be swept"},
         {"checkpoints", KeyType::Int, "16", 1.0, 1024.0, nullptr,

@@ -56,10 +56,11 @@ struct PointMemory {
 
 /// The engine's and the runner's allocations for one point (see the header; host/engine/cpu_engine.cpp,
 /// cpu_engine_impl.hpp and point_runner.cpp).
-PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes) {
+PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes,
+                         std::uint64_t instances) {
     const config::Point& p = *r.point;
     // d: numbers per loss row (the adversary's row width: d, d + 1 for the (a_t, b_t) families, more with row_extra)
-    const std::uint64_t I = cfg.run.instances, T = p.problem.T;
+    const std::uint64_t I = instances, T = p.problem.T;
     const std::uint64_t d = std::max<std::uint64_t>(r.adversary.row_width ? r.adversary.row_width : p.problem.d, 1);
     const std::uint64_t pitch = (d + kLanePad - 1) / kLanePad * kLanePad; // rows padded to SIMD lanes
     const std::uint64_t C = std::min<std::uint64_t>(cfg.run.checkpoints, T) + 1; // log_checkpoints() <= n (+ T)
@@ -90,13 +91,14 @@ PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsign
 } // namespace
 
 MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
-                                   std::size_t chunk_bytes, bool cuda) {
+                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances) {
+    const std::uint64_t I = instances ? instances : cfg.run.instances;
     MemoryEstimate e;
     std::uint64_t retained = 0;
     std::size_t peak = 0;
     PointMemory peak_mem;
     for (std::size_t i = 0; i < recs.size(); ++i) {
-        const PointMemory m = point_memory(cfg, recs[i], threads, chunk_bytes);
+        const PointMemory m = point_memory(cfg, recs[i], threads, chunk_bytes, I);
         retained = sat_add(retained, m.retained);
         if (m.transient > peak_mem.transient) peak = i, peak_mem = m;
     }
@@ -104,7 +106,6 @@ MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<
     if (recs.empty()) return e;
     const PointRecord& pr = recs[peak];
     const std::string label = point_label(pr);
-    const std::uint64_t I = cfg.run.instances;
     // On the GPU the state and the checkpoint buffers of the running point are device memory.
     const std::uint64_t host_transient = cuda ? peak_mem.transient - peak_mem.state : peak_mem.transient;
     e.host_bytes = sat_add(sat_add(retained, host_transient), outputs);

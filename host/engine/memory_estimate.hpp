@@ -51,8 +51,9 @@ struct MemoryEstimate {
 
 /// Estimates the run `recs` of `cfg` with `threads` CPU threads and loss chunks of at most `chunk_bytes`
 /// (PointJob::chunk_bytes); `cuda`: the learner state lives on the device.
+/// `instances`: what this process runs of each point (a shard's or rank's share); 0 = [run] instances.
 MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
-                                   std::size_t chunk_bytes, bool cuda);
+                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances = 0);
 
 /// Memory the run may still take: MemAvailable of /proc/meminfo, lowered to the room left under the
 /// cgroup's memory limit if there is one. `source` (if not null) says which. 0 if unknown.

@@ -84,7 +84,8 @@ PointOutcome run_point(const PointJob& job) {
     const std::uint64_t by_memory = std::max<std::uint64_t>(1, job.chunk_bytes / row_bytes);
     const std::uint64_t by_work = job.chunk_work ? work / per_row : std::max(kMinChunkRounds, work / per_row);
     const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min({s.T, by_memory, by_work}));
-    const adversaries::SequenceCtx shared_ctx{s.seed, s.stream, adversaries::kSharedSequence};
+    const std::uint32_t shared_stream = job.shared_stream < 0 ? s.stream : static_cast<std::uint32_t>(job.shared_stream);
+    const adversaries::SequenceCtx shared_ctx{s.seed, shared_stream, adversaries::kSharedSequence};
 
     std::uint64_t t0 = 1;
     for (; t0 <= s.T; t0 += chunk) {
@@ -138,6 +139,62 @@ PointOutcome run_point(const PointJob& job) {
         out.charged_realized = std::move(realized);
     }
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+std::uint32_t block_stream(std::uint32_t stream, std::uint64_t h) {
+    if (h == 0) return stream;
+    // splitmix64 of (stream, h), folded to 32 bits.
+    std::uint64_t z = ((std::uint64_t{stream} << 32) | (h & 0xFFFFFFFFull)) + (h >> 32) * 0x9E3779B97F4A7C15ull +
+                      0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<std::uint32_t>(z ^ (z >> 32));
+}
+
+void append_outcome(PointOutcome& to, const PointOutcome& piece, bool per_instance_cmp) {
+    const auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
+    if (to.instances == 0) {
+        to.checkpoints = piece.checkpoints;
+        to.backend = piece.backend;
+        to.policy = piece.policy;
+        if (!per_instance_cmp) to.comparator = piece.comparator;
+    }
+    cat(to.regret, piece.regret);
+    cat(to.realized_regret, piece.realized_regret);
+    cat(to.diagnostics, piece.diagnostics);
+    cat(to.first_nonfinite_round, piece.first_nonfinite_round);
+    cat(to.charged, piece.charged);
+    cat(to.charged_realized, piece.charged_realized);
+    if (per_instance_cmp) cat(to.comparator, piece.comparator);
+    to.instances += piece.instances;
+    to.wall_seconds += piece.wall_seconds;
+    to.completed = piece.completed;
+}
+
+PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t count) {
+    if (count >= (std::uint64_t{1} << 32))
+        throw std::invalid_argument("one process runs fewer than 2^32 instances of a point at a time");
+    const std::uint32_t stream = job.shape.stream;
+    const std::uint64_t h0 = instance_block(first), h1 = count ? instance_block(first + count - 1) : h0;
+    if (h0 == 0 && h1 == 0) { // every id below 2^32 - 1: one call, as always
+        job.shape.first_instance = static_cast<std::uint32_t>(first);
+        job.shape.instances = static_cast<std::uint32_t>(count);
+        return run_point(job);
+    }
+    PointOutcome out;
+    job.shared_stream = stream;
+    for (std::uint64_t h = h0; h <= h1; ++h) {
+        const std::uint64_t a = std::max(first, h * kIdsPerBlock), b = std::min(first + count, (h + 1) * kIdsPerBlock);
+        job.shape.stream = block_stream(stream, h);
+        job.shape.first_instance = instance_word(a);
+        job.shape.instances = static_cast<std::uint32_t>(b - a);
+        const PointOutcome part = run_point(job);
+        append_outcome(out, part, job.per_instance);
+        if (!part.completed) return out;
+    }
+    out.completed = true;
     return out;
 }
 

@@ -147,22 +147,5 @@ void ProgressStore::remove() const noexcept {
     fs::remove_all(dir_, ec);
 }
 
-void append_piece(PointOutcome& to, const PointOutcome& piece, bool per_instance_cmp) {
-    const auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
-    if (to.instances == 0) {
-        to.checkpoints = piece.checkpoints;
-        to.backend = piece.backend;
-        to.policy = piece.policy;
-        if (!per_instance_cmp) to.comparator = piece.comparator;
-    }
-    cat(to.regret, piece.regret);
-    cat(to.realized_regret, piece.realized_regret);
-    cat(to.diagnostics, piece.diagnostics);
-    cat(to.first_nonfinite_round, piece.first_nonfinite_round);
-    if (per_instance_cmp) cat(to.comparator, piece.comparator);
-    to.instances += piece.instances;
-    to.wall_seconds += piece.wall_seconds;
-    to.completed = true;
-}
 
 } // namespace dpr

@@ -55,7 +55,4 @@ class ProgressStore {
     ProgressSpec spec_;
 };
 
-/// Appends piece `b` (instances after those already in `to`) to a point's outcome.
-void append_piece(PointOutcome& to, const PointOutcome& piece, bool per_instance_cmp);
-
 } // namespace dpr

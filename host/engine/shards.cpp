@@ -55,8 +55,9 @@ ShardSpec parse_shard(const std::string& text) {
 }
 
 void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std::uint64_t* count) {
-    // N < 2^32 and k <= 1e6: the products fit in 64 bits.
-    const std::uint64_t a = s.index * N / s.count, b = (s.index + 1) * N / s.count;
+    // N <= 2^52 and k <= 1e6: the products fit in 128 bits.
+    const auto a = static_cast<std::uint64_t>(static_cast<unsigned __int128>(s.index) * N / s.count);
+    const auto b = static_cast<std::uint64_t>(static_cast<unsigned __int128>(s.index + 1) * N / s.count);
     *first = a;
     *count = b - a;
 }
@@ -155,9 +156,11 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
         slot[i] = static_cast<std::ptrdiff_t>(s);
     }
     std::string missing;
+    std::uint64_t n_missing = 0;
     for (std::uint64_t i = 0; i < k; ++i)
-        if (slot[i] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(k);
-    if (!missing.empty()) throw ShardError("shards missing: " + missing + " (every shard of the run is needed)");
+        if (slot[i] < 0 && ++n_missing <= 8) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(k);
+    if (n_missing > 8) missing += " and " + std::to_string(n_missing - 8) + " more";
+    if (n_missing) throw ShardError("shards missing: " + missing + " (every shard of the run is needed)");
     ShardSet set;
     std::vector<std::string> devices;
     for (std::uint64_t i = 0; i < k; ++i) {
@@ -245,6 +248,10 @@ void merge_point(const ShardSet& set, PointRecord& r) {
         total += n;
     }
     (void)per_instance_cmp;
+    if (total > 0xFFFFFFFFull)
+        throw ShardError("the shards hold " + std::to_string(total) + " instances of point " + std::to_string(p) +
+                         "; merging more than 4294967295 instances of a point needs every instance's values in "
+                         "memory (at least 64 GiB per checkpoint) and the bounded-memory merge is not built");
     o.instances = static_cast<std::uint32_t>(total);
     o.first_nonfinite_round.assign(total, 0);
     o.completed = true;
