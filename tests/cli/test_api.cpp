@@ -80,5 +80,48 @@ TEST(Api, TheResultIsTheCliRunsNumbersAndSlicesAreItsRows) {
     EXPECT_THROW(api::run(bad), cli::UsageError);
 }
 
+// Instance ids past 2^32 (issue 11 item 2; docs/RANDOMNESS.md §2): a run of 2^32 + 5 instances is refused in one
+// process (exit 2, naming --shard) and valid in shards. Ids from 2^32 - 1 on run in block 1 under their own stream
+// key: their numbers are reproducible slice by slice and differ from block 0's instances with the same counter word.
+TEST(Api, InstanceIdsPastTwoToThe32AreValidInShards) {
+    TempDir dir;
+    const std::string toml = "[run]\ninstances = 4294967301\nrounds = 40\ncheckpoints = 3\n[adversary]\n"
+                             "kind = \"bernoulli\"\nd = 4\nper_instance = [false, true]\n[learner]\n"
+                             "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\n";
+    dir.write("c.toml", toml);
+    const CliResult whole = run_cli(dir, "run c.toml --out whole --quiet");
+    EXPECT_EQ(whole.rc, 2);
+    EXPECT_NE(whole.err.find("--shard"), std::string::npos) << whole.err;
+    const CliResult shard = run_cli(dir, "run c.toml --out last --quiet --shard 999999/1000000");
+    ASSERT_EQ(shard.rc, 0) << shard.err;
+    EXPECT_NE(slurp(dir.file("last/shard.json")).find("\"first_instance\": 4294963006"), std::string::npos);
+
+    api::RunSpec spec;
+    spec.toml_text = toml;
+    spec.threads = 2;
+    const auto slice = [&](std::uint64_t first, std::uint64_t count) {
+        spec.first_instance = first;
+        spec.instance_count = count;
+        return api::run(spec);
+    };
+    const api::RunResult across = slice(4294967290ull, 11); // words 4294967290..4294967294 of block 0, 0..5 of block 1
+    const api::RunResult before = slice(4294967290ull, 5);
+    const api::RunResult after = slice(4294967295ull, 6);
+    const api::RunResult low = slice(0, 6); // block 0's words 0..5
+    for (std::size_t p = 0; p < 2; ++p) {
+        const std::size_t nck = across.points[p].checkpoints.size();
+        std::vector<double> joined = before.points[p].regret;
+        joined.insert(joined.end(), after.points[p].regret.begin(), after.points[p].regret.end());
+        EXPECT_EQ(across.points[p].regret, joined) << "point " << p;
+        ASSERT_EQ(after.points[p].regret.size(), 6 * nck);
+        EXPECT_NE(after.points[p].regret, low.points[p].regret) << "block 1 reuses block 0's randomness, point " << p;
+    }
+    // Point 0's sequence is shared: block 1 plays against the same losses (the same comparator) as block 0;
+    // point 1's are per instance, so block 1's are its own.
+    ASSERT_FALSE(across.points[0].point.per_instance);
+    EXPECT_EQ(after.points[0].comparator, low.points[0].comparator);
+    EXPECT_NE(after.points[1].comparator, low.points[1].comparator);
+}
+
 } // namespace
 } // namespace dpr::test

@@ -53,30 +53,40 @@ TEST(CliRunLimits, TooManyInstancesAreRefusedNotTruncated) {
     for (const std::string per_instance : {"false", "true"}) {
         dir.write("big.toml", small_run("instances = 4294967296",
                                         "kind = \"bernoulli\"\nd = 2\nper_instance = " + per_instance + "\n"));
+        // More than one process holds (2^32 - 1): refused with the way out, never truncated to 32 bits.
         const CliResult r = run_cli(dir, "run big.toml --out out --quiet");
         EXPECT_EQ(r.rc, 2) << r.err;
         EXPECT_TRUE(contains(r.err, "[run] instances = 4294967296")) << r.err;
-        EXPECT_TRUE(contains(r.err, "[1, 4294967295]")) << r.err;
+        EXPECT_TRUE(contains(r.err, "at most 4294967295")) << r.err;
+        EXPECT_TRUE(contains(r.err, "--shard")) << r.err;
         EXPECT_FALSE(fs::exists(dir.file("out/summary.csv")));
         EXPECT_FALSE(fs::exists(dir.file("out/run.json")));
+        dir.write("huge.toml", small_run("instances = 4503599627370497",
+                                         "kind = \"bernoulli\"\nd = 2\nper_instance = " + per_instance + "\n"));
+        const CliResult h = run_cli(dir, "run huge.toml --out out --quiet --shard 0/1000000");
+        EXPECT_EQ(h.rc, 2) << h.err;
+        EXPECT_TRUE(contains(h.err, "[1, 4503599627370496]")) << h.err;
     }
 }
 
 TEST(CliRunLimits, InstanceIdsNeverReachTheSharedSequenceId) {
     using dpr::cli::check_instance_ids;
     EXPECT_NO_THROW(check_instance_ids(0, 1));
-    EXPECT_NO_THROW(check_instance_ids(0, 4294967295ull));        // ids 0 .. 0xFFFFFFFE
-    EXPECT_NO_THROW(check_instance_ids(4294967294ull, 1));        // the last usable id
+    EXPECT_NO_THROW(check_instance_ids(0, 4294967295ull));        // one process's most
+    EXPECT_NO_THROW(check_instance_ids(4294967295ull, 1));        // id 2^32 - 1: block 1, word 0
     EXPECT_THROW(check_instance_ids(0, 4294967296ull), dpr::cli::UsageError);
-    EXPECT_THROW(check_instance_ids(1, 4294967295ull), dpr::cli::UsageError); // would use 0xFFFFFFFF
-    EXPECT_THROW(check_instance_ids(4294967295ull, 1), dpr::cli::UsageError);
     EXPECT_THROW(check_instance_ids(0, 0), dpr::cli::UsageError);
-    try {
-        check_instance_ids(1, 4294967295ull);
-    } catch (const dpr::cli::UsageError& e) {
-        EXPECT_TRUE(contains(e.what(), "[run] instances")) << e.what();
-        EXPECT_TRUE(contains(e.what(), "0xFFFFFFFF")) << e.what();
+    // The counter word of every id is below 0xFFFFFFFF, the shared sequence's (docs/RANDOMNESS.md §2).
+    for (const std::uint64_t g : {0ull, 4294967294ull, 4294967295ull, 4294967296ull, 8589934589ull, 8589934590ull,
+                                  (1ull << 52) - 1}) {
+        EXPECT_NE(dpr::instance_word(g), 0xFFFFFFFFu) << g;
+        EXPECT_EQ(dpr::instance_block(g) * dpr::kIdsPerBlock + dpr::instance_word(g), g) << g;
     }
+    EXPECT_EQ(dpr::instance_block(4294967294ull), 0u);
+    EXPECT_EQ(dpr::instance_block(4294967295ull), 1u);
+    EXPECT_EQ(dpr::block_stream(7, 0), 7u); // block 0 keeps the point's stream: old runs keep their numbers
+    EXPECT_NE(dpr::block_stream(7, 1), 7u);
+    EXPECT_NE(dpr::block_stream(7, 1), dpr::block_stream(7, 2));
 }
 
 // Item 10: messages that say what is wrong.

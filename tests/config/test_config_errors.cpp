@@ -163,9 +163,9 @@ TEST(ConfigErrors, OutOfRangeIntegers) {
     EXPECT_EQ(error_of(cfg({{3, "seed = 4294967296"}})),
               "[run] seed = 4294967296 (config.toml:3:8): must be an integer in [0, 4294967295]");
     EXPECT_EQ(error_of(cfg({{3, "instances = 0"}})),
-              "[run] instances = 0 (config.toml:3:13): must be an integer in [1, 4294967295]");
-    EXPECT_EQ(error_of(cfg({{3, "instances = 1e10"}})),
-              "[run] instances = 1e10 (config.toml:3:13): must be an integer in [1, 4294967295]");
+              "[run] instances = 0 (config.toml:3:13): must be an integer in [1, 4503599627370496]");
+    EXPECT_EQ(error_of(cfg({{3, "instances = 1e16"}})),
+              "[run] instances = 1e16 (config.toml:3:13): must be an integer in [1, 4503599627370496]");
     EXPECT_EQ(error_of(cfg({{3, "checkpoints = 0"}})),
               "[run] checkpoints = 0 (config.toml:3:15): must be an integer in [1, 1024]");
     EXPECT_EQ(error_of(cfg({{3, "checkpoints = 1025"}})),
@@ -283,7 +283,7 @@ TEST(ConfigErrors, SweepsThatCannotBe) {
     EXPECT_EQ(
         error_of(cfg({{3, "instances = [1, 2]"}})),
         "[run] instances = [1, 2] (config.toml:3:13): cannot be swept (it applies to the whole run); must be "
-        "an integer in [1, 4294967295]");
+        "an integer in [1, 4503599627370496]");
     EXPECT_EQ(
         error_of(cfg({{3, "common_random_numbers = [true, false]"}})),
         "[run] common_random_numbers = [true, false] (config.toml:3:25): cannot be swept (it applies to the "
