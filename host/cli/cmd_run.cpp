@@ -128,6 +128,10 @@ void run_command(const RunOptions& o) {
         if (sharded || !o.resume.empty())
             throw UsageError("--shard and --resume are for single-process runs; under mpirun the ranks split the "
                              "instances themselves (docs/SCALING.md)");
+        if (cfg.run.instances > 0xFFFFFFFFull)
+            throw UsageError("[run] instances = " + std::to_string(cfg.run.instances) +
+                             " under mpirun: rank 0 gathers every instance of a point, at most 4294967295; split the "
+                             "run with --shard I/K instead (docs/SCALING.md)");
         if (static_cast<std::uint64_t>(W.size) > cfg.run.instances)
             throw UsageError(std::to_string(W.size) + " MPI ranks for [run] instances = " +
                              std::to_string(cfg.run.instances) + " would leave some idle; use at most " +
