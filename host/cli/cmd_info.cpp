@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/backend/cuda_api.hpp"
+#include "host/mpi/world.hpp"
 #include "host/version.hpp"
 
 namespace dpr::cli {
@@ -44,6 +45,7 @@ nlohmann::json info_json(const BuildInfo& b, const cuda_api::DeviceInfo& d) {
             {"cuda_archs", b.cuda_archs},
             {"compiler", b.compiler},
             {"rng", b.rng},
+            {"mpi", mpi::built_with_mpi()},
             {"gpu", gpu}};
 }
 
@@ -56,6 +58,9 @@ void print_info(std::ostream& os, const BuildInfo& b, const cuda_api::DeviceInfo
                                       : std::string("CPU only (built without CUDA)"));
     os << fmt::format("  {:<10} {}\n", "compiler", b.compiler);
     os << fmt::format("  {:<10} {}\n", "rng", b.rng);
+    os << fmt::format("  {:<10} {}\n", "mpi",
+                      mpi::built_with_mpi() ? "built in: mpirun -n R dpregret run ... splits a run over R ranks"
+                                            : "not built (no MPI found at configure time; --shard and merge still work)");
     if (d.device_count > 0) {
         os << fmt::format("  {:<10} {} (compute capability {}.{}, {:.1f} GiB){}\n", "gpu", d.name, d.sm_major,
                           d.sm_minor, d.memory_gib,
