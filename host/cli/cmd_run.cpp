@@ -101,17 +101,19 @@ void run_command(const RunOptions& o) {
                          "resuming needs the file the run was started from");
     const std::uint64_t piece =
         o.piece_instances.empty() ? 0 : parse_integer("--piece-instances", o.piece_instances, 1, 4294967295ull);
-    const bool sharded = !o.shard.empty();
+    // A shard's own --shard, or the one the resumed shard was started with.
+    const std::string shard_text = resumed ? resumed->spec().shard : o.shard;
+    const bool sharded = !shard_text.empty();
     ShardSpec shard;
     std::uint64_t shard_first = 0, shard_count = 0;
     if (sharded) {
         try {
-            shard = parse_shard(o.shard);
+            shard = parse_shard(shard_text);
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
         if (shard.count > cfg.run.instances)
-            throw UsageError("--shard " + o.shard + ": " + std::to_string(shard.count) + " shards of [run] instances = " +
+            throw UsageError("--shard " + shard_text + ": " + std::to_string(shard.count) + " shards of [run] instances = " +
                              std::to_string(cfg.run.instances) + " would leave some empty; use at most " +
                              std::to_string(cfg.run.instances) + " shards");
         shard_range(shard, cfg.run.instances, &shard_first, &shard_count);
@@ -187,7 +189,7 @@ void run_command(const RunOptions& o) {
             throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
         const std::string stem = utc_now("%Y%m%d-%H%M%S") +
                                  (sharded ? "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) : "");
-        if (!resumed && !sharded && !o.out.empty() && ProgressStore::exists(o.out))
+        if (!resumed && !o.out.empty() && ProgressStore::exists(o.out))
             throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
                              "/): continue it with dpregret run --resume " + o.out + ", or remove " + o.out + "/" +
                              ProgressStore::kDirName + " to start over");
@@ -206,9 +208,9 @@ void run_command(const RunOptions& o) {
     for (const std::string& name : out.removed_stale())
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
 
-    // The progress store of a resumable run (not of a shard): finished pieces survive a kill.
+    // The progress store of a resumable run or shard (not of an MPI rank): finished pieces survive a kill.
     std::optional<ProgressStore> progress = std::move(resumed);
-    if (!progress && !sharded && !ranked) {
+    if (!progress && !ranked) {
         ProgressSpec spec;
         spec.config_path = o.config;
         std::error_code ec;
@@ -218,6 +220,7 @@ void run_command(const RunOptions& o) {
         spec.resolved_toml = cfg.resolved_toml;
         spec.batch = piece ? piece : auto_piece_instances(cfg, recs, backend == Backend::Cuda);
         spec.backend_requested = o.backend;
+        spec.shard = o.shard;
         spec.version = build_info().version;
         spec.git_commit = build_info().git_commit;
         spec.layout = static_cast<int>(rng::kStreamLayout);
@@ -303,6 +306,7 @@ void run_command(const RunOptions& o) {
 
         RunMeta meta;
         meta.config_path = progress ? progress->spec().config_path : o.config;
+        if (progress) meta.config_absolute_path = progress->spec().absolute_path;
         meta.overrides = sets;
         meta.backend_requested = o.backend;
         meta.device = ranked ? device + " x " + std::to_string(W.size) + " MPI ranks" : device;

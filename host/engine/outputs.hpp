@@ -66,6 +66,7 @@ inline constexpr std::size_t kInlinePoints = 1000;
 
 struct RunMeta {
     std::string config_path;
+    std::string config_absolute_path; ///< where config_path resolved when the run started ("": resolve it now)
     std::vector<std::string> overrides;
     std::string backend_requested;
     std::string device;         ///< "cpu: ..." or the GPU name

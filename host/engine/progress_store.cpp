@@ -60,7 +60,8 @@ ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSp
                 {"config", {{"path", spec.config_path}, {"absolute_path", spec.absolute_path},
                             {"overrides", spec.overrides}, {"resolved_toml", spec.resolved_toml}}},
                 {"backend_requested", spec.backend_requested},
-                {"instances_per_piece", spec.batch}});
+                {"instances_per_piece", spec.batch},
+                {"shard", spec.shard}});
     return s;
 }
 
@@ -88,6 +89,7 @@ ProgressStore ProgressStore::open(const std::string& out_dir) {
     s.spec_.resolved_toml = c.at("resolved_toml").get<std::string>();
     s.spec_.backend_requested = j.at("backend_requested").get<std::string>();
     s.spec_.batch = j.at("instances_per_piece").get<std::uint64_t>();
+    s.spec_.shard = j.value("shard", "");
     // Temporary files of the killed process (its pieces in flight): never complete, removed.
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(s.dir_, ec))

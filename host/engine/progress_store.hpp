@@ -22,6 +22,7 @@ struct ProgressSpec {
     std::vector<std::string> overrides;
     std::string resolved_toml;
     std::uint64_t batch = 0;          ///< instances per piece
+    std::string shard;                ///< "I/K" for a shard (--shard), "" for a whole run
     std::string backend_requested;
     std::string version, git_commit;
     int layout = 0;                   ///< rng::kStreamLayout

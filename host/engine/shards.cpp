@@ -94,7 +94,8 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
     json overrides = json::array();
     for (const std::string& s : meta.overrides) overrides.push_back(utf8_or_escaped(s));
     std::error_code ec;
-    const std::string abs = std::filesystem::absolute(meta.config_path, ec).string();
+    const std::string abs = !meta.config_absolute_path.empty() ? meta.config_absolute_path
+                                                               : std::filesystem::absolute(meta.config_path, ec).string();
     j["config"] = {{"path", utf8_or_escaped(meta.config_path)},
                    {"absolute_path", utf8_or_escaped(ec ? meta.config_path : abs)},
                    {"overrides", overrides},

@@ -123,6 +123,31 @@ TEST(CliResume, AKillDuringTheOutputWriteIsResumed) {
     EXPECT_EQ(slurp(dir.file("out/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
 }
 
+// A job-array task killed mid-shard resumes its shard: the merged shards are the unsharded run's bytes.
+TEST(CliResume, AKilledShardResumesAndMergesToTheUninterruptedBytes) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
+    const int full_ms = static_cast<int>(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    int rc = run_and_kill(dir, "run c.toml --shard 1/3 --out s1 --quiet --piece-instances 48", full_ms / 6 + 20);
+    for (int k = 0; k < 12 && rc != 0; ++k) {
+        ASSERT_TRUE(fs::exists(dir.file("s1/.progress/spec.json"))) << "nothing to resume after kill " << k;
+        EXPECT_FALSE(fs::exists(dir.file("s1/shard.json")));
+        rc = run_and_kill(dir, "run --resume s1 --quiet", full_ms / 4 + 20);
+    }
+    if (rc != 0) ASSERT_EQ(run_cli(dir, "run --resume s1 --quiet").rc, 0);
+    ASSERT_TRUE(fs::exists(dir.file("s1/shard.json")));
+    EXPECT_FALSE(fs::exists(dir.file("s1/.progress")));
+    ASSERT_EQ(run_cli(dir, "run c.toml --shard 0/3 --out s0 --quiet").rc, 0);
+    ASSERT_EQ(run_cli(dir, "run c.toml --shard 2/3 --out s2 --quiet").rc, 0);
+    const CliResult m = run_cli(dir, "merge s0 s1 s2 --out merged --quiet");
+    ASSERT_EQ(m.rc, 0) << m.err;
+    EXPECT_EQ(slurp(dir.file("merged/summary.csv")), slurp(dir.file("full/summary.csv")));
+    EXPECT_EQ(slurp(dir.file("merged/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
+}
+
 TEST(CliResume, BadResumesExitTwoWithTheReason) {
     TempDir dir;
     dir.write("c.toml", kConfig);
