@@ -32,6 +32,7 @@ struct TreeRound {
     std::uint32_t r;     ///< padding draws of prefix t - 1
     std::uint32_t c;     ///< ctz(t): rows 0..c take the new node
     bool advance;        ///< t < T: the node completing at t is drawn and cached
+    bool node_noisy;     ///< advance, and the node gets its noise (false only for a planted bug of the audit suite)
     std::uint32_t n_node;     ///< uniforms of the node (before the padding's in the stream)
     std::uint32_t n_uniforms; ///< uniforms of the round's stream used: node + padding
 };
@@ -43,6 +44,9 @@ DPR_HD inline TreeRound tree_round(const TreeNoise& tn, std::uint64_t t) {
     tr.r = padding_count(tn.variant, t - 1, tn.T);
     tr.c = ctz64(t);
     tr.advance = t < tn.T;
+    // Planted bug (audit suite only): the leaves (level 0, c = 0) enter the cache without noise. Decided once per
+    // round here, so the per-coordinate code below tests one flag, as it did before.
+    tr.node_noisy = tr.advance && !(tn.planted == kPlantLeafWithoutNoise && tr.c == 0);
     tr.n_node = node_uniforms(tn.noise);
     tr.n_uniforms = tr.n_node + padding_uniforms(tn.noise, tr.r);
     return tr;
@@ -67,9 +71,7 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
     const V b(static_cast<R>(tn.scale));
     V u[kMaxTreeUniforms];
     stream_uniforms<R, U>(stream, tr.n_uniforms, u);
-    // Planted bug (audit suite only): the leaves (level 0, c = 0) enter the cache without noise.
-    const bool node_noisy = tr.advance && !(tn.planted == kPlantLeafWithoutNoise && tr.c == 0);
-    const V node = node_noisy ? node_draw(tn.noise, u, b) : V(R(0));
+    const V node = tr.node_noisy ? node_draw(tn.noise, u, b) : V(R(0));
     const V pad = padding_draw(tn.noise, u + tr.n_node, tr.r, b);
     const V z = team.load(S, idx) + pad; // row 0: the tree part of prefix t - 1
     if (tr.advance) {
