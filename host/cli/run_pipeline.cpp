@@ -189,7 +189,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                 } else {
                     piece = run_point_range(job, first + b * B, n);
                     if (!piece.completed) return false;
-                    o.progress->save(i, b, piece, nd);
+                    o.progress->save(i, b, piece, nd, p.per_instance);
                 }
                 append_outcome(all, piece, p.per_instance);
             }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/engine/outcome_files.hpp"
 #include "host/io/atomic_file.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
@@ -37,8 +38,12 @@ nlohmann::json read_json(const std::string& path) {
 
 } // namespace
 
+std::string ProgressStore::prefix(std::size_t point, std::uint64_t piece) const {
+    return (fs::path(dir_) / ("p" + std::to_string(point) + ".b" + std::to_string(piece))).string();
+}
+
 std::string ProgressStore::file(std::size_t point, std::uint64_t piece, const char* what) const {
-    return (fs::path(dir_) / ("p" + std::to_string(point) + ".b" + std::to_string(piece) + "." + what)).string();
+    return prefix(point, piece) + "." + what;
 }
 
 bool ProgressStore::exists(const std::string& out_dir) {
@@ -102,14 +107,10 @@ bool ProgressStore::has(std::size_t point, std::uint64_t piece) const {
     return fs::exists(file(point, piece, "json"), ec);
 }
 
-void ProgressStore::save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag) const {
-    const std::uint64_t n = o.instances, nck = o.checkpoints.size();
-    io::write_npy(file(point, piece, "regret.npy"), {n, nck}, o.regret.data());
-    io::write_npy(file(point, piece, "realized.npy"), {n, nck}, o.realized_regret.data());
-    io::write_npy(file(point, piece, "comparator.npy"), {o.comparator.size()}, o.comparator.data());
-    io::write_npy(file(point, piece, "diagnostics.npy"), {n, ndiag}, o.diagnostics.data());
-    std::vector<double> bad(o.first_nonfinite_round.begin(), o.first_nonfinite_round.end()); // < 2^53: exact
-    io::write_npy(file(point, piece, "nonfinite.npy"), {n}, bad.data());
+void ProgressStore::save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag,
+                         bool per_instance_cmp) const {
+    const std::uint64_t n = o.instances;
+    write_outcome_arrays(prefix(point, piece), o, ndiag, per_instance_cmp);
     write_json(file(point, piece, "json"), {{"instances", n},
                                            {"checkpoints", o.checkpoints},
                                            {"backend", o.backend},
@@ -130,17 +131,11 @@ PointOutcome ProgressStore::load(std::size_t point, std::uint64_t piece, std::ui
     if (o.instances != instances || o.checkpoints.size() != ncheck)
         throw std::invalid_argument(file(point, piece, "json") + ": the piece does not fit the run (" +
                                     std::to_string(o.instances) + " instances, expected " + std::to_string(instances) + ")");
-    const auto get = [&](const char* what, const io::Shape& want) {
-        io::NpyArray a = io::read_npy(file(point, piece, what));
-        if (a.shape != want) throw std::invalid_argument(file(point, piece, what) + ": shape " + io::shape_string(a.shape));
-        return a.values;
-    };
-    o.regret = get("regret.npy", {instances, ncheck});
-    o.realized_regret = get("realized.npy", {instances, ncheck});
-    o.comparator = get("comparator.npy", {per_instance_cmp ? instances * ncheck : ncheck});
-    o.diagnostics = get("diagnostics.npy", {instances, ndiag});
-    const std::vector<double> bad = get("nonfinite.npy", {instances});
-    o.first_nonfinite_round.assign(bad.begin(), bad.end());
+    try {
+        read_outcome_arrays(prefix(point, piece), instances, ncheck, ndiag, per_instance_cmp, o);
+    } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(e.what());
+    }
     return o;
 }
 

@@ -43,7 +43,8 @@ class ProgressStore {
     const ProgressSpec& spec() const { return spec_; }
     bool has(std::size_t point, std::uint64_t piece) const;
     /// Saves a finished piece (its arrays, then the done marker).
-    void save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag) const;
+    void save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag,
+              bool per_instance_cmp) const;
     /// Loads a finished piece: `instances` rows (per_instance_cmp: the comparator has a row per instance).
     PointOutcome load(std::size_t point, std::uint64_t piece, std::uint64_t instances, std::size_t ncheck,
                       std::size_t ndiag, bool per_instance_cmp) const;
@@ -51,6 +52,7 @@ class ProgressStore {
     void remove() const noexcept;
 
   private:
+    std::string prefix(std::size_t point, std::uint64_t piece) const; ///< of its arrays (outcome_files.hpp)
     std::string file(std::size_t point, std::uint64_t piece, const char* what) const;
     std::string dir_;
     ProgressSpec spec_;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/engine/outcome_files.hpp"
 #include "host/io/atomic_file.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
@@ -20,8 +21,9 @@ namespace {
 
 constexpr const char* kFormat = "dpregret-shard/1";
 
-std::string point_file(const std::string& dir, std::size_t index, const char* what) {
-    return (std::filesystem::path(dir) / ("p" + std::to_string(index) + "." + what + ".npy")).string();
+/// <dir>/p<index>: the prefix of a point's arrays (host/engine/outcome_files.hpp).
+std::string point_prefix(const std::string& dir, std::size_t index) {
+    return (std::filesystem::path(dir) / ("p" + std::to_string(index))).string();
 }
 
 nlohmann::json read_json(const std::string& path) {
@@ -63,16 +65,9 @@ void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std:
 }
 
 std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r) {
+    std::vector<std::string> paths = write_outcome_arrays(point_prefix(dir, r.point->index), r.outcome,
+                                                          r.learner.diagnostic_names.size(), r.point->per_instance);
     PointOutcome& o = r.outcome;
-    const std::uint64_t n = o.instances, nck = o.checkpoints.size(), nd = r.learner.diagnostic_names.size();
-    const std::size_t p = r.point->index;
-    std::vector<std::string> paths = {point_file(dir, p, "regret"), point_file(dir, p, "realized"),
-                                      point_file(dir, p, "comparator"), point_file(dir, p, "diagnostics")};
-    io::write_npy(paths[0], {n, nck}, o.regret.data());
-    io::write_npy(paths[1], {n, nck}, o.realized_regret.data());
-    if (o.comparator.size() == nck) io::write_npy(paths[2], {nck}, o.comparator.data());
-    else io::write_npy(paths[2], {n, nck}, o.comparator.data());
-    io::write_npy(paths[3], {n, nd}, o.diagnostics.data());
     std::vector<double>().swap(o.regret);
     std::vector<double>().swap(o.realized_regret);
     std::vector<double>().swap(o.comparator);
@@ -191,7 +186,6 @@ void merge_point(const ShardSet& set, PointRecord& r) {
     const std::size_t p = r.point->index;
     const std::size_t nd = r.learner.diagnostic_names.size();
     std::uint64_t total = 0;
-    bool per_instance_cmp = false;
     for (std::size_t s = 0; s < set.dirs.size(); ++s) {
         const std::string& dir = set.dirs[s];
         const nlohmann::json j = read_json((std::filesystem::path(dir) / "shard.json").string());
@@ -213,48 +207,28 @@ void merge_point(const ShardSet& set, PointRecord& r) {
         }
         o.wall_seconds += pj->at("wall_seconds").get<double>();
         const std::uint64_t n = j.at("shard").at("instances").get<std::uint64_t>();
-        const std::uint64_t nck = o.checkpoints.size();
-        const auto load = [&](const char* what, const io::Shape& want) {
-            io::NpyArray a;
-            try {
-                a = io::read_npy(point_file(dir, p, what));
-            } catch (const io::IoError& e) {
-                throw ShardError(e.what());
-            }
-            if (a.shape != want)
-                throw ShardError(point_file(dir, p, what) + ": shape " + io::shape_string(a.shape) + ", expected " +
-                                 io::shape_string(want));
-            return a.values;
-        };
-        const auto append = [](std::vector<double>& to, const std::vector<double>& from) {
-            to.insert(to.end(), from.begin(), from.end());
-        };
-        append(o.regret, load("regret", {n, nck}));
-        append(o.realized_regret, load("realized", {n, nck}));
-        append(o.diagnostics, load("diagnostics", {n, nd}));
-        const io::NpyArray cmp_header = [&] {
-            io::NpyArray h;
-            h.shape = io::read_npy_header(point_file(dir, p, "comparator")).shape;
-            return h;
-        }();
-        if (cmp_header.shape.size() == 2) {
-            per_instance_cmp = true;
-            append(o.comparator, load("comparator", {n, nck}));
-        } else {
-            const std::vector<double> c = load("comparator", {nck});
-            if (s == 0) o.comparator = c;
-            else if (c != o.comparator)
-                throw ShardError(dir + ": point " + std::to_string(p) + "'s shared comparator differs from shard 0's");
+        PointOutcome piece;
+        try {
+            read_outcome_arrays(point_prefix(dir, p), n, o.checkpoints.size(), nd, r.point->per_instance, piece);
+        } catch (const std::runtime_error& e) {
+            throw ShardError(e.what());
         }
+        if (total + n > 0xFFFFFFFFull)
+            throw ShardError("the shards hold more than 4294967295 instances of point " + std::to_string(p) +
+                             "; merging them needs every instance's values in memory (at least 64 GiB per checkpoint) "
+                             "and the bounded-memory merge is not built");
+        const auto cat = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+        cat(o.regret, piece.regret);
+        cat(o.realized_regret, piece.realized_regret);
+        cat(o.diagnostics, piece.diagnostics);
+        cat(o.first_nonfinite_round, piece.first_nonfinite_round);
+        if (r.point->per_instance) cat(o.comparator, piece.comparator);
+        else if (s == 0) o.comparator = std::move(piece.comparator);
+        else if (piece.comparator != o.comparator)
+            throw ShardError(dir + ": point " + std::to_string(p) + "'s shared comparator differs from shard 0's");
         total += n;
     }
-    (void)per_instance_cmp;
-    if (total > 0xFFFFFFFFull)
-        throw ShardError("the shards hold " + std::to_string(total) + " instances of point " + std::to_string(p) +
-                         "; merging more than 4294967295 instances of a point needs every instance's values in "
-                         "memory (at least 64 GiB per checkpoint) and the bounded-memory merge is not built");
     o.instances = static_cast<std::uint32_t>(total);
-    o.first_nonfinite_round.assign(total, 0);
     o.completed = true;
 }
 

@@ -6,11 +6,8 @@
 //                                                      unsharded run's; run.json equal but for timing and host
 //
 // An instance's numbers depend only on (config, instance id) (docs/RANDOMNESS.md), so a shard runs its instances
-// with their global ids and keeps every per-instance value the outputs are computed from: per point,
-//   p<index>.regret.npy        instances x checkpoints, float64 (cumulative <l_t,x_t> - comparator)
-//   p<index>.realized.npy      instances x checkpoints (cumulative l_t(i_t) - comparator)
-//   p<index>.comparator.npy    checkpoints (a shared sequence) or instances x checkpoints (per-instance ones)
-//   p<index>.diagnostics.npy   instances x the learner's diagnostics
+// with their global ids and keeps every per-instance value the outputs are computed from: per point, the arrays
+// p<index>.{regret,realized,comparator,diagnostics,nonfinite}.npy of host/engine/outcome_files.hpp,
 // and shard.json, written last (a directory with shard.json is a complete shard): the format, version, commit,
 // RNG layout, the config path, overrides and resolved TOML, the shard's index, count and instance range, and per
 // point the backend, launch policy and simulation time. merge concatenates the arrays in instance order and then

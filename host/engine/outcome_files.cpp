@@ -1,0 +1,48 @@
+#include "host/engine/outcome_files.hpp"
+
+#include <stdexcept>
+
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+
+namespace dpr {
+
+std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
+                                              bool per_instance_cmp) {
+    const std::uint64_t n = o.instances, nck = o.checkpoints.size();
+    const std::vector<std::string> paths = {prefix + ".regret.npy", prefix + ".realized.npy", prefix + ".comparator.npy",
+                                            prefix + ".diagnostics.npy", prefix + ".nonfinite.npy"};
+    io::write_npy(paths[0], {n, nck}, o.regret.data());
+    io::write_npy(paths[1], {n, nck}, o.realized_regret.data());
+    if (per_instance_cmp) io::write_npy(paths[2], {n, nck}, o.comparator.data());
+    else io::write_npy(paths[2], {nck}, o.comparator.data());
+    io::write_npy(paths[3], {n, ndiag}, o.diagnostics.data());
+    const std::vector<double> bad(o.first_nonfinite_round.begin(), o.first_nonfinite_round.end()); // < 2^53: exact
+    io::write_npy(paths[4], {n}, bad.data());
+    return paths;
+}
+
+void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
+                         bool per_instance_cmp, PointOutcome& o) {
+    const auto get = [&](const char* what, const io::Shape& want) {
+        const std::string path = prefix + what;
+        io::NpyArray a;
+        try {
+            a = io::read_npy(path);
+        } catch (const io::IoError& e) {
+            throw std::runtime_error(e.what());
+        }
+        if (a.shape != want)
+            throw std::runtime_error(path + ": shape " + io::shape_string(a.shape) + ", expected " + io::shape_string(want));
+        return std::move(a.values);
+    };
+    const io::Shape cmp = per_instance_cmp ? io::Shape{instances, ncheck} : io::Shape{ncheck};
+    o.regret = get(".regret.npy", {instances, ncheck});
+    o.realized_regret = get(".realized.npy", {instances, ncheck});
+    o.comparator = get(".comparator.npy", cmp);
+    o.diagnostics = get(".diagnostics.npy", {instances, ndiag});
+    const std::vector<double> bad = get(".nonfinite.npy", {instances});
+    o.first_nonfinite_round.assign(bad.begin(), bad.end());
+}
+
+} // namespace dpr

@@ -1,0 +1,27 @@
+#pragma once
+// A point's per-instance results as .npy files, the one format of shard directories (host/engine/shards.hpp) and
+// of a resumable run's finished pieces (host/engine/progress_store.hpp):
+//   <prefix>.regret.npy       instances x checkpoints, float64 (cumulative <l_t,x_t> - comparator)
+//   <prefix>.realized.npy     instances x checkpoints (cumulative l_t(i_t) - comparator)
+//   <prefix>.comparator.npy   checkpoints (a shared sequence) or instances x checkpoints (per-instance sequences)
+//   <prefix>.diagnostics.npy  instances x the learner's diagnostics
+//   <prefix>.nonfinite.npy    instances: the first round whose charged loss was not finite (0 = none)
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/engine/point_runner.hpp"
+
+namespace dpr {
+
+/// Writes `o`'s arrays, each file atomically; returns the paths written.
+std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
+                                              bool per_instance_cmp);
+
+/// Reads the arrays of `instances` instances at `ncheck` checkpoints into `o` (its other fields untouched). Throws
+/// std::runtime_error naming the file when one is missing, unreadable or of another shape.
+void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
+                         bool per_instance_cmp, PointOutcome& o);
+
+} // namespace dpr
