@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 
 #include "host/engine/loss_file.hpp"
@@ -209,8 +208,12 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         }
     std::sort(cks.begin(), cks.end());
     cks.erase(std::unique(cks.begin(), cks.end()), cks.end());
-    std::map<std::uint64_t, std::size_t> at;
-    for (std::size_t c = 0; c < cks.size(); ++c) at[cks[c]] = c;
+    // Each run's two checkpoint columns (lo = -1: C(0) = 0), looked up once rather than per trial.
+    const auto column = [&](std::uint64_t t) {
+        return static_cast<std::ptrdiff_t>(std::lower_bound(cks.begin(), cks.end(), t) - cks.begin());
+    };
+    std::vector<std::pair<std::ptrdiff_t, std::ptrdiff_t>> run_columns;
+    for (const auto& [ra, rb] : runs) run_columns.emplace_back(ra > 1 ? column(ra - 1) : -1, column(rb));
     o.rounds_run = cks.back();
     o.trials = M;
 
@@ -248,11 +251,8 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
                     out[first + k] = po.diagnostics[k * o.learner.diagnostic_names.size() + diag_index];
                     continue;
                 }
-                for (const auto& [ra, rb] : runs) {
-                    const double hi = C[k * nck + at[rb]];
-                    const double lo = ra > 1 ? C[k * nck + at[ra - 1]] : 0.0;
-                    stat += hi - lo;
-                }
+                const double* row = C.data() + k * nck;
+                for (const auto& [lo, hi] : run_columns) stat += row[hi] - (lo >= 0 ? row[lo] : 0.0);
                 out[first + k] = stat;
             }
         }

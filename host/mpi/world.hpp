@@ -2,8 +2,8 @@
 // MPI for `mpirun -n R dpregret run ...` (issue 11 item 5; docs/SCALING.md). dpregret is built with MPI when
 // CMake finds it (OpenMPI from apt: scripts/deps.sh) and works without it; MPI is initialised only when the
 // process was started by an MPI launcher (OMPI_COMM_WORLD_SIZE / PMIX_RANK / PMI_SIZE in the environment), so a
-// plain `dpregret run` never touches it. Everything MPI-specific lives in world.cpp; without MPI these are stubs
-// of a world of one rank.
+// plain `dpregret run` never touches it. Everything MPI-specific lives in world.cpp; in a build without MPI the same
+// functions describe a world of one rank (gather returns its input, broadcast its argument).
 #include <cstdint>
 #include <string>
 #include <vector>
