@@ -4,7 +4,7 @@
 # (scripts/build.sh with nvcc; the device image lacks the apt libraries, so the shared ones the binaries need
 # travel in $DPR_LIBDIR). Writes logs and CSVs under $OUT (or ./out/gpu when OUT is unset).
 #
-#   experiments/bench/gpu_session.sh [tests|bench|profile|all]   (all = tests, bench, profile)
+#   experiments/bench/gpu_session.sh [tests|bench|learners|audit|profile|all]   (all = each in that order)
 #
 # Throughput is measured as the CLI reports it (run.json: simulation wall time, which includes the engine's
 # allocation, the host-side loss rows and the statistics) at two instance counts N1 < N2; the marginal rate
@@ -101,11 +101,52 @@ EOF
     fi
 fi
 
+# The learners of the other two papers (AFKT23 realizable experts, ENV21 bandit FW) on the GPU, as bench does:
+# two instance counts, run.json's instance-rounds/s. Each line: label n1 n2 TOML (\n-escaped, no [run] instances).
+if [ "$what" = learners ] || [ "$what" = all ]; then
+    csv="$OUT/gpu_learners.csv"
+    echo "label,n1,n2,wall1_s,wall2_s,instance_rounds_per_s_n2,marginal_instance_rounds_per_s,policy" > "$csv"
+    while IFS='|' read -r label n1 n2 body; do
+        [ -z "$label" ] && continue
+        walls=(); rate=""; pol=""
+        for n in "$n1" "$n2"; do
+            dir=$(mktemp -d)
+            printf '[run]\nseed = 1\ninstances = %s\ncheckpoints = 2\n%b\n' "$n" "$body" > "$dir/c.toml"
+            if ! timeout 90 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
+                echo "$label n=$n FAILED: $(tail -3 "$dir/log" | tr '\n' ' ')"; walls+=(NA); continue
+            fi
+            read -r w r p < <(python3 -c "import json; j=json.load(open('$dir/o/run.json')); t=j['throughput']; print(t['simulation_seconds'], t['instance_rounds_per_second'], j['points'][0].get('launch_policy','').replace(' ','_'))")
+            walls+=("$w"); rate=$r; pol=$p
+        done
+        T=$(printf '%b' "$body" | sed -n 's/^rounds = //p')
+        m=$(python3 -c "w1,w2='${walls[0]}','${walls[1]}'; print(f'{($n2-$n1)*$T/(float(w2)-float(w1)):.4g}' if 'NA' not in (w1,w2) and float(w2)>float(w1) else 'NA')")
+        echo "$label,$n1,$n2,${walls[0]},${walls[1]},$rate,$m,$pol" | tee -a "$csv"
+    done < experiments/bench/gpu_learners.txt
+fi
+
+# Audits on the GPU: trials/s at a size where the device is full, and the verdict next to the CPU's on the
+# same trials (the statistic is the same function of the same released plays, so eps_lb must agree).
+if [ "$what" = audit ] || [ "$what" = all ]; then
+    for spec in "dp_ftrl_experts_tight 10000000" "dp_ftrl_experts 2000000" "svt_experts 1000000" "private_bandit_fw 1000000"; do
+        read -r f n <<< "$spec"
+        for be in cuda cpu; do
+            dir=$(mktemp -d)
+            timeout 120 "$BIN/dpregret" audit "experiments/audits/$f.toml" --out "$dir/o" --backend "$be" --quiet \
+                --set "run.instances=$n" > "$dir/log" 2>&1
+            echo "== audit $f n=$n $be rc=$? $(tail -1 "$dir/log")"
+            [ -f "$dir/o/audit.json" ] && cp "$dir/o/audit.json" "$OUT/audit_${f}_$be.json"
+            rm -rf "$dir"
+        done
+    done
+fi
+
 # Nsight Compute on one advance launch per shape (hardware counters; the clocks left as found): where the time
 # of the round goes (issue-slot use, occupancy, memory throughput, stall reasons).
 if [ "$what" = profile ] || [ "$what" = all ]; then
     if command -v ncu >/dev/null; then
-        for spec in "dp-ftrl-experts 1024 float" "hedge 1024 float" "dp-ftrl-experts 1024 double"; do
+        # DPR_PROFILE="alg d precision;..." replaces the default launches
+        IFS=';' read -r -a specs <<< "${DPR_PROFILE:-dp-ftrl-experts 1024 float;hedge 1024 float;dp-ftrl-experts 1024 double}"
+        for spec in "${specs[@]}"; do
             read -r alg d prec <<< "$spec"
             dir=$(mktemp -d)
             printf '[run]\nseed = 1\ninstances = 16384\nrounds = 256\ncheckpoints = 2\nprecision = "%s"\n[adversary]\nkind = "bernoulli"\nd = %s\n[learner]\nalgorithm = "%s"\n' \
