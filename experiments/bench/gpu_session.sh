@@ -103,6 +103,7 @@ fi
 
 # The learners of the other two papers (AFKT23 realizable experts, ENV21 bandit FW) on the GPU, as bench does:
 # two instance counts, run.json's instance-rounds/s. Each line: label n1 n2 TOML (\n-escaped, no [run] instances).
+# DPR_LEARNER_LINES=FILE replaces the list.
 if [ "$what" = learners ] || [ "$what" = all ]; then
     csv="$OUT/gpu_learners.csv"
     echo "label,n1,n2,wall1_s,wall2_s,instance_rounds_per_s_n2,marginal_instance_rounds_per_s,policy" > "$csv"
@@ -121,7 +122,7 @@ if [ "$what" = learners ] || [ "$what" = all ]; then
         T=$(printf '%b' "$body" | sed -n 's/^rounds = //p')
         m=$(python3 -c "w1,w2='${walls[0]}','${walls[1]}'; print(f'{($n2-$n1)*$T/(float(w2)-float(w1)):.4g}' if 'NA' not in (w1,w2) and float(w2)>float(w1) else 'NA')")
         echo "$label,$n1,$n2,${walls[0]},${walls[1]},$rate,$m,$pol" | tee -a "$csv"
-    done < experiments/bench/gpu_learners.txt
+    done < "${DPR_LEARNER_LINES:-experiments/bench/gpu_learners.txt}"
 fi
 
 # Audits on the GPU: trials/s at a size where the device is full, and the verdict next to the CPU's on the
