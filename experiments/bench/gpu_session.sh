@@ -14,6 +14,8 @@ cd "$(dirname "$0")/../.."
 what=${1:-all}
 OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
+# DPR_ARCHIVE=FILE.tgz: also pack $OUT into one archive at the end (the lent device returns at most 8 files)
+[ -n "${DPR_ARCHIVE:-}" ] && trap 'tar -C "$(dirname "$OUT")" -czf "$DPR_ARCHIVE" "$(basename "$OUT")"' EXIT
 BIN=${DPR_BIN:-build}
 [ -n "${DPR_LIBDIR:-}" ] && export LD_LIBRARY_PATH="$DPR_LIBDIR:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/device.txt"
@@ -116,12 +118,12 @@ if [ "$what" = learners ] || [ "$what" = all ]; then
             if ! timeout 90 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
                 echo "$label n=$n FAILED: $(tail -3 "$dir/log" | tr '\n' ' ')"; walls+=(NA); continue
             fi
-            read -r w r p < <(python3 -c "import json; j=json.load(open('$dir/o/run.json')); t=j['throughput']; print(t['simulation_seconds'], t['instance_rounds_per_second'], j['points'][0].get('launch_policy','').replace(' ','_'))")
+            read -r w r p < <(python3 -c "import json; j=json.load(open('$dir/o/run.json')); t=j['throughput']; print(t['simulation_seconds'], t['instance_rounds_per_second'], j['points'][0].get('launch_policy',''))")
             walls+=("$w"); rate=$r; pol=$p
         done
         T=$(printf '%b' "$body" | sed -n 's/^rounds = //p')
         m=$(python3 -c "w1,w2='${walls[0]}','${walls[1]}'; print(f'{($n2-$n1)*$T/(float(w2)-float(w1)):.4g}' if 'NA' not in (w1,w2) and float(w2)>float(w1) else 'NA')")
-        echo "$label,$n1,$n2,${walls[0]},${walls[1]},$rate,$m,$pol" | tee -a "$csv"
+        echo "$label,$n1,$n2,${walls[0]},${walls[1]},$rate,$m,\"$pol\"" | tee -a "$csv"
     done < "${DPR_LEARNER_LINES:-experiments/bench/gpu_learners.txt}"
 fi
 
