@@ -5,8 +5,9 @@
 //
 //   thread   one instance per thread (lanes = instances, as the CPU's instance lanes); the state of the 32
 //            instances of a warp is interleaved (element e of lane l at [e 32 + l]) so that loads coalesce,
-//            for learners whose round is written over lane values (L::kInstanceLanes); SCRiBLe's scalar code
-//            keeps its state contiguous per instance.
+//            for learners whose round is written over lane values (L::kInstanceLanes); scalar learners keep
+//            their state contiguous per instance. The default for serial-round learners (kSerialRound: SCRiBLe,
+//            private-bandit-fw, fkm) at every d, where a warp would leave 31 of its 32 threads idle.
 //   warp     one instance per warp (lanes = coordinates), state contiguous per instance.
 //   block    one instance per block of 256 or 1024 threads, for large d.
 // The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for
@@ -53,7 +54,8 @@ Mode choose_mode(const EngineShape& s) {
     bool thread;
     if (q.lanes == "instances") thread = true;
     else if (q.lanes == "coordinates") thread = false;
-    else thread = L::kInstanceLanes ? s.d <= kThreadMaxD : s.d < 32;
+    else if (L::kInstanceLanes) thread = s.d <= kThreadMaxD;
+    else thread = learners::SerialRound<L>::value || s.d < 32; // tree-experts: team loops over d, a team above 32
     if (thread) return Mode::Thread;
     const unsigned tt = q.team_threads ? q.team_threads : (s.d <= 8192 ? 32u : (s.d <= (1u << 18) ? 256u : 1024u));
     return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;

@@ -29,6 +29,13 @@
 // source runs on SIMD lanes (coordinates or instances) and GPU threads. The registry checks the contract at
 // compile time (kernels/learners/registry.hpp). Registering a learner is one line there.
 //
+// Optional serial round: a learner with kInstanceLanes = false whose init() and round() do all their work on rank 0
+// of the team (the others only wait and take the broadcast result) may declare
+//   static constexpr bool kSerialRound = true;
+// and the CUDA backend's automatic policy then runs it a thread per instance (state contiguous) at every d, instead
+// of a warp per instance in which 31 of 32 threads idle (H100, n = 1024: 8.5x for private-bandit-fw on the simplex,
+// 10.6x for fkm; docs/BENCHMARKS.md "GPU"). Results do not change: the same scalar code runs either way.
+//
 // Optional shared cumulative losses (ALGORITHMS.md §3.4 item 3 of issue 8): a learner may declare
 //   static constexpr bool kReadsCumulative = true;
 // and then read L_{t-1}(i) = sum_{s<t} l_s(i) through team.cum_exact(row, idx) in round t. The engine computes
@@ -121,6 +128,16 @@ struct ReadsCumulative {
 template <class L>
 struct ReadsCumulative<L, std::void_t<decltype(L::kReadsCumulative)>> {
     static constexpr bool value = L::kReadsCumulative;
+};
+
+/// Whether a learner's round is serial code on rank 0 of its team (kSerialRound; false without it).
+template <class L, class = void>
+struct SerialRound {
+    static constexpr bool value = false;
+};
+template <class L>
+struct SerialRound<L, std::void_t<decltype(L::kSerialRound)>> {
+    static constexpr bool value = L::kSerialRound;
 };
 
 /// Number of diagnostics a learner declares (0 without kDiagnostics).

@@ -119,6 +119,8 @@ struct Conforms {
     static_assert(contract::HasKeys<L>::value, "learner contract: static constexpr KeySpec kKeys[] or std::array<KeySpec, N> (its [learner] keys)");
     static_assert(contract::HasLaneFlag<L>::value, "learner contract: static constexpr bool kInstanceLanes");
     static_assert(contract::HasParams<L>::value, "learner contract: struct Params");
+    static_assert(!SerialRound<L>::value || !L::kInstanceLanes,
+                  "learner contract: kSerialRound (all work on rank 0) contradicts kInstanceLanes = true");
     static constexpr bool kHasParams = contract::HasParams<L>::value;
     static_assert(!kHasParams || std::is_trivially_copyable<typename L::Params>::value,
                   "learner contract: Params must be trivially copyable (copied to the GPU as is)");

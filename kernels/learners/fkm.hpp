@@ -29,6 +29,7 @@ struct Fkm {
     static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr bool kInstanceLanes = false;
+    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
     static constexpr std::array<KeySpec, 3> kKeys = {
         KeySpec{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
                 "step size > 0; auto = D / (G sqrt T), G = n L (D + zeta) / zeta", true},

@@ -237,6 +237,7 @@ struct BanditFw {
     static constexpr auto kKeys = bco_detail::Keys<kPrivate>::kKeys;
     static constexpr auto kDiagnostics = bco_detail::Diagnostics<kPrivate>::kNames;
     static constexpr bool kInstanceLanes = false;
+    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
 
     static constexpr int kEpsilon = bco_detail::pos(kKeys, "epsilon");
     static constexpr int kDelta = bco_detail::pos(kKeys, "delta");

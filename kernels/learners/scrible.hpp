@@ -323,6 +323,7 @@ struct ScribleLearner {
     /// SCRiBLe's round is sequential scalar code over its state (rank 0 of a team; no instance lanes), so its
     /// workspace is one contiguous double array and the diagnostic slots.
     static constexpr bool kInstanceLanes = false;
+    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
         return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(static_cast<int>(kDiagSlots));
     }
