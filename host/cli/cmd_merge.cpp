@@ -7,6 +7,7 @@
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
 #include "host/config/config.hpp"
+#include "host/engine/merge_streamed.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/shards.hpp"
 #include "host/io/error.hpp"
@@ -20,6 +21,9 @@ struct MergeOptions {
     std::vector<std::string> shards;
     std::string out;
     bool quiet = false;
+    bool bounded_memory = false;
+    std::uint64_t read_rows = 0;
+    std::size_t select_mib = kSelectBytes >> 20;
 };
 
 void merge_command(const MergeOptions& o) {
@@ -51,14 +55,15 @@ void merge_command(const MergeOptions& o) {
         for (PointRecord& r : recs) {
             if (interrupted()) throw Interrupted(interrupt_signal());
             try {
-                merge_point(set, r);
+                if (o.bounded_memory) finish_point_streamed(set, r, o.select_mib << 20, o.read_rows); // checks as it reads
+                else merge_point(set, r);
             } catch (const ShardError& e) {
                 throw UsageError(e.what());
             }
             if (r.outcome.instances != cfg.run.instances)
                 throw UsageError("the shards hold " + std::to_string(r.outcome.instances) + " instances of point " +
                                  std::to_string(r.point->index) + ", the config " + std::to_string(cfg.run.instances));
-            finish_point(r);
+            if (!o.bounded_memory) finish_point(r);
         }
         RunMeta meta = set.meta;
         meta.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
@@ -88,9 +93,24 @@ void add_merge_command(CLI::App& app) {
         "shards (exit 2, with the reason).");
     cmd->add_option("shards", opts->shards, "the K shard directories, in any order")->required();
     cmd->add_option("--out", opts->out, "output directory (refused if it holds run.json)")->required();
+    CLI::Option* bounded = cmd->add_flag("--bounded-memory", opts->bounded_memory,
+                  "keep no point's per-instance values in memory: read the shards in blocks, in several passes\n"
+                  "(exact quantiles by radix selection: the same bytes as without it), for points of more than\n"
+                  "2^32 - 1 instances or whose values exceed this machine's memory (docs/SCALING.md)");
+    cmd->add_option("--read-rows", opts->read_rows,
+                    "with --bounded-memory: instances per read block (default: about 8 MiB of the widest array)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+        ->needs(bounded);
+    cmd->add_option("--select-mib", opts->select_mib,
+                    "with --bounded-memory: memory for the selection's histograms (about 1.4 MiB per checkpoint;\n"
+                    "fewer MiB, more passes over the shards)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->needs(bounded);
     cmd->add_flag("--quiet", opts->quiet, "no closing line");
     cmd->footer("\nExample:\n  for i in 0 1 2; do dpregret run experiments/quickstart.toml --shard $i/3 --out s$i; done\n"
-                "  dpregret merge s0 s1 s2 --out merged\n");
+                "  dpregret merge s0 s1 s2 --out merged\n"
+                "  dpregret merge s0 s1 s2 --out merged --bounded-memory   # the same bytes, in bounded memory\n");
     cmd->callback([opts] { merge_command(*opts); });
 }
 

@@ -278,7 +278,7 @@ void run_command(const RunOptions& o) {
                     po = PointOutcome{};
                     return;
                 }
-                po.instances = static_cast<std::uint32_t>(cfg.run.instances);
+                po.instances = cfg.run.instances;
                 po.first_nonfinite_round.assign(bad.begin(), bad.end());
                 finish_point(r);
             };

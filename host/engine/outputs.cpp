@@ -65,34 +65,50 @@ bool ok(double v) {
     return std::isfinite(v);
 }
 
-/// The first instance with a non-finite per-instance value, and what it is.
-void check_instances(const PointRecord& r) {
+} // namespace
+
+void check_shared_comparator(const PointRecord& r) {
+    const PointOutcome& o = r.outcome;
+    for (std::size_t c = 0; c < o.checkpoints.size(); ++c)
+        if (!ok(o.comparator[c]))
+            non_finite(r, "the comparator (the best fixed decision's loss) at checkpoint t = " +
+                              std::to_string(o.checkpoints[c]) + " is " + num(o.comparator[c]));
+}
+
+void check_instance_block(const PointRecord& r, const InstanceBlock& b) {
     const PointOutcome& o = r.outcome;
     const std::size_t nck = o.checkpoints.size();
-    const bool per_instance_cmp = o.comparator.size() != nck;
     const std::size_t nd = r.learner.diagnostic_names.size();
-    if (!per_instance_cmp)
-        for (std::size_t c = 0; c < nck; ++c)
-            if (!ok(o.comparator[c]))
-                non_finite(r, "the comparator (the best fixed decision's loss) at checkpoint t = " +
-                                  std::to_string(o.checkpoints[c]) + " is " + num(o.comparator[c]));
-    for (std::uint32_t k = 0; k < o.instances; ++k) {
-        const std::string who = "instance " + std::to_string(k);
-        if (k < o.first_nonfinite_round.size() && o.first_nonfinite_round[k] != 0)
-            non_finite(r, who + ": the loss charged in round " + std::to_string(o.first_nonfinite_round[k]) +
+    for (std::uint64_t k = 0; k < b.count; ++k) {
+        const auto who = [&] { return "instance " + std::to_string(b.first + k); };
+        if (b.first_nonfinite_round && b.first_nonfinite_round[k] != 0)
+            non_finite(r, who() + ": the loss charged in round " + std::to_string(b.first_nonfinite_round[k]) +
                               " is not finite (the first such round), so its regret is not either");
         for (std::size_t c = 0; c < nck; ++c) {
             const std::size_t i = static_cast<std::size_t>(k) * nck + c;
-            const std::string at = " at checkpoint t = " + std::to_string(o.checkpoints[c]) + " is ";
-            if (per_instance_cmp && !ok(o.comparator[i])) non_finite(r, who + ": the comparator" + at + num(o.comparator[i]));
-            if (!ok(o.regret[i])) non_finite(r, who + ": the regret" + at + num(o.regret[i]));
-            if (!ok(o.realized_regret[i])) non_finite(r, who + ": the realized regret" + at + num(o.realized_regret[i]));
+            const auto at = [&] { return " at checkpoint t = " + std::to_string(o.checkpoints[c]) + " is "; };
+            if (b.comparator && !ok(b.comparator[i])) non_finite(r, who() + ": the comparator" + at() + num(b.comparator[i]));
+            if (!ok(b.regret[i])) non_finite(r, who() + ": the regret" + at() + num(b.regret[i]));
+            if (!ok(b.realized[i])) non_finite(r, who() + ": the realized regret" + at() + num(b.realized[i]));
         }
         for (std::size_t j = 0; j < nd; ++j) {
-            const double v = o.diagnostics[static_cast<std::size_t>(k) * nd + j];
-            if (!ok(v)) non_finite(r, who + ": the diagnostic " + r.learner.diagnostic_names[j] + " is " + num(v));
+            const double v = b.diagnostics[static_cast<std::size_t>(k) * nd + j];
+            if (!ok(v)) non_finite(r, who() + ": the diagnostic " + r.learner.diagnostic_names[j] + " is " + num(v));
         }
     }
+}
+
+namespace {
+
+/// The first instance with a non-finite per-instance value, and what it is.
+void check_instances(const PointRecord& r) {
+    const PointOutcome& o = r.outcome;
+    const bool per_instance_cmp = o.comparator.size() != o.checkpoints.size();
+    if (!per_instance_cmp) check_shared_comparator(r);
+    const bool bad_rounds = o.first_nonfinite_round.size() >= o.instances;
+    check_instance_block(r, InstanceBlock{0, o.instances, o.regret.data(), o.realized_regret.data(),
+                                          per_instance_cmp ? o.comparator.data() : nullptr, o.diagnostics.data(),
+                                          bad_rounds ? o.first_nonfinite_round.data() : nullptr});
 }
 
 /// A statistic of the summary at checkpoint t that must be finite (those that may be NaN by
@@ -106,6 +122,24 @@ void check_stat(const PointRecord& r, std::uint64_t t, const char* name, double 
 } // namespace
 
 void check_point_finite(const PointRecord& r) { check_instances(r); }
+
+void check_rows(const PointRecord& r) {
+    for (const CheckpointRow& row : r.rows) {
+        check_stat(r, row.t, "mean regret", row.regret.mean);
+        if (row.regret.n >= 2) {
+            check_stat(r, row.t, "standard deviation of the regret", row.regret.stddev);
+            check_stat(r, row.t, "standard error of the mean regret", row.regret.standard_error);
+            check_stat(r, row.t, "standard error of the mean realized regret", row.realized.standard_error());
+        }
+        for (const stats::QuantileEstimate& q : row.regret.quantiles) {
+            check_stat(r, row.t, "regret quantile", q.value);
+            if (q.lower_rank) check_stat(r, row.t, "lower confidence bound of a regret quantile", q.lower);
+            if (q.upper_rank) check_stat(r, row.t, "upper confidence bound of a regret quantile", q.upper);
+        }
+        check_stat(r, row.t, "mean realized regret", row.realized.mean);
+        check_stat(r, row.t, "mean comparator", row.comparator);
+    }
+}
 
 void finish_point(PointRecord& r) {
     PointOutcome& o = r.outcome;
@@ -127,20 +161,8 @@ void finish_point(PointRecord& r) {
         row.comparator = per_instance_cmp ? cmp / static_cast<double>(n) : o.comparator[c];
         row.regret = stats::summarize(col);
         row.realized = stats::ordered_moments(rcol.data(), rcol.size());
-        check_stat(r, row.t, "mean regret", row.regret.mean);
-        if (n >= 2) {
-            check_stat(r, row.t, "standard deviation of the regret", row.regret.stddev);
-            check_stat(r, row.t, "standard error of the mean regret", row.regret.standard_error);
-            check_stat(r, row.t, "standard error of the mean realized regret", row.realized.standard_error());
-        }
-        for (const stats::QuantileEstimate& q : row.regret.quantiles) {
-            check_stat(r, row.t, "regret quantile", q.value);
-            if (q.lower_rank) check_stat(r, row.t, "lower confidence bound of a regret quantile", q.lower);
-            if (q.upper_rank) check_stat(r, row.t, "upper confidence bound of a regret quantile", q.upper);
-        }
-        check_stat(r, row.t, "mean realized regret", row.realized.mean);
-        check_stat(r, row.t, "mean comparator", row.comparator);
     }
+    check_rows(r);
     r.final_regret.resize(n);
     r.final_realized.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
@@ -189,9 +211,15 @@ nlohmann::json diagnostics_json(const PointRecord& r) {
     nlohmann::json d = nlohmann::json::object();
     const std::size_t nd = r.learner.diagnostic_names.size();
     for (std::size_t j = 0; j < nd; ++j) {
-        std::vector<double> v(r.outcome.instances);
-        for (std::uint32_t k = 0; k < r.outcome.instances; ++k) v[k] = r.outcome.diagnostics[k * nd + j];
-        const stats::Summary s = stats::summarize(v);
+        DiagnosticSummary s;
+        if (r.diagnostic_summary.size() == nd) { // kept by the bounded-memory merge
+            s = r.diagnostic_summary[j];
+        } else {
+            std::vector<double> v(r.outcome.instances);
+            for (std::uint64_t k = 0; k < r.outcome.instances; ++k) v[k] = r.outcome.diagnostics[k * nd + j];
+            const stats::Summary full = stats::summarize(v);
+            s = {full.mean, full.min, full.max};
+        }
         d[r.learner.diagnostic_names[j]] = {{"mean", json_number(s.mean)}, {"min", json_number(s.min)},
                                             {"max", json_number(s.max)}};
     }
@@ -291,15 +319,22 @@ bool write_final_regret(std::ostream& os, const std::vector<PointRecord>& recs, 
             const auto it = std::find(r.learner.diagnostic_names.begin(), r.learner.diagnostic_names.end(), names[c]);
             if (it != r.learner.diagnostic_names.end()) column[c] = it - r.learner.diagnostic_names.begin();
         }
-        for (std::uint32_t k = 0; k < r.outcome.instances; ++k) {
+        const FinalRowFn row = [&](std::uint64_t k, double regret, double realized, const double* diag) {
             if (++lines % kPollRows == 0 && stop()) return false;
-            os << r.point->index << "," << k << "," << num(r.final_regret[k]) << "," << num(r.final_realized[k]);
+            os << r.point->index << "," << k << "," << num(regret) << "," << num(realized);
             for (const std::ptrdiff_t j : column) {
                 os << ",";
-                if (j >= 0) os << num(r.outcome.diagnostics[k * nd + static_cast<std::size_t>(j)]);
+                if (j >= 0) os << num(diag[j]);
             }
             os << "\n";
+            return true;
+        };
+        if (r.stream_final) {
+            if (!r.stream_final(row)) return false;
+            continue;
         }
+        for (std::uint64_t k = 0; k < r.outcome.instances; ++k)
+            if (!row(k, r.final_regret[k], r.final_realized[k], r.outcome.diagnostics.data() + k * nd)) return false;
     }
     return true;
 }

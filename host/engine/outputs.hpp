@@ -39,6 +39,15 @@ struct CheckpointRow {
     double comparator = 0.0;  ///< shared value, or the mean over instances with per-instance sequences
 };
 
+/// Mean, min and max of one diagnostic over a point's instances (run.json's point "diagnostics").
+struct DiagnosticSummary {
+    double mean = 0.0, min = 0.0, max = 0.0;
+};
+
+/// One row of final_regret.csv: the instance id, its regret and realised regret at T, its diagnostics (the
+/// learner's, in order). Returns false to stop.
+using FinalRowFn = std::function<bool(std::uint64_t instance, double regret, double realized, const double* diagnostics)>;
+
 struct PointRecord {
     const config::Point* point = nullptr;
     LearnerRuntime learner;
@@ -49,6 +58,10 @@ struct PointRecord {
     std::vector<CheckpointRow> rows;       ///< filled by finish_point()
     std::vector<double> final_regret;      ///< per instance, at t = T
     std::vector<double> final_realized;    ///< per instance, at t = T
+    /// Set by finish_point_streamed() (dpregret merge --bounded-memory), which keeps no per-instance values: the
+    /// diagnostics' summaries, and final_regret.csv's rows read again from the shards (false: stopped).
+    std::vector<DiagnosticSummary> diagnostic_summary;
+    std::function<bool(const FinalRowFn&)> stream_final;
 };
 
 /// Checks and condenses a point that has run (see the header). Throws NonFiniteResult if a value that
@@ -56,6 +69,22 @@ struct PointRecord {
 /// comparator, a diagnostic, or a summary statistic (mean, std, sem, quantiles; std and sem may be NaN
 /// only for one instance, a median bound only where n is too small for it, as docs/OUTPUTS.md says).
 void finish_point(PointRecord& r);
+
+/// Instances [first, first + count) of a point, row-major as in PointOutcome (comparator null when shared).
+struct InstanceBlock {
+    std::uint64_t first = 0, count = 0;
+    const double* regret = nullptr;
+    const double* realized = nullptr;
+    const double* comparator = nullptr;
+    const double* diagnostics = nullptr;
+    const std::uint64_t* first_nonfinite_round = nullptr;
+};
+
+/// finish_point()'s checks in pieces, for a point whose values are read in blocks: the shared comparator, the
+/// per-instance values of one block, and the summary statistics of the filled rows. Throw NonFiniteResult.
+void check_shared_comparator(const PointRecord& r);
+void check_instance_block(const PointRecord& r, const InstanceBlock& b);
+void check_rows(const PointRecord& r);
 
 /// The per-instance part of finish_point()'s check (regret, realised regret, comparators, diagnostics, the
 /// first non-finite round), without condensing: a shard checks what it writes.

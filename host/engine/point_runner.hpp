@@ -38,7 +38,7 @@ struct PointJob {
 
 struct PointOutcome {
     std::vector<std::uint64_t> checkpoints;
-    std::uint32_t instances = 0;
+    std::uint64_t instances = 0;         ///< one process runs at most 2^32 - 1; a merged point may hold more
     std::vector<double> regret;          ///< instances x checkpoints: cumulative <l_t,x_t> - comparator
     std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
     std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints

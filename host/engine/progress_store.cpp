@@ -122,7 +122,7 @@ PointOutcome ProgressStore::load(std::size_t point, std::uint64_t piece, std::ui
                                  std::size_t ndiag, bool per_instance_cmp) const {
     const nlohmann::json j = read_json(file(point, piece, "json"));
     PointOutcome o;
-    o.instances = static_cast<std::uint32_t>(j.at("instances").get<std::uint64_t>());
+    o.instances = j.at("instances").get<std::uint64_t>();
     o.checkpoints = j.at("checkpoints").get<std::vector<std::uint64_t>>();
     o.backend = j.at("backend").get<std::string>();
     o.policy = j.at("launch_policy").get<std::string>();

@@ -180,12 +180,11 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
     return set;
 }
 
-void merge_point(const ShardSet& set, PointRecord& r) {
+std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
     PointOutcome& o = r.outcome;
     o = PointOutcome{};
     const std::size_t p = r.point->index;
-    const std::size_t nd = r.learner.diagnostic_names.size();
-    std::uint64_t total = 0;
+    std::vector<ShardPiece> pieces;
     for (std::size_t s = 0; s < set.dirs.size(); ++s) {
         const std::string& dir = set.dirs[s];
         const nlohmann::json j = read_json((std::filesystem::path(dir) / "shard.json").string());
@@ -206,30 +205,52 @@ void merge_point(const ShardSet& set, PointRecord& r) {
             if (o.policy.find(pol) == std::string::npos) o.policy += " | " + pol;
         }
         o.wall_seconds += pj->at("wall_seconds").get<double>();
-        const std::uint64_t n = j.at("shard").at("instances").get<std::uint64_t>();
+        pieces.push_back({point_prefix(dir, p), j.at("shard").at("instances").get<std::uint64_t>()});
+        if (!r.point->per_instance) {
+            std::vector<double> cmp;
+            try {
+                const io::NpyArray a = io::read_npy(pieces.back().prefix + ".comparator.npy");
+                if (a.shape != io::Shape{o.checkpoints.size()})
+                    throw ShardError(pieces.back().prefix + ".comparator.npy: shape " + io::shape_string(a.shape) +
+                                     ", expected " + io::shape_string({o.checkpoints.size()}));
+                cmp = a.values;
+            } catch (const io::IoError& e) {
+                throw ShardError(e.what());
+            }
+            if (s == 0) o.comparator = std::move(cmp);
+            else if (cmp != o.comparator)
+                throw ShardError(dir + ": point " + std::to_string(p) + "'s shared comparator differs from shard 0's");
+        }
+    }
+    o.completed = true;
+    return pieces;
+}
+
+void merge_point(const ShardSet& set, PointRecord& r) {
+    const std::vector<ShardPiece> pieces = scan_point(set, r);
+    PointOutcome& o = r.outcome;
+    const std::size_t nd = r.learner.diagnostic_names.size();
+    std::uint64_t total = 0;
+    for (const ShardPiece& p : pieces) total += p.instances;
+    if (total > 0xFFFFFFFFull)
+        throw ShardError("the shards hold " + std::to_string(total) + " instances of point " + std::to_string(r.point->index) +
+                         ", more than 4294967295; merging them in memory would need every instance's values (at least "
+                         "64 GiB per checkpoint): use dpregret merge --bounded-memory");
+    for (const ShardPiece& p : pieces) {
         PointOutcome piece;
         try {
-            read_outcome_arrays(point_prefix(dir, p), n, o.checkpoints.size(), nd, r.point->per_instance, piece);
+            read_outcome_arrays(p.prefix, p.instances, o.checkpoints.size(), nd, r.point->per_instance, piece);
         } catch (const std::runtime_error& e) {
             throw ShardError(e.what());
         }
-        if (total + n > 0xFFFFFFFFull)
-            throw ShardError("the shards hold more than 4294967295 instances of point " + std::to_string(p) +
-                             "; merging them needs every instance's values in memory (at least 64 GiB per checkpoint) "
-                             "and the bounded-memory merge is not built");
         const auto cat = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
         cat(o.regret, piece.regret);
         cat(o.realized_regret, piece.realized_regret);
         cat(o.diagnostics, piece.diagnostics);
         cat(o.first_nonfinite_round, piece.first_nonfinite_round);
         if (r.point->per_instance) cat(o.comparator, piece.comparator);
-        else if (s == 0) o.comparator = std::move(piece.comparator);
-        else if (piece.comparator != o.comparator)
-            throw ShardError(dir + ": point " + std::to_string(p) + "'s shared comparator differs from shard 0's");
-        total += n;
     }
-    o.instances = static_cast<std::uint32_t>(total);
-    o.completed = true;
+    o.instances = total;
 }
 
 } // namespace dpr

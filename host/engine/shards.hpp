@@ -61,8 +61,20 @@ struct ShardSet {
 /// version and layout (ShardError with the reason otherwise).
 ShardSet read_shards(const std::vector<std::string>& dirs);
 
+/// One shard's arrays of one point: host/engine/outcome_files.hpp's files under `prefix`.
+struct ShardPiece {
+    std::string prefix;
+    std::uint64_t instances = 0;
+};
+
+/// Reads what every shard's shard.json says of point r (checkpoints, backend, launch policy, wall time) into
+/// r.outcome, with the shared comparator when the sequence is shared (checked equal across the shards), and
+/// returns where each shard's arrays are, in instance order. ShardError if the shards disagree.
+std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r);
+
 /// Fills every record's outcome with the shards' per-instance values, concatenated in instance order (the
-/// records come from resolve_points on the shards' config). ShardError if a shard's arrays do not fit.
+/// records come from resolve_points on the shards' config). ShardError if a shard's arrays do not fit, or if the
+/// point has more than 2^32 - 1 instances (the bounded-memory merge, host/engine/merge_streamed.hpp, takes those).
 void merge_point(const ShardSet& set, PointRecord& r);
 
 } // namespace dpr

@@ -183,55 +183,78 @@ void select_ranks(std::vector<double>& v, std::size_t first, std::size_t last, c
 }
 } // namespace
 
-Summary summarize(const double* x, std::size_t count, double confidence) {
+std::vector<std::uint64_t> summary_ranks(std::uint64_t count, double confidence) {
+    if (count == 0) return {};
+    std::vector<std::uint64_t> ranks = {0, count - 1};
+    for (const double p : kQuantileLevels) {
+        const double h = static_cast<double>(count - 1) * p;
+        const auto lo = static_cast<std::uint64_t>(std::floor(h));
+        ranks.push_back(lo);
+        if (lo + 1 < count) ranks.push_back(lo + 1);
+        const RankInterval ci = quantile_ci_ranks(count, p, confidence);
+        if (ci.lower) ranks.push_back(ci.lower - 1);
+        if (ci.upper) ranks.push_back(ci.upper - 1);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+}
+
+Summary summary_from_order_statistics(std::uint64_t count, const Moments& m, const std::vector<std::uint64_t>& ranks,
+                                      const std::vector<double>& order_stat, double confidence) {
     Summary s;
     s.n = count;
     s.confidence = confidence;
-    const Moments m = ordered_moments(x, count);
     s.mean = count == 0 ? kNaN : m.mean;
     s.stddev = m.stddev();
     s.standard_error = m.standard_error();
-    bool nan = count == 0;
-    for (std::size_t i = 0; i < count && !nan; ++i) nan = std::isnan(x[i]);
-    if (nan) s.mean = kNaN;
-
+    s.min = s.max = kNaN;
     for (std::size_t q = 0; q < kQuantileLevels.size(); ++q) {
         QuantileEstimate& e = s.quantiles[q];
         e.p = kQuantileLevels[q];
         e.value = e.lower = e.upper = kNaN;
     }
-    s.min = s.max = kNaN;
-    if (nan) return s;
-
-    // Only a few order statistics are needed: select them instead of sorting everything.
-    std::vector<std::size_t> ranks = {0, count - 1};
-    std::array<RankInterval, kQuantileLevels.size()> ci;
-    for (std::size_t q = 0; q < kQuantileLevels.size(); ++q) {
-        const double h = static_cast<double>(count - 1) * kQuantileLevels[q];
-        const auto lo = static_cast<std::size_t>(std::floor(h));
-        ranks.push_back(lo);
-        if (lo + 1 < count) ranks.push_back(lo + 1);
-        ci[q] = quantile_ci_ranks(count, kQuantileLevels[q], confidence);
-        if (ci[q].lower) ranks.push_back(ci[q].lower - 1);
-        if (ci[q].upper) ranks.push_back(ci[q].upper - 1);
-    }
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    std::vector<double> v(x, x + count);
-    select_ranks(v, 0, count, ranks.data(), ranks.size());
-
-    s.min = v[0];
-    s.max = v[count - 1];
+    if (count == 0) return s;
+    const auto at = [&](std::uint64_t rank) { // rank is one of `ranks` by construction
+        return order_stat[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
+    };
+    s.min = at(0);
+    s.max = at(count - 1);
     for (std::size_t q = 0; q < kQuantileLevels.size(); ++q) {
         QuantileEstimate& e = s.quantiles[q];
-        // type 7 reads v[lo] and v[lo + 1] only, which are in place.
-        e.value = quantile_type7(v.data(), count, e.p);
-        e.lower_rank = ci[q].lower;
-        e.upper_rank = ci[q].upper;
-        if (ci[q].lower) e.lower = v[ci[q].lower - 1];
-        if (ci[q].upper) e.upper = v[ci[q].upper - 1];
+        // type 7, as quantile_type7() computes it from the two neighbours
+        const double h = static_cast<double>(count - 1) * e.p;
+        const auto lo = static_cast<std::uint64_t>(std::floor(h));
+        e.value = lo + 1 >= count ? at(count - 1) : at(lo) + (h - static_cast<double>(lo)) * (at(lo + 1) - at(lo));
+        const RankInterval ci = quantile_ci_ranks(count, e.p, confidence);
+        e.lower_rank = ci.lower;
+        e.upper_rank = ci.upper;
+        if (ci.lower) e.lower = at(ci.lower - 1);
+        if (ci.upper) e.upper = at(ci.upper - 1);
     }
     return s;
+}
+
+Summary summarize(const double* x, std::size_t count, double confidence) {
+    bool nan = count == 0;
+    for (std::size_t i = 0; i < count && !nan; ++i) nan = std::isnan(x[i]);
+    const Moments m = ordered_moments(x, count);
+    if (nan) {
+        Summary s = summary_from_order_statistics(0, m, {}, {}, confidence);
+        s.n = count;
+        s.stddev = m.stddev();
+        s.standard_error = m.standard_error();
+        return s;
+    }
+    // Only a few order statistics are needed: select them instead of sorting everything.
+    const std::vector<std::uint64_t> r64 = summary_ranks(count, confidence);
+    const std::vector<std::size_t> ranks(r64.begin(), r64.end());
+    std::vector<double> v(count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = x[i] + 0.0; // -0 -> +0: which zero nth_element leaves is unspecified
+    select_ranks(v, 0, count, ranks.data(), ranks.size());
+    std::vector<double> order(ranks.size());
+    for (std::size_t i = 0; i < ranks.size(); ++i) order[i] = v[ranks[i]];
+    return summary_from_order_statistics(count, m, r64, order, confidence);
 }
 
 } // namespace dpr::stats

@@ -108,11 +108,22 @@ struct Summary {
 };
 
 /// Summary of x[0..count), taken as the values of instances 0..count-1 in that order. If any value is
-/// NaN, the mean is NaN and so are min, max and every quantile and bound (ranks 0).
+/// NaN, the mean is NaN and so are min, max and every quantile and bound (ranks 0). An order statistic that is
+/// a zero is reported as +0, whichever zeros the values hold.
 Summary summarize(const double* x, std::size_t count, double confidence = 0.95);
 inline Summary summarize(const std::vector<double>& x, double confidence = 0.95) {
     return summarize(x.data(), x.size(), confidence);
 }
+
+/// The 0-based ranks whose order statistics summarize() reads for `count` values, ascending and distinct: 0 and
+/// count - 1 (min, max), floor(h) and floor(h) + 1 of every level (type 7) and the ranks of its interval bounds.
+std::vector<std::uint64_t> summary_ranks(std::uint64_t count, double confidence = 0.95);
+
+/// summarize() of `count` finite values from their moments in instance order (ordered_moments) and their order
+/// statistics: order_stat[i] is the value of rank ranks[i], ranks = summary_ranks(count, confidence), -0 taken as +0.
+/// For values read in passes (host/stats/stream_select.hpp); summarize() itself goes through it.
+Summary summary_from_order_statistics(std::uint64_t count, const Moments& m, const std::vector<std::uint64_t>& ranks,
+                                      const std::vector<double>& order_stat, double confidence = 0.95);
 
 /// Type-7 quantile of sorted (ascending) values; NaN for count = 0.
 double quantile_type7(const double* sorted, std::size_t count, double p);

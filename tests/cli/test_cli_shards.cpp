@@ -54,6 +54,14 @@ TEST(CliShards, ShardedAndMergedEqualsTheUnshardedRunByteForByte) {
         EXPECT_EQ(slurp(dir.file(merged + "/summary.csv")), slurp(dir.file("full/summary.csv"))) << "k = " << k;
         EXPECT_EQ(slurp(dir.file(merged + "/final_regret.csv")), slurp(dir.file("full/final_regret.csv"))) << "k = " << k;
         EXPECT_EQ(comparable(dir.file(merged + "/run.json")), comparable(dir.file("full/run.json"))) << "k = " << k;
+        // The bounded-memory merge reads the shards in blocks (here of 5 instances, so blocks straddle shards) and
+        // selects the order statistics in passes (here one checkpoint per batch): the same bytes.
+        const std::string bounded = "b" + std::to_string(k);
+        const CliResult b = run_cli(dir, "merge" + shards + " --out " + bounded + " --quiet --bounded-memory --read-rows 5 --select-mib 1");
+        ASSERT_EQ(b.rc, 0) << b.err;
+        EXPECT_EQ(slurp(dir.file(bounded + "/summary.csv")), slurp(dir.file("full/summary.csv"))) << "bounded, k = " << k;
+        EXPECT_EQ(slurp(dir.file(bounded + "/final_regret.csv")), slurp(dir.file("full/final_regret.csv"))) << "bounded, k = " << k;
+        EXPECT_EQ(comparable(dir.file(bounded + "/run.json")), comparable(dir.file("full/run.json"))) << "bounded, k = " << k;
     }
 }
 
@@ -93,6 +101,9 @@ TEST(CliShards, BadShardArgumentsExitTwo) {
         EXPECT_NE(r.err.find("--shard"), std::string::npos) << bad << ": " << r.err;
         EXPECT_FALSE(std::filesystem::exists(dir.file("o"))) << bad;
     }
+    const CliResult tuning = run_cli(dir, "merge s0 --out m --read-rows 5"); // a --bounded-memory option alone
+    EXPECT_EQ(tuning.rc, 2);
+    EXPECT_NE(tuning.err.find("--bounded-memory"), std::string::npos) << tuning.err;
     const CliResult many = run_cli(dir, "run c.toml --quiet --out o --shard 0/24");
     EXPECT_EQ(many.rc, 2);
     EXPECT_NE(many.err.find("at most 23 shards"), std::string::npos) << many.err;

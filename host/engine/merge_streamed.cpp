@@ -1,0 +1,165 @@
+#include "host/engine/merge_streamed.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+#include "host/stats/stream_select.hpp"
+#include "host/stats/summary.hpp"
+
+namespace dpr {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shards' .npy files are little-endian and read as they are");
+
+/// Rows of a float64 C-order .npy file of shape (rows, cols) or (rows), read front to back.
+class NpyRows {
+  public:
+    NpyRows(const std::string& path, std::uint64_t rows, std::uint64_t cols, bool vector_shape) : path_(path), cols_(cols) {
+        io::NpyHeader h;
+        try {
+            h = io::read_npy_header(path);
+        } catch (const io::IoError& e) {
+            throw ShardError(e.what());
+        }
+        const io::Shape want = vector_shape ? io::Shape{rows} : io::Shape{rows, cols};
+        if (h.shape != want)
+            throw ShardError(path + ": shape " + io::shape_string(h.shape) + ", expected " + io::shape_string(want));
+        if (h.dtype != io::NpyDtype::Float64) throw ShardError(path + ": float32 data; shards are written as float64");
+        in_.open(path, std::ios::binary);
+        in_.seekg(static_cast<std::streamoff>(h.data_offset));
+        if (!in_) throw ShardError(path + ": cannot open for reading");
+    }
+    /// The next `rows` rows into `to` (rows x cols doubles).
+    void read(std::uint64_t rows, double* to) {
+        if (!in_.read(reinterpret_cast<char*>(to), static_cast<std::streamsize>(rows * cols_ * sizeof(double))))
+            throw ShardError(path_ + ": read error");
+    }
+
+  private:
+    std::string path_;
+    std::uint64_t cols_;
+    std::ifstream in_;
+};
+
+/// Instances per block: about 2^20 doubles of the widest array.
+std::uint64_t block_rows(std::size_t widest) {
+    return std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / std::max<std::size_t>(widest, 1));
+}
+
+} // namespace
+
+void finish_point_streamed(const ShardSet& set, PointRecord& r, std::size_t select_bytes, std::uint64_t read_rows) {
+    const std::vector<ShardPiece> pieces = scan_point(set, r); // metadata, the shared comparator
+    PointOutcome& o = r.outcome;
+    std::uint64_t n = 0;
+    for (const ShardPiece& p : pieces) n += p.instances;
+    o.instances = n;
+    const std::size_t nck = o.checkpoints.size(), nd = r.learner.diagnostic_names.size();
+    const bool per_cmp = r.point->per_instance;
+    if (!per_cmp) check_shared_comparator(r);
+    const std::uint64_t B = read_rows ? read_rows : block_rows(std::max(nck, nd));
+
+    // Pass 1: every array once; checks, moments, comparator mean, diagnostics.
+    std::vector<stats::OrderedMoments> reg(nck), rea(nck), dia(nd);
+    std::vector<double> cmp_sum(nck, 0.0), dmin(nd, 0.0), dmax(nd, 0.0);
+    std::vector<double> breg(B * nck), brea(B * nck), bcmp(per_cmp ? B * nck : 0), bdia(B * nd), bbad(B);
+    std::vector<std::uint64_t> bad(B);
+    std::uint64_t first = 0;
+    for (const ShardPiece& p : pieces) {
+        NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false), frea(p.prefix + ".realized.npy", p.instances, nck, false),
+            fdia(p.prefix + ".diagnostics.npy", p.instances, nd, false), fbad(p.prefix + ".nonfinite.npy", p.instances, 1, true);
+        std::unique_ptr<NpyRows> fcmp;
+        if (per_cmp) fcmp = std::make_unique<NpyRows>(p.prefix + ".comparator.npy", p.instances, nck, false);
+        for (std::uint64_t done = 0; done < p.instances;) {
+            const std::uint64_t m = std::min(B, p.instances - done);
+            freg.read(m, breg.data());
+            frea.read(m, brea.data());
+            fdia.read(m, bdia.data());
+            fbad.read(m, bbad.data());
+            if (fcmp) fcmp->read(m, bcmp.data());
+            for (std::uint64_t k = 0; k < m; ++k) bad[k] = static_cast<std::uint64_t>(bbad[k]);
+            check_instance_block(r, InstanceBlock{first, m, breg.data(), brea.data(), per_cmp ? bcmp.data() : nullptr,
+                                                  bdia.data(), bad.data()});
+            for (std::uint64_t k = 0; k < m; ++k) {
+                for (std::size_t c = 0; c < nck; ++c) {
+                    reg[c].add(breg[k * nck + c]);
+                    rea[c].add(brea[k * nck + c]);
+                    if (per_cmp) cmp_sum[c] += bcmp[k * nck + c];
+                }
+                for (std::size_t j = 0; j < nd; ++j) {
+                    dia[j].add(bdia[k * nd + j]);             // the moments of the values as stored, as summarize()
+                    const double v = bdia[k * nd + j] + 0.0; // min and max: -0 as +0, as summarize() reports them
+                    if (first + k == 0 || v < dmin[j]) dmin[j] = v;
+                    if (first + k == 0 || v > dmax[j]) dmax[j] = v;
+                }
+            }
+            first += m;
+            done += m;
+        }
+    }
+    r.diagnostic_summary.assign(nd, DiagnosticSummary{});
+    for (std::size_t j = 0; j < nd; ++j) r.diagnostic_summary[j] = {dia[j].total().mean, dmin[j], dmax[j]};
+
+    // Passes 2..: the order statistics of each checkpoint's regret, in batches of checkpoints.
+    const std::vector<std::uint64_t> ranks = stats::summary_ranks(n);
+    const std::size_t per_column = ranks.size() * (std::size_t{8} << 13);
+    const std::size_t batch = std::max<std::size_t>(1, select_bytes / std::max<std::size_t>(per_column, 1));
+    std::vector<std::vector<double>> order(nck, std::vector<double>(ranks.size()));
+    for (std::size_t c0 = 0; c0 < nck; c0 += batch) {
+        const std::size_t c1 = std::min(nck, c0 + batch);
+        stats::StreamSelect sel(c1 - c0, n, ranks);
+        while (!sel.done()) {
+            sel.begin_pass();
+            for (const ShardPiece& p : pieces) {
+                NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false);
+                for (std::uint64_t done = 0; done < p.instances;) {
+                    const std::uint64_t m = std::min(B, p.instances - done);
+                    freg.read(m, breg.data());
+                    for (std::uint64_t k = 0; k < m; ++k)
+                        for (std::size_t c = c0; c < c1; ++c) sel.add(c - c0, breg[k * nck + c]);
+                    done += m;
+                }
+            }
+            sel.end_pass();
+        }
+        for (std::size_t c = c0; c < c1; ++c)
+            for (std::size_t i = 0; i < ranks.size(); ++i) order[c][i] = sel.value(c - c0, i);
+    }
+
+    r.rows.assign(nck, CheckpointRow{});
+    for (std::size_t c = 0; c < nck; ++c) {
+        CheckpointRow& row = r.rows[c];
+        row.t = o.checkpoints[c];
+        row.comparator = per_cmp ? cmp_sum[c] / static_cast<double>(n) : o.comparator[c];
+        row.regret = stats::summary_from_order_statistics(n, reg[c].total(), ranks, order[c]);
+        row.realized = rea[c].total();
+    }
+    check_rows(r);
+
+    // final_regret.csv reads the shards once more when it is written.
+    r.stream_final = [pieces, nck, nd, B](const FinalRowFn& row) {
+        std::vector<double> breg(B * nck), brea(B * nck), bdia(B * nd);
+        std::uint64_t id = 0;
+        for (const ShardPiece& p : pieces) {
+            NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false), frea(p.prefix + ".realized.npy", p.instances, nck, false),
+                fdia(p.prefix + ".diagnostics.npy", p.instances, nd, false);
+            for (std::uint64_t done = 0; done < p.instances;) {
+                const std::uint64_t m = std::min(B, p.instances - done);
+                freg.read(m, breg.data());
+                frea.read(m, brea.data());
+                fdia.read(m, bdia.data());
+                for (std::uint64_t k = 0; k < m; ++k, ++id)
+                    if (!row(id, breg[k * nck + nck - 1], brea[k * nck + nck - 1], bdia.data() + k * nd)) return false;
+                done += m;
+            }
+        }
+        return true;
+    };
+}
+
+} // namespace dpr
