@@ -9,47 +9,66 @@
 #include "host/io/error.hpp"
 
 namespace dpr::api {
+namespace {
 
-RunResult run(const RunSpec& spec) {
-    RunResult out;
+config::Config load(const RunSpec& spec) {
     try {
-        out.config = spec.config_path.empty()
-                         ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, cli::run_config_inputs())
-                         : config::load_config(spec.config_path, spec.overrides, cli::run_config_inputs());
+        return spec.config_path.empty()
+                   ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, cli::run_config_inputs())
+                   : config::load_config(spec.config_path, spec.overrides, cli::run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw cli::UsageError(e.what());
     } catch (const io::IoError& e) {
         throw cli::UsageError(e.what());
     }
-    const config::Config& cfg = out.config;
-    std::vector<PointRecord> recs = cli::resolve_points(cfg);
+}
+
+} // namespace
+
+Plan plan(const RunSpec& spec) { return plan(load(spec), spec); }
+
+Plan plan(config::Config loaded, const RunSpec& spec) {
+    Plan p;
+    p.config = std::move(loaded); // before resolving: the records point into p.config.points
+    const config::Config& cfg = p.config;
+    p.records = cli::resolve_points(cfg);
     const std::uint64_t N = cfg.run.instances;
     if (spec.first_instance >= N || spec.instance_count > N - spec.first_instance)
         throw cli::UsageError("instances [" + std::to_string(spec.first_instance) + ", " +
                               std::to_string(spec.first_instance + spec.instance_count) + ") are not a slice of [run] "
                               "instances = " + std::to_string(N));
-    const std::uint64_t count = spec.instance_count ? spec.instance_count : N - spec.first_instance;
+    p.first_instance = spec.first_instance;
+    p.instance_count = spec.instance_count ? spec.instance_count : N - spec.first_instance;
+    cli::check_instance_ids(p.first_instance, p.instance_count);
     bool per_instance = false;
-    for (const auto& p : cfg.points) per_instance |= p.per_instance;
-    cli::SimulateOptions so;
+    for (const auto& pt : cfg.points) per_instance |= pt.per_instance;
     try {
-        so.backend = choose_backend(spec.backend, per_instance, nullptr);
+        p.backend = choose_backend(spec.backend, per_instance, &p.why_not_cuda);
     } catch (const std::invalid_argument& e) {
         throw cli::UsageError(e.what());
     }
-    cli::check_launch(cfg, so.backend);
+    cli::check_launch(cfg, p.backend);
+    return p;
+}
+
+RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks) {
+    RunResult out;
+    cli::SimulateOptions so;
+    so.backend = plan.backend;
     so.threads = spec.threads ? spec.threads : std::max(1u, std::thread::hardware_concurrency());
     so.on_progress = spec.on_progress;
     so.interrupted = spec.interrupted;
-    so.first_instance = spec.first_instance;
-    so.instance_count = count;
-    so.after_point = [&](PointRecord& r) {
+    so.first_instance = plan.first_instance;
+    so.instance_count = plan.instance_count;
+    so.progress = hooks.progress;
+    so.piece_instances = hooks.piece_instances;
+    so.after_point = hooks.after_point ? hooks.after_point : [&](PointRecord& r) {
         PointResult pr;
         pr.point = *r.point;
         pr.learner = r.learner.name;
         pr.adversary = r.adversary.name;
         pr.privacy = r.learner.privacy;
-        pr.first_instance = spec.first_instance;
+        pr.first_instance = plan.first_instance;
         pr.instances = r.outcome.instances;
         pr.checkpoints = r.outcome.checkpoints;
         pr.regret = r.outcome.regret;
@@ -64,7 +83,14 @@ RunResult run(const RunSpec& spec) {
         pr.summary = r.rows;
         out.points.push_back(std::move(pr));
     };
-    out.completed = cli::simulate_points(cfg, recs, so);
+    out.completed = cli::simulate_points(plan.config, plan.records, so);
+    return out;
+}
+
+RunResult run(const RunSpec& spec) {
+    Plan p = plan(spec);
+    RunResult out = execute(p, spec);
+    out.config = std::move(p.config); // the records (not returned) pointed into it
     return out;
 }
 

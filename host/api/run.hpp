@@ -1,6 +1,7 @@
 #pragma once
 // The library API of a run (issue 11 item 1): an experiment in, its results out, no files and no process-wide
-// state, for programs that embed dpregret (a notebook binding, a driver of its own).
+// state, for programs that embed dpregret (a notebook binding, a driver of its own) -- and the layer under
+// `dpregret run` itself, which adds the files, the memory check, shards, resume and MPI around it.
 //
 //   dpr::api::RunSpec spec;
 //   spec.config_path = "experiments/quickstart.toml";
@@ -9,12 +10,18 @@
 //   for (const auto& p : r.points)          // one per config point, in sweep order
 //       p.regret[k * p.checkpoints.size() + c];  // instance p.first_instance + k at checkpoint c
 //
-// It is the pipeline `dpregret run` executes (host/cli/run_pipeline.hpp: load_config -> resolve_points ->
-// simulate_points -> finish_point), so its numbers are those of the CLI's files: summary.csv is `summary`,
-// final_regret.csv the last column of `regret`. A slice of the instances (first_instance, instance_count) gives
-// exactly those instances' values of the whole run (shards, MPI ranks and resumed pieces are such slices).
-// Bad input throws cli::UsageError (the CLI's exit code 2) with the message the CLI prints; a NaN or infinite
-// statistic throws NonFiniteResult.
+// run() is plan() then execute():
+//   plan()     loads the config (or takes one already loaded), resolves every point's learner and adversary,
+//              checks the slice of instances and their ids, chooses the backend and checks the launch request:
+//              everything that can refuse the input, before anything is simulated;
+//   execute()  runs the points in order (host/cli/run_pipeline.hpp simulate_points), each condensed by
+//              finish_point() into its rows of summary.csv, or handed to the driver's own per-point hook (a
+//              shard writes its arrays, an MPI rank gathers them); finished pieces may be kept in a
+//              ProgressStore for resuming.
+// So its numbers are those of the CLI's files: summary.csv is `summary`, final_regret.csv the last column of
+// `regret`. A slice of the instances (first_instance, instance_count) gives exactly those instances' values of the
+// whole run (shards, MPI ranks and resumed pieces are such slices). Bad input throws cli::UsageError (the CLI's
+// exit code 2) with the message the CLI prints; a NaN or infinite statistic throws NonFiniteResult.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +30,7 @@
 #include "host/config/config.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/engine/progress_store.hpp"
 
 namespace dpr::api {
 
@@ -57,12 +65,44 @@ struct PointResult {
 };
 
 struct RunResult {
-    config::Config config;
+    config::Config config;                  ///< as run() loaded it (empty from execute(): the plan holds it)
     std::vector<PointResult> points;
     bool completed = false; ///< false if interrupted (points then holds those that finished)
 };
 
-/// Runs the spec (see the header).
+/// What plan() resolved; execute() runs it. Move-only: the records point into `config`.
+struct Plan {
+    config::Config config;
+    std::vector<PointRecord> records;        ///< one per point; after execute() condensed by finish_point()
+    Backend backend = Backend::Cpu;
+    std::string why_not_cuda;                ///< with Backend::Auto and no usable GPU: why
+    std::uint64_t first_instance = 0;        ///< the slice this process runs
+    std::uint64_t instance_count = 0;        ///< resolved (never 0)
+
+    Plan() = default;
+    Plan(Plan&&) = default;
+    Plan& operator=(Plan&&) = default;
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+};
+
+/// The first half of run(): loads spec's config, or takes `loaded` (a driver that read it already).
+Plan plan(const RunSpec& spec);
+Plan plan(config::Config loaded, const RunSpec& spec);
+
+/// What a driver does instead of the default per point, and resumable pieces.
+struct ExecuteHooks {
+    /// Called after each point instead of finish_point() and the collection into RunResult::points.
+    std::function<void(PointRecord&)> after_point;
+    /// Each point runs in pieces of piece_instances instances; finished pieces are saved to (and loaded from) it.
+    const ProgressStore* progress = nullptr;
+    std::uint64_t piece_instances = 0;
+};
+
+/// The second half: runs the plan's points with spec's threads, progress and interrupt callbacks.
+RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks = {});
+
+/// Runs the spec (see the header): plan() then execute().
 RunResult run(const RunSpec& spec);
 
 } // namespace dpr::api

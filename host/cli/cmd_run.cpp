@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "host/api/run.hpp"
 #include "host/backend/cuda_api.hpp"
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
@@ -78,9 +79,9 @@ void run_command(const RunOptions& o) {
         config_path = resumed->spec().absolute_path;
         sets = resumed->spec().overrides;
     }
-    config::Config cfg;
+    config::Config loaded;
     try {
-        cfg = config::load_config(config_path, sets, run_config_inputs());
+        loaded = config::load_config(config_path, sets, run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
@@ -95,7 +96,7 @@ void run_command(const RunOptions& o) {
                                                     : Backend::Auto;
     unsigned threads = parse_threads(o.threads);
     const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
-    if (resumed && cfg.resolved_toml != resumed->spec().resolved_toml)
+    if (resumed && loaded.resolved_toml != resumed->spec().resolved_toml)
         throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
                          " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
                          "resuming needs the file the run was started from");
@@ -112,11 +113,11 @@ void run_command(const RunOptions& o) {
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
-        if (shard.count > cfg.run.instances)
+        if (shard.count > loaded.run.instances)
             throw UsageError("--shard " + shard_text + ": " + std::to_string(shard.count) + " shards of [run] instances = " +
-                             std::to_string(cfg.run.instances) + " would leave some empty; use at most " +
-                             std::to_string(cfg.run.instances) + " shards");
-        shard_range(shard, cfg.run.instances, &shard_first, &shard_count);
+                             std::to_string(loaded.run.instances) + " would leave some empty; use at most " +
+                             std::to_string(loaded.run.instances) + " shards");
+        shard_range(shard, loaded.run.instances, &shard_first, &shard_count);
     }
     // mpirun -n R: rank r runs the instances of shard r of R and rank 0 gathers them (host/mpi/world.hpp).
     const mpi::World& W = mpi::world();
@@ -130,40 +131,39 @@ void run_command(const RunOptions& o) {
         if (sharded || !o.resume.empty())
             throw UsageError("--shard and --resume are for single-process runs; under mpirun the ranks split the "
                              "instances themselves (docs/SCALING.md)");
-        if (cfg.run.instances > 0xFFFFFFFFull)
-            throw UsageError("[run] instances = " + std::to_string(cfg.run.instances) +
+        if (loaded.run.instances > 0xFFFFFFFFull)
+            throw UsageError("[run] instances = " + std::to_string(loaded.run.instances) +
                              " under mpirun: rank 0 gathers every instance of a point, at most 4294967295; split the "
                              "run with --shard I/K instead (docs/SCALING.md)");
-        if (static_cast<std::uint64_t>(W.size) > cfg.run.instances)
+        if (static_cast<std::uint64_t>(W.size) > loaded.run.instances)
             throw UsageError(std::to_string(W.size) + " MPI ranks for [run] instances = " +
-                             std::to_string(cfg.run.instances) + " would leave some idle; use at most " +
-                             std::to_string(cfg.run.instances) + " ranks");
+                             std::to_string(loaded.run.instances) + " would leave some idle; use at most " +
+                             std::to_string(loaded.run.instances) + " ranks");
         shard_range(ShardSpec{static_cast<std::uint64_t>(W.rank), static_cast<std::uint64_t>(W.size)},
-                    cfg.run.instances, &shard_first, &shard_count);
+                    loaded.run.instances, &shard_first, &shard_count);
         if (o.threads.empty()) threads = std::max(1u, std::thread::hardware_concurrency() / std::max(1, W.local_size));
     }
 
-    // Resolve every point before running anything, so a bad combination fails fast.
-    std::vector<PointRecord> recs = resolve_points(cfg);
+    // The API's plan (host/api/run.hpp): every point resolved, the slice and its ids checked, the backend chosen
+    // and the launch request checked -- everything that can refuse the input, before anything is simulated.
+    if (ranked && requested != Backend::Cpu) (void)cuda_api::use_device(W.local_rank); // one GPU per rank
+    api::RunSpec run_spec;
+    run_spec.backend = requested;
+    run_spec.threads = threads;
+    if (sharded || ranked) {
+        run_spec.first_instance = shard_first;
+        run_spec.instance_count = shard_count;
+    }
+    api::Plan plan = api::plan(std::move(loaded), run_spec);
+    const config::Config& cfg = plan.config;
+    std::vector<PointRecord>& recs = plan.records;
+    const Backend backend = plan.backend;
     std::uint64_t total_work = 0;
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        total_work = sat_add(total_work, sat_mul(sharded || ranked ? shard_count : cfg.run.instances, cfg.points[i].problem.T));
+        total_work = sat_add(total_work, sat_mul(plan.instance_count, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
     }
-
-    // Backend.
-    std::string why_not_cuda;
-    bool any_per_instance = false;
-    for (const auto& p : cfg.points) any_per_instance |= p.per_instance;
-    if (ranked && requested != Backend::Cpu) (void)cuda_api::use_device(W.local_rank); // one GPU per rank
-    Backend backend;
-    try {
-        backend = choose_backend(requested, any_per_instance, &why_not_cuda);
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-    }
-    check_launch(cfg, backend);
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     std::uint64_t device_bytes = 0;
     if (backend == Backend::Cuda) {
@@ -173,8 +173,7 @@ void run_command(const RunOptions& o) {
     }
 
     // Memory, then the output directory: both before anything is simulated.
-    const std::uint64_t process_instances = sharded || ranked ? shard_count : cfg.run.instances;
-    check_instance_ids(shard_first, process_instances);
+    const std::uint64_t process_instances = plan.instance_count;
     const MemoryEstimate estimate = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes,
                                                         backend == Backend::Cuda, process_instances);
     check_memory(estimate, memory_limit, device_bytes);
@@ -246,26 +245,23 @@ void run_command(const RunOptions& o) {
         popt.label = "run";
         if (o.quiet || !root) popt.out = &sink;
         ProgressReporter bar(total_work, "instance-rounds", popt);
-        SimulateOptions so;
-        so.backend = backend;
-        so.threads = threads;
-        so.on_progress = [&](std::uint64_t n) { bar.advance(n); };
-        so.interrupted = [] { return interrupted(); };
+        run_spec.on_progress = [&](std::uint64_t n) { bar.advance(n); };
+        run_spec.interrupted = [] { return interrupted(); };
+        api::ExecuteHooks hooks;
+        hooks.after_point = [](PointRecord& r) { finish_point(r); }; // condensed for write_outputs, nothing copied
         if (progress) {
-            so.progress = &*progress;
-            so.piece_instances = progress->spec().batch;
+            hooks.progress = &*progress;
+            hooks.piece_instances = progress->spec().batch;
         }
         if (ranked) {
-            so.first_instance = shard_first;
-            so.instance_count = shard_count;
-            so.interrupted = [&] {
+            run_spec.interrupted = [&] {
                 if (!interrupted()) return false;
                 if (root) std::cerr << "dpregret: interrupted; no results were written\n";
                 mpi::abort(128 + interrupt_signal()); // the other ranks would wait for this one forever
             };
             // Rank 0 gathers every rank's per-instance values in rank (= instance) order, then condenses the
             // point exactly as a one-process run does.
-            so.after_point = [&](PointRecord& r) {
+            hooks.after_point = [&](PointRecord& r) {
                 PointOutcome& po = r.outcome;
                 po.regret = mpi::gather(po.regret);
                 po.realized_regret = mpi::gather(po.realized_regret);
@@ -284,16 +280,14 @@ void run_command(const RunOptions& o) {
             };
         }
         if (sharded) {
-            so.first_instance = shard_first;
-            so.instance_count = shard_count;
-            so.after_point = [&](PointRecord& r) {
+            hooks.after_point = [&](PointRecord& r) {
                 check_point_finite(r);
                 for (std::string& f : write_shard_point(dir, r)) shard_files.push_back(std::move(f));
             };
         }
         bool completed = false;
         try {
-            completed = simulate_points(cfg, recs, so);
+            completed = api::execute(plan, run_spec, hooks).completed;
         } catch (const std::exception& e) {
             if (!ranked) throw;
             // One rank failed (a non-finite result, a device error): end them all, or the others wait forever.

@@ -8,6 +8,7 @@
 #include "cli/run_cli.hpp"
 #include "host/api/run.hpp"
 #include "host/cli/errors.hpp"
+#include "host/engine/outputs.hpp"
 #include "host/io/csv.hpp"
 
 namespace dpr::test {
@@ -78,6 +79,40 @@ TEST(Api, TheResultIsTheCliRunsNumbersAndSlicesAreItsRows) {
     api::RunSpec bad;
     bad.toml_text = "[run]\nrounds = 0\n";
     EXPECT_THROW(api::run(bad), cli::UsageError);
+}
+
+// plan() refuses before anything runs; execute() runs the plan, handing each point to the driver's hook instead of
+// condensing it (what `dpregret run` does for shards and MPI ranks), and run() = plan() + execute().
+TEST(Api, PlanRefusesBeforeRunningAndExecuteHandsEachPointToTheHook) {
+    api::RunSpec spec;
+    spec.toml_text = kConfig;
+    spec.threads = 2;
+    spec.instance_count = 31; // 30 instances
+    std::uint64_t progress = 0;
+    spec.on_progress = [&](std::uint64_t n) { progress += n; };
+    EXPECT_THROW(api::plan(spec), cli::UsageError);
+    spec.instance_count = 0;
+    api::RunSpec bad_config = spec;
+    bad_config.toml_text = std::string(kConfig) + "[run]\n"; // a repeated table: a config error
+    EXPECT_THROW(api::plan(bad_config), cli::UsageError);
+    EXPECT_EQ(progress, 0u);
+
+    api::Plan plan = api::plan(spec);
+    ASSERT_EQ(plan.records.size(), 4u);
+    EXPECT_EQ(plan.instance_count, 30u);
+    std::vector<std::vector<double>> seen;
+    api::ExecuteHooks hooks;
+    hooks.after_point = [&](PointRecord& r) {
+        EXPECT_TRUE(r.rows.empty()); // not condensed: the hook decides
+        seen.push_back(r.outcome.regret);
+    };
+    const api::RunResult hooked = api::execute(plan, spec, hooks);
+    EXPECT_TRUE(hooked.completed);
+    EXPECT_TRUE(hooked.points.empty()); // the hook took them
+    EXPECT_EQ(progress, 4u * 30u * 80u);
+    const api::RunResult whole = api::run(spec);
+    ASSERT_EQ(seen.size(), whole.points.size());
+    for (std::size_t p = 0; p < seen.size(); ++p) EXPECT_EQ(seen[p], whole.points[p].regret) << "point " << p;
 }
 
 // Instance ids past 2^32 (issue 11 item 2; docs/RANDOMNESS.md §2): a run of 2^32 + 5 instances is refused in one
