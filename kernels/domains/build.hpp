@@ -20,7 +20,9 @@
 // Derived: spanning-tree blocks by Tarjan's biconnected components (the graphic matroid's components, a bridge
 // being one of its own): dim aff = |E| - #blocks; st-path: the useful edges (on some s-t path: s reaches the
 // tail and the head reaches t), dim aff = |E'| - |V'| + 1, the longest s-t path P_max, and the edge order by
-// the topological rank of the tail (Kahn's algorithm, ties by node id) that the oracle relaxes in.
+// the topological rank of the tail (Kahn's algorithm, ties by node id) that the oracle relaxes in. Both: the
+// certified interior ball of App. D's shrinking (interior_ball; spanning trees of at most Domain::kMaxBallNodes nodes).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -150,6 +152,100 @@ inline std::uint32_t blocks_of(std::uint32_t nodes, const std::vector<std::uint3
     return count;
 }
 
+/// App. D's interior ball of a graph set (ALGORITHMS.md §3.3 "Domain assumption and shrinking"), certified against
+/// every facet, into D.ball_centre and D.ball_radius (0: none).
+///   centre c: the mean of 2 LO vertices per edge e (a tree or path that uses e, and one that avoids it where one
+///     exists; the other edges' weights fixed pseudo-random), a point of D with c_e > 0 wherever some vertex uses e;
+///   radius r: the distance within aff(D) from c to the nearest facet, min over the inequalities a.x <= b of D of
+///     (b - a.c) / ||P a||, P the projection onto the subspace parallel to aff(D) (project_parallel), skipping those
+///     constant on aff(D) (||P a|| = 0: a bridge's x_e = 1, a block's own rank equation):
+///       spanning tree (Edmonds): x_e >= 0, and x(E(S)) <= |S| - 1 for every node set S with |S| >= 2; here
+///         ||P 1_{E(S)}||^2 = |E(S)| - sum_B |E(S) n B|^2 / |B| (P subtracts each block's mean), visited over all
+///         2^|V| sets in Gray-code order (so |V| <= Domain::kMaxBallNodes);
+///       s-t path (the flow polytope of a DAG): x_e >= 0 on the useful edges, ||P e_e||^2 = (P e_e)_e; the rest of
+///         its description is equations.
+///   r is then shrunk by a relative 1e-9 for rounding, and a centre on a facet (r <= 1e-12) gives no ball.
+inline void interior_ball(Domain& D) {
+    D.ball_radius = 0.0;
+    const std::uint32_t m = D.n;
+    for (std::uint32_t e = 0; e < m; ++e) D.ball_centre[e] = 0.0;
+    if (D.kind == DomainKind::SpanningTree && D.nodes > Domain::kMaxBallNodes) return;
+    std::vector<double> v(m, 0.0), x(m), scratch(scratch_size(D));
+    std::vector<char> useful(m, 1);
+    if (D.kind == DomainKind::StPath)
+        for (std::uint32_t e = 0; e < m; ++e) useful[e] = D.group[e] != 0;
+    // Direction of vertex (e, sign): +-force on e (decides whether the tree or path uses e: it outweighs any sum of
+    // the others, at most 1/2 per edge of a path of at most P_max edges), a fixed pseudo-random value in [-1/2, 1/2)
+    // on every other edge (splitmix64 of (e, f, sign): a construction, not simulation randomness), so that the
+    // vertices differ beyond e instead of all breaking ties towards the lowest edges.
+    const double force = 1.0 + (D.kind == DomainKind::StPath ? D.longest_path : 1.0);
+    const auto jitter = [](std::uint64_t z) {
+        z += 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        return static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5;
+    };
+    std::uint32_t vertices = 0;
+    for (std::uint32_t e = 0; e < m; ++e) {
+        if (!useful[e]) continue;
+        for (const double sign : {-1.0, 1.0}) {
+            for (std::uint32_t f = 0; f < m; ++f)
+                v[f] = f == e ? sign * force : jitter((std::uint64_t{e} << 33) ^ (std::uint64_t{f} << 1) ^ (sign > 0));
+            lo(D, v.data(), x.data(), scratch.data());
+            for (std::uint32_t f = 0; f < m; ++f) D.ball_centre[f] += x[f];
+            ++vertices;
+        }
+    }
+    for (std::uint32_t e = 0; e < m; ++e) D.ball_centre[e] /= vertices;
+    const double* c = D.ball_centre;
+
+    double r = HUGE_VAL;
+    // x_e >= 0: slack c_e over ||P e_e||.
+    for (std::uint32_t e = 0; e < m; ++e) {
+        if (!useful[e]) continue;
+        std::vector<double> z(m, 0.0);
+        z[e] = 1.0;
+        project_parallel(D, z.data(), scratch.data());
+        if (z[e] > 1e-9) r = std::min(r, c[e] / std::sqrt(z[e]));
+    }
+    if (D.kind == DomainKind::SpanningTree) {
+        const std::uint32_t V = D.nodes;
+        std::vector<double> block_size(D.blocks, 0.0), in_block(D.blocks, 0.0);
+        for (std::uint32_t e = 0; e < m; ++e) block_size[D.group[e]] += 1.0;
+        std::vector<std::vector<std::uint32_t>> incident(V);
+        for (std::uint32_t e = 0; e < m; ++e) {
+            incident[D.tail[e]].push_back(e);
+            incident[D.head[e]].push_back(e);
+        }
+        std::vector<char> in_set(V, 0);
+        std::uint32_t size = 0;
+        double edges = 0.0, sq = 0.0; // |E(S)|, sum_B |E(S) n B|^2 / |B|
+        long double load = 0.0L;      // c(E(S)), with ± updates: extended precision against drift
+        for (std::uint64_t step = 1; step < (std::uint64_t{1} << V); ++step) {
+            const std::uint32_t a = static_cast<std::uint32_t>(__builtin_ctzll(step)); // Gray code: toggle node a
+            const double dir = in_set[a] ? -1.0 : 1.0;
+            for (const std::uint32_t e : incident[a]) {
+                const std::uint32_t b = D.tail[e] == a ? D.head[e] : D.tail[e];
+                if (!in_set[b]) continue;
+                const std::uint32_t B = D.group[e];
+                const double old = in_block[B], now = old + dir;
+                sq += (now * now - old * old) / block_size[B];
+                in_block[B] = now;
+                edges += dir;
+                load += dir * c[e];
+            }
+            in_set[a] = !in_set[a];
+            if (in_set[a]) ++size;
+            else --size;
+            if (size < 2) continue;
+            const double norm2 = edges - sq;
+            if (norm2 > 1e-9) r = std::min(r, static_cast<double>((size - 1.0L) - load) / std::sqrt(norm2));
+        }
+    }
+    if (r > 1e-12 && r < HUGE_VAL) D.ball_radius = r * (1.0 - 1e-9);
+}
+
 } // namespace build_detail
 
 /// Returned by domain_dimension() for graph keys that do not describe a graph (build_domain() says why).
@@ -248,6 +344,7 @@ inline bool build_domain(const KeyValues& kv, std::uint32_t d, Domain& D, Diagno
         for (std::uint32_t e = 0; e < m; ++e) D.group[e] = static_cast<std::uint16_t>(block[e]);
         D.dim_aff = m - D.blocks;
         D.diameter = std::sqrt(2.0 * (nodes - 1.0));
+        build_detail::interior_ball(D);
         return true;
     }
 
@@ -327,6 +424,7 @@ inline bool build_domain(const KeyValues& kv, std::uint32_t d, Domain& D, Diagno
     std::uint32_t j = 0;
     for (std::uint32_t a : topo)
         for (std::uint32_t e : out[a]) D.order[j++] = static_cast<std::uint16_t>(e);
+    build_detail::interior_ball(D);
     return true;
 }
 

@@ -28,9 +28,10 @@
 //
 // Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
 // stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. A Domain is
-// trivially copyable and part of a learner's Params (about 8 KB with kMaxDim = 1024 edges/coordinates, the size
+// trivially copyable and part of a learner's Params (about 16 KB with kMaxDim = 1024 edges/coordinates, the size
 // the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it from the adversary's keys and
-// validates graphs (kernels/domains/build.hpp).
+// validates graphs (kernels/domains/build.hpp). Params go to a kernel by value: CUDA allows 32764 bytes of kernel
+// parameters (12.1+, Volta+), so a Domain must stay well under that.
 #include <cmath>
 #include <cstdint>
 
@@ -56,6 +57,7 @@ inline constexpr const char* domain_name(DomainKind k) {
 struct Domain {
     static constexpr std::uint32_t kMaxDim = 1024;   ///< coordinates or edges
     static constexpr std::uint32_t kMaxNodes = 1024; ///< graph nodes
+    static constexpr std::uint32_t kMaxBallNodes = 20; ///< spanning trees with an interior ball (build.hpp interior_ball)
 
     DomainKind kind = DomainKind::Simplex;
     std::uint32_t n = 0;            ///< ambient dimension: coordinates, or edges of the graph
@@ -72,6 +74,11 @@ struct Domain {
     std::uint16_t head[kMaxDim] = {};
     std::uint16_t group[kMaxDim] = {}; ///< spanning-tree: block of edge e; st-path: 1 if e lies on an s-t path
     std::uint16_t order[kMaxDim] = {}; ///< st-path: the edges sorted by the topological rank of their tail
+    /// Graph sets: a certified ball (ball_centre, ball_radius) of aff(D) inside D, for App. D's shrinking
+    /// (kernels/domains/build.hpp interior_ball); ball_radius = 0 where none was computed (spanning trees of more
+    /// than kMaxBallNodes nodes).
+    double ball_radius = 0.0;
+    double ball_centre[kMaxDim] = {};
 
     DPR_HD bool graph() const { return kind == DomainKind::SpanningTree || kind == DomainKind::StPath; }
     /// Whether project() is available (the sets FKM runs on).
@@ -224,10 +231,15 @@ DPR_HD inline double centre_value(const Domain& D) {
                                             : 0.0;
 }
 
-/// A point of the relative interior of D for the sets with a closed-form centre (the centre of symmetry: 0 for
-/// the balls and the cube, the barycentre 1/n or k/n of the simplex and k-subsets); graph sets: false.
+/// A point of the relative interior of D: the centre of symmetry (0 for the balls and the cube, the barycentre 1/n
+/// or k/n of the simplex and k-subsets), or for a graph set the centre of its certified ball (false where it has
+/// none).
 DPR_HD inline bool centre(const Domain& D, double* c) {
-    if (D.graph()) return false;
+    if (D.graph()) {
+        if (!(D.ball_radius > 0.0)) return false;
+        for (std::uint32_t i = 0; i < D.n; ++i) c[i] = D.ball_centre[i];
+        return true;
+    }
     const double value = centre_value(D);
     for (std::uint32_t i = 0; i < D.n; ++i) c[i] = value;
     return true;
@@ -237,7 +249,7 @@ DPR_HD inline bool centre(const Domain& D, double* c) {
 /// "Domain assumption and shrinking"): the distance from the centre to the nearest facet --
 ///   simplex 1/sqrt(n(n-1)) (facet x_i = 0, its normal e_i - 1/n within the hyperplane has norm sqrt((n-1)/n)),
 ///   k-subsets min(k, n-k)/sqrt(n(n-1)) (facets x_i = 0 and x_i = 1 likewise), l1 ball r/sqrt(n), l2 ball r,
-///   cube 1. 0 for the graph sets: no certified ball is computed there (it is an LP over exponentially many facets).
+///   cube 1. Graph sets: the radius kernels/domains/build.hpp certified against every facet (0 where none was).
 DPR_HD inline double inradius(const Domain& D) {
     const double n = static_cast<double>(D.n);
     switch (D.kind) {
@@ -246,13 +258,17 @@ DPR_HD inline double inradius(const Domain& D) {
     case DomainKind::L1Ball: return D.radius / std::sqrt(n);
     case DomainKind::L2Ball: return D.radius;
     case DomainKind::Cube: return 1.0;
-    default: return 0.0;
+    default: return D.ball_radius;
     }
 }
 
-/// x <- c + (1 - alpha)(x - c), c = centre() (App. D's shrinking; non-graph sets, alpha in [0, 1]). A point of
-/// D + alpha r B (B the unit ball of the subspace parallel to aff(D)) lands in D.
+/// x <- c + (1 - alpha)(x - c), c = centre() (App. D's shrinking; alpha in [0, 1]; graph sets need their ball). A
+/// point of D + alpha r B (B the unit ball of the subspace parallel to aff(D)) lands in D.
 DPR_HD inline void shrink_towards_centre(const Domain& D, double alpha, double* x) {
+    if (D.graph()) {
+        for (std::uint32_t i = 0; i < D.n; ++i) x[i] = D.ball_centre[i] + (1.0 - alpha) * (x[i] - D.ball_centre[i]);
+        return;
+    }
     const double value = centre_value(D);
     for (std::uint32_t i = 0; i < D.n; ++i) x[i] = value + (1.0 - alpha) * (x[i] - value);
 }

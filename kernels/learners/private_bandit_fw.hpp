@@ -32,7 +32,8 @@
 // The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these families
 // are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
 // App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
-// set's interior ball (c, r) (domains::inradius; not on the graph sets), and queries f_t at that point: every
+// set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of build.hpp interior_ball,
+// spanning trees up to 20 nodes), and queries f_t at that point: every
 // played point then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ALGORITHMS.md §3.3).
 // Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
 // the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
@@ -54,7 +55,7 @@
 // batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max and
 // root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
 // outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with
-// a projection; for the graph sets the bound zeta, not a measurement); clipped_rounds; max_noise_l2 = max_R ||Z_R||
+// a projection; for the graph sets a bound, not a measurement: zeta, or 0 with `shrink`); clipped_rounds; max_noise_l2 = max_R ||Z_R||
 // (private only).
 //
 // Backends: scalar code, rank 0 of the team (like SCRiBLe; kInstanceLanes = false); the state is one contiguous
@@ -128,11 +129,12 @@ inline constexpr KeySpec kZetaKey{"zeta", KeyType::Real, "auto", 1e-9, 1e6, null
                                   "exploration radius in [1e-9, 1e6]; auto = D n^{1/2} / T^{1/4} (ENV21 Alg. 1 line 1)"};
 
 /// App. D's shrinking (ALGORITHMS.md §3.3 "Domain assumption and shrinking"): run on f'_t(x) = f_t(c + (1 - alpha)
-/// (x - c)), alpha = zeta / r, (c, r) the set's interior ball (domains::centre, domains::inradius), so that every
-/// queried point lies in D; extra regret <= T zeta L D / r. Needs zeta < r; not offered on the graph sets.
+/// (x - c)), alpha = zeta / r, (c, r) the set's interior ball (domains::centre, domains::inradius; for the graph sets
+/// the certified ball of kernels/domains/build.hpp interior_ball), so that every queried point lies in D; extra regret
+/// <= T zeta L D / r. Needs zeta < r, and on spanning trees at most 20 nodes.
 inline constexpr KeySpec kShrinkKey{"shrink", KeyType::Bool, "false", 0, 1, nullptr,
                                     "App. D: query f_t at c + (1 - zeta/r)(x - c) so every played point lies in D "
-                                    "(needs zeta < r, the set's interior radius; not on graph sets)"};
+                                    "(needs zeta < r, the set's interior radius; spanning trees: at most 20 nodes)"};
 
 /// alpha = zeta / r of App. D when `shrink` is on, else 0.
 inline double shrink_alpha(const domains::Domain& D, bool shrink, double zeta) {
@@ -144,10 +146,11 @@ inline double shrink_alpha(const domains::Domain& D, bool shrink, double zeta) {
 /// check() of the shrink key: a set with an interior ball, and zeta < r.
 inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Diagnostic& diag) {
     if (!shrink) return true;
-    if (D.graph())
-        return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, which set = \"%s\" does not "
-                                   "provide (no certified ball for the graph sets)", domains::domain_name(D.kind));
     const double r = domains::inradius(D);
+    if (!(r > 0.0))
+        return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, and set = \"%s\" with %u nodes has "
+                                   "none: certifying one visits every node subset, so spanning trees get one up to %u "
+                                   "nodes", domains::domain_name(D.kind), D.nodes, domains::Domain::kMaxBallNodes);
     if (!(zeta < r))
         return diag.fail("zeta", "with shrink = true, zeta must be < r = %g (the interior radius of %s); got %g (the "
                                  "automatic zeta = D n^{1/2} / T^{1/4} falls below r only for large T)",
@@ -497,7 +500,7 @@ struct BanditFw {
             }
             dg[kGradMax] = std::sqrt(gq) > dg[kGradMax] ? std::sqrt(gq) : dg[kGradMax];
             dg[kGradSq] += gq;
-            const double out = bco_detail::outside(p.dom, x, arr(p, ws, 7), p.zeta);
+            const double out = bco_detail::outside(p.dom, x, arr(p, ws, 7), p.alpha > 0.0 ? 0.0 : p.zeta); // graph sets: a bound
             dg[kOutside] = out > dg[kOutside] ? out : dg[kOutside];
             const std::uint64_t R = (t - 1) / p.batch + 1; // the batch that just ended
             if (t < p.T) {

@@ -397,9 +397,102 @@ TEST(Domains, InradiusIsTheLargestBallAroundTheCentreInsideTheSet) {
             EXPECT_GT(exits, 1e-4 * r) << domain_name(kind) << " n " << n << ": r is not tight";
         }
     }
-    Keys g;
-    g.set(DomainKind::SpanningTree).num(kNodes, 4);
-    EXPECT_EQ(inradius(make(g)), 0.0); // no certified ball for the graph sets
+}
+
+/// The largest violation of D's description at x (graph sets; 0 inside): spanning trees by Edmonds' inequalities
+/// over every node set, s-t paths by the flow equations and x >= 0 -- independent of the code under test.
+double violation(const Domain& D, const Vec& x) {
+    const std::uint32_t n = D.n;
+    double worst = 0.0;
+    for (std::uint32_t e = 0; e < n; ++e) worst = std::max(worst, -x[e]);
+    if (D.kind == DomainKind::SpanningTree) {
+        worst = std::max(worst, std::fabs(std::accumulate(x.begin(), x.end(), 0.0) - (D.nodes - 1.0)));
+        for (std::uint32_t S = 1; S < (1u << D.nodes); ++S) {
+            double load = 0.0;
+            for (std::uint32_t e = 0; e < n; ++e)
+                if ((S >> D.tail[e] & 1) && (S >> D.head[e] & 1)) load += x[e];
+            worst = std::max(worst, load - (__builtin_popcount(S) - 1.0));
+        }
+    } else {
+        Vec net(D.nodes, 0.0);
+        for (std::uint32_t e = 0; e < n; ++e) {
+            net[D.tail[e]] += x[e];
+            net[D.head[e]] -= x[e];
+            if (!D.group[e]) worst = std::max(worst, std::fabs(x[e])); // off every s-t path
+        }
+        for (std::uint32_t a = 0; a < D.nodes; ++a)
+            worst = std::max(worst, std::fabs(net[a] - (a == D.source ? 1.0 : a == D.target ? -1.0 : 0.0)));
+    }
+    return worst;
+}
+
+TEST(Domains, GraphSetsHaveACertifiedInteriorBall) {
+    // build.hpp's interior ball (c, r) of a graph set: c + r u is in D for random unit u of the subspace parallel to
+    // aff(D), r is tight (along the parallel part of some facet's outward normal, c + 1.01 r u leaves D), and
+    // shrink_towards_centre maps a vertex + alpha r u into D (App. D). Membership is checked by the polytope's
+    // description, not by the construction.
+    std::mt19937_64 gen(11);
+    std::normal_distribution<double> z;
+    std::vector<Keys> graphs(6);
+    graphs[0].set(DomainKind::SpanningTree).num(kNodes, 4);
+    graphs[1].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 5}, {5, 3}});
+    graphs[2].set(DomainKind::SpanningTree).edge_list({{0, 1}, {0, 1}, {1, 2}, {2, 3}, {3, 1}, {3, 4}, {4, 5}, {0, 2}});
+    graphs[3].set(DomainKind::SpanningTree).num(kNodes, 6);
+    graphs[4].set(DomainKind::StPath).num(kNodes, 5);
+    graphs[5].set(DomainKind::StPath)
+        .edge_list({{2, 4}, {0, 2}, {1, 2}, {0, 1}, {3, 5}, {1, 3}, {3, 4}, {6, 0}, {2, 3}})
+        .num(kTarget, 4);
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+        const Domain D = make(graphs[gi]);
+        const std::uint32_t n = D.n;
+        const double r = inradius(D);
+        ASSERT_GT(r, 1e-3) << "graph " << gi;
+        Vec c(n), x(n), u(n), scratch(scratch_size(D));
+        ASSERT_TRUE(centre(D, c.data()));
+        EXPECT_LT(violation(D, c), 1e-12) << "graph " << gi;
+        const auto unit = [&](Vec& v) {
+            project_parallel(D, v.data(), scratch.data());
+            const double nv = std::sqrt(dotv(v, v));
+            for (auto& e : v) e /= nv;
+        };
+        for (int trial = 0; trial < 300; ++trial) {
+            for (auto& e : u) e = z(gen);
+            unit(u);
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = c[i] + r * u[i];
+            EXPECT_LT(violation(D, x), 1e-9) << "graph " << gi;
+            Vec w(n), g(n);
+            for (auto& e : g) e = z(gen);
+            lo(D, g.data(), w.data(), scratch.data());
+            for (std::uint32_t i = 0; i < n; ++i) w[i] += 0.3 * r * u[i];
+            shrink_towards_centre(D, 0.3, w.data());
+            EXPECT_LT(violation(D, w), 1e-9) << "graph " << gi;
+        }
+        // Tightness: the outward normals -e_e and (spanning trees) 1_{E(S)}, each made parallel to aff(D).
+        std::vector<Vec> normals;
+        for (std::uint32_t e = 0; e < n; ++e) {
+            Vec a(n, 0.0);
+            a[e] = -1.0;
+            normals.push_back(a);
+        }
+        if (D.kind == DomainKind::SpanningTree)
+            for (std::uint32_t S = 1; S < (1u << D.nodes); ++S) {
+                Vec a(n, 0.0);
+                for (std::uint32_t e = 0; e < n; ++e) a[e] = (S >> D.tail[e] & 1) && (S >> D.head[e] & 1);
+                normals.push_back(a);
+            }
+        double exits = 0.0;
+        for (Vec& a : normals) {
+            project_parallel(D, a.data(), scratch.data());
+            if (dotv(a, a) < 1e-12) continue; // constant on aff(D)
+            unit(a);
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = c[i] + 1.01 * r * a[i];
+            exits = std::max(exits, violation(D, x));
+        }
+        EXPECT_GT(exits, 1e-3 * r) << "graph " << gi << ": r is not tight";
+    }
+    Keys big;
+    big.set(DomainKind::SpanningTree).num(kNodes, Domain::kMaxBallNodes + 1);
+    EXPECT_EQ(inradius(make(big)), 0.0); // beyond the enumeration: no ball, and shrink is refused
 }
 
 TEST(Domains, BadKeysAndGraphsNameTheKeyEdgeOrNode) {

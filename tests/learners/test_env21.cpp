@@ -531,6 +531,25 @@ TEST(Env21, ShrinkingKeepsEveryPlayedPointInsideD) {
     }
 }
 
+TEST(Env21, ShrinkingRunsOnTheGraphSets) {
+    // The graph sets have a certified interior ball (that every shrunk query lands in D is
+    // tests/domains: GraphSetsHaveACertifiedInteriorBall), so `shrink` is accepted there and changes the run: the
+    // learner is charged f_t at c + (1 - zeta/r)(x - c), not at x. outside_max is then the bound 0 of App. D.
+    for (const double set : {5.0, 6.0}) { // spanning trees of K_5, s-t paths of the complete DAG on 5 nodes
+        const test::KeyList adv = {{"set", set}, {"nodes", 5.0}};
+        const auto plain = test::simulate("garber-kretzu", {{"zeta", 0.01}}, "bco-linear", adv, 6, 900, 12);
+        const auto shrunk = test::simulate("garber-kretzu", {{"zeta", 0.01}, {"shrink", 1.0}}, "bco-linear", adv, 6, 900, 12);
+        ASSERT_GT(domains::inradius(domain(set == 5.0 ? domains::DomainKind::SpanningTree : domains::DomainKind::StPath, 0)),
+                  0.01) << set;
+        for (std::uint32_t k = 0; k < 12; ++k) {
+            EXPECT_TRUE(std::isfinite(shrunk.final_regret[k])) << set;
+            EXPECT_NE(shrunk.final_regret[k], plain.final_regret[k]) << set << ": shrink changed nothing";
+            EXPECT_EQ(shrunk.diagnostic("outside_max", k), 0.0) << set;
+            EXPECT_EQ(plain.diagnostic("outside_max", k), 0.01) << set; // the bound zeta without shrinking
+        }
+    }
+}
+
 TEST(Env21, BadSetsKeysAndPairingsExitTwoNamingTheKey) {
     test::TempDir dir;
     const auto run = [&](const std::string& adversary, const std::string& learner) {
@@ -551,7 +570,7 @@ TEST(Env21, BadSetsKeysAndPairingsExitTwoNamingTheKey) {
         {"set = \"spanning-tree\"\nnodes = 5\n", "algorithm = \"fkm\"\n", "no cheap projection"},
         {"d = 4\n", "algorithm = \"private-bandit-fw\"\nepsilon = 1.0\nnoise = \"gaussian\"\n", "delta"},
         {"d = 4\n", "algorithm = \"hedge\"\n", "decision set"},
-        {"set = \"spanning-tree\"\nnodes = 5\n", gk + "shrink = true\n", "shrink"},
+        {"set = \"spanning-tree\"\nnodes = 21\n", gk + "shrink = true\nzeta = 0.001\n", "spanning trees get one up to 20 nodes"},
         {"d = 4\n", gk + "shrink = true\nzeta = 0.5\n", "zeta must be < r"},
         {"d = 4\n", gk + "shrink = true\n", "zeta must be < r"}, // T = 16: the automatic zeta is too large
     };
