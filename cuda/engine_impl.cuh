@@ -7,7 +7,7 @@
 //            instances of a warp is interleaved (element e of lane l at [e 32 + l]) so that loads coalesce,
 //            for learners whose round is written over lane values (L::kInstanceLanes); scalar learners keep
 //            their state contiguous per instance. The default for serial-round learners (kSerialRound: SCRiBLe,
-//            private-bandit-fw, fkm) at every d, where a warp would leave 31 of its 32 threads idle.
+//            private-bandit-fw, fkm) from kSerialThreadMinInstances instances on, at every d.
 //   warp     one instance per warp (lanes = coordinates), state contiguous per instance.
 //   block    one instance per block of 256 or 1024 threads, for large d.
 // The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for
@@ -38,6 +38,13 @@ inline const char* mode_name(Mode m) {
 /// instance lanes (host/engine/cpu_engine_impl.hpp), so that both backends compute the same bits there.
 inline constexpr std::uint32_t kThreadMaxD = 128;
 
+/// Instances from which a serial-round learner (kSerialRound) runs a thread per instance by default: fewer leave
+/// most of the GPU idle (blocks of 128 threads against 132 SMs on an H100), and there a warp per instance, though
+/// 31 of its 32 threads wait, was faster. Measured on an H100 (docs/BENCHMARKS.md "GPU: NVIDIA H100"),
+/// private-bandit-fw on the simplex, n = 1024, T = 1024: thread/warp whole-run time 1.12 at 4096 instances, 0.41 at
+/// 16384. tree-experts loops over d with its team and keeps a team above d = 32.
+inline constexpr std::uint64_t kSerialThreadMinInstances = 16384;
+
 /// Threads per block of each mode, also the kernels' __launch_bounds__: without it the compiler may give a
 /// learner's round more registers than 65536 / 1024 = 64 per thread, and a block of 1024 then fails to launch
 /// (cudaErrorLaunchOutOfResources: seen on an H200 for dp-ftrl-experts in double at d = 2^20).
@@ -55,7 +62,7 @@ Mode choose_mode(const EngineShape& s) {
     if (q.lanes == "instances") thread = true;
     else if (q.lanes == "coordinates") thread = false;
     else if (L::kInstanceLanes) thread = s.d <= kThreadMaxD;
-    else thread = learners::SerialRound<L>::value || s.d < 32; // tree-experts: team loops over d, a team above 32
+    else thread = (learners::SerialRound<L>::value && s.instances >= kSerialThreadMinInstances) || s.d < 32;
     if (thread) return Mode::Thread;
     const unsigned tt = q.team_threads ? q.team_threads : (s.d <= 8192 ? 32u : (s.d <= (1u << 18) ? 256u : 1024u));
     return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;

@@ -32,9 +32,10 @@
 // Optional serial round: a learner with kInstanceLanes = false whose init() and round() do all their work on rank 0
 // of the team (the others only wait and take the broadcast result) may declare
 //   static constexpr bool kSerialRound = true;
-// and the CUDA backend's automatic policy then runs it a thread per instance (state contiguous) at every d, instead
-// of a warp per instance in which 31 of 32 threads idle (H100, n = 1024: 8.5x for private-bandit-fw on the simplex,
-// 10.6x for fkm; docs/BENCHMARKS.md "GPU"). Results do not change: the same scalar code runs either way.
+// and the CUDA backend's automatic policy then runs it a thread per instance (state contiguous) at every d once there
+// are enough instances to fill the GPU, instead of a warp per instance in which 31 of 32 threads idle (H100,
+// private-bandit-fw on the simplex, n = 1024, 16384 instances: 2.5x; cuda/engine_impl.cuh). Results do not change:
+// the same scalar code runs either way.
 //
 // Optional shared cumulative losses (ALGORITHMS.md §3.4 item 3 of issue 8): a learner may declare
 //   static constexpr bool kReadsCumulative = true;

@@ -196,6 +196,23 @@ TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
                 }
 }
 
+// The serial-round learners (kSerialRound: all the scalar learners but tree-experts, which loops over d with its
+// team) run the same code on a thread of their own or on rank 0 of a warp: the same bits, whichever the automatic
+// policy picks (cuda/engine_impl.cuh kSerialThreadMinInstances).
+TEST(GpuEngine, SerialLearnersGiveTheSameBitsOnAThreadOrAWarp) {
+    DPR_REQUIRE_GPU();
+    const std::uint32_t d = 40;
+    const std::uint64_t T = 120;
+    for (const Case& c : cases(d, T)) {
+        if (!scalar_learner(c.learner) || c.learner == "tree-experts") continue;
+        const Outcome a = run(c, d, T, true, Precision::Double, "instances", 0, 50);
+        const Outcome b = run(c, d, T, true, Precision::Double, "coordinates", 32, 50);
+        EXPECT_EQ(a.expected, b.expected) << c.learner << " | " << a.policy << " vs " << b.policy;
+        EXPECT_EQ(a.realized, b.realized) << c.learner;
+        EXPECT_EQ(a.diagnostics, b.diagnostics) << c.learner;
+    }
+}
+
 TEST(GpuEngine, ResultsDoNotDependOnChunking) {
     DPR_REQUIRE_GPU();
     const std::uint32_t d = 64;
