@@ -55,7 +55,7 @@ void merge_command(const MergeOptions& o) {
         for (PointRecord& r : recs) {
             if (interrupted()) throw Interrupted(interrupt_signal());
             try {
-                if (o.bounded_memory) finish_point_streamed(set, r, o.select_mib << 20, o.read_rows); // checks as it reads
+                if (o.bounded_memory) finish_point_streamed(set, r, cfg.run.instances, o.select_mib << 20, o.read_rows);
                 else merge_point(set, r);
             } catch (const ShardError& e) {
                 throw UsageError(e.what());
@@ -67,7 +67,13 @@ void merge_command(const MergeOptions& o) {
         }
         RunMeta meta = set.meta;
         meta.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        if (!write_outputs(out.path(), cfg, recs, meta, [] { return interrupted(); })) {
+        bool written = false;
+        try { // --bounded-memory reads final_regret.csv's rows from the shards again here
+            written = write_outputs(out.path(), cfg, recs, meta, [] { return interrupted(); });
+        } catch (const ShardError& e) {
+            throw UsageError(e.what());
+        }
+        if (!written) {
             std::cerr << "dpregret: interrupted; no results were written\n";
             throw Interrupted(interrupt_signal());
         }

@@ -281,7 +281,7 @@ void run_command(const RunOptions& o) {
         }
         if (sharded) {
             hooks.after_point = [&](PointRecord& r) {
-                check_point_finite(r);
+                check_point_finite(r, shard_first); // messages name global instance ids
                 for (std::string& f : write_shard_point(dir, r)) shard_files.push_back(std::move(f));
             };
         }

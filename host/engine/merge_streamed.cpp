@@ -53,16 +53,20 @@ std::uint64_t block_rows(std::size_t widest) {
 
 } // namespace
 
-void finish_point_streamed(const ShardSet& set, PointRecord& r, std::size_t select_bytes, std::uint64_t read_rows) {
+void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t expected, std::size_t select_bytes,
+                           std::uint64_t read_rows) {
     const std::vector<ShardPiece> pieces = scan_point(set, r); // metadata, the shared comparator
     PointOutcome& o = r.outcome;
-    std::uint64_t n = 0;
-    for (const ShardPiece& p : pieces) n += p.instances;
+    std::uint64_t n = 0, largest = 1;
+    for (const ShardPiece& p : pieces) n += p.instances, largest = std::max(largest, p.instances);
+    if (n != expected)
+        throw ShardError("the shards hold " + std::to_string(n) + " instances of point " + std::to_string(r.point->index) +
+                         ", the config " + std::to_string(expected));
     o.instances = n;
     const std::size_t nck = o.checkpoints.size(), nd = r.learner.diagnostic_names.size();
     const bool per_cmp = r.point->per_instance;
     if (!per_cmp) check_shared_comparator(r);
-    const std::uint64_t B = read_rows ? read_rows : block_rows(std::max(nck, nd));
+    const std::uint64_t B = std::min(largest, read_rows ? read_rows : block_rows(std::max(nck, nd)));
 
     // Pass 1: every array once; checks, moments, comparator mean, diagnostics.
     std::vector<stats::OrderedMoments> reg(nck), rea(nck), dia(nd);

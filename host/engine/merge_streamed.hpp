@@ -11,10 +11,11 @@
 //     type-7 neighbours and the confidence bounds of every quantile level), exactly, by radix selection;
 // and leaves final_regret.csv to read the shards again when it is written (PointRecord::stream_final). So
 // summary.csv, final_regret.csv and run.json are those of the in-memory merge, byte for byte (tested): the
-// quantiles have no rank error. Memory: the blocks (about 8 MiB) plus the selection's histograms, at most
-// 64 KiB per checkpoint per order statistic (22 of them) in one batch of checkpoints of at most
-// `select_bytes`; a point may have up to 2^52 instances. The price is I/O: the regret arrays are read
-// 1 + 5 x (batches) times, the others twice.
+// quantiles have no rank error. Memory: the read blocks (B instances of each array: about 8 MiB per array of the
+// widest, 20-60 MiB in all) plus the selection's histograms, at most 64 KiB per checkpoint per order statistic
+// (22 of them) in one batch of checkpoints of at most `select_bytes`; a point may have up to 2^52 instances. The
+// price is I/O: the regret arrays are read 2 + 5 x (batches) times, the realised regrets and diagnostics twice,
+// the comparators and non-finite rounds once.
 #include <cstddef>
 #include <cstdint>
 
@@ -29,8 +30,9 @@ inline constexpr std::size_t kSelectBytes = std::size_t{256} << 20;
 /// Fills r.outcome's metadata, r.rows, r.diagnostic_summary and r.stream_final from the shards of `set`, holding
 /// O(blocks + histograms) memory whatever the number of instances. Throws ShardError for shards that do not fit
 /// and NonFiniteResult for a value that would be written and is not finite.
+/// expected: the instances the config asks for (ShardError before any pass if the shards hold another number);
 /// read_rows: instances per read block (0: about 2^20 doubles of the widest array).
-void finish_point_streamed(const ShardSet& set, PointRecord& r, std::size_t select_bytes = kSelectBytes,
-                           std::uint64_t read_rows = 0);
+void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t expected,
+                           std::size_t select_bytes = kSelectBytes, std::uint64_t read_rows = 0);
 
 } // namespace dpr

@@ -101,12 +101,12 @@ void check_instance_block(const PointRecord& r, const InstanceBlock& b) {
 namespace {
 
 /// The first instance with a non-finite per-instance value, and what it is.
-void check_instances(const PointRecord& r) {
+void check_instances(const PointRecord& r, std::uint64_t first = 0) {
     const PointOutcome& o = r.outcome;
-    const bool per_instance_cmp = o.comparator.size() != o.checkpoints.size();
+    const bool per_instance_cmp = r.point->per_instance; // comparator: instances x checkpoints, else checkpoints
     if (!per_instance_cmp) check_shared_comparator(r);
     const bool bad_rounds = o.first_nonfinite_round.size() >= o.instances;
-    check_instance_block(r, InstanceBlock{0, o.instances, o.regret.data(), o.realized_regret.data(),
+    check_instance_block(r, InstanceBlock{first, o.instances, o.regret.data(), o.realized_regret.data(),
                                           per_instance_cmp ? o.comparator.data() : nullptr, o.diagnostics.data(),
                                           bad_rounds ? o.first_nonfinite_round.data() : nullptr});
 }
@@ -121,7 +121,7 @@ void check_stat(const PointRecord& r, std::uint64_t t, const char* name, double 
 
 } // namespace
 
-void check_point_finite(const PointRecord& r) { check_instances(r); }
+void check_point_finite(const PointRecord& r, std::uint64_t first_instance) { check_instances(r, first_instance); }
 
 void check_rows(const PointRecord& r) {
     for (const CheckpointRow& row : r.rows) {
@@ -145,7 +145,7 @@ void finish_point(PointRecord& r) {
     PointOutcome& o = r.outcome;
     check_instances(r);
     const std::size_t nck = o.checkpoints.size();
-    const bool per_instance_cmp = o.comparator.size() != nck;
+    const bool per_instance_cmp = r.point->per_instance;
     const std::size_t n = o.instances;
     std::vector<double> col(n), rcol(n);
     r.rows.assign(nck, CheckpointRow{});

@@ -87,8 +87,8 @@ void check_instance_block(const PointRecord& r, const InstanceBlock& b);
 void check_rows(const PointRecord& r);
 
 /// The per-instance part of finish_point()'s check (regret, realised regret, comparators, diagnostics, the
-/// first non-finite round), without condensing: a shard checks what it writes.
-void check_point_finite(const PointRecord& r);
+/// first non-finite round), without condensing: a shard checks what it writes (its ids from first_instance on).
+void check_point_finite(const PointRecord& r, std::uint64_t first_instance = 0);
 
 /// Sweeps with more points than this get points.jsonl instead of run.json's inline points[].
 inline constexpr std::size_t kInlinePoints = 1000;

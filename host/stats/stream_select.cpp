@@ -28,6 +28,7 @@ StreamSelect::StreamSelect(std::size_t columns, std::uint64_t count, std::vector
     for (Column& c : cols_) {
         c.prefix_of.assign(ranks_.size(), 0);
         c.rank_within = ranks_;
+        c.group_size.assign(ranks_.size(), count);
     }
     if (ranks_.empty()) pass_ = kPasses;
 }
@@ -40,6 +41,7 @@ void StreamSelect::begin_pass() {
         c.prefixes.erase(std::unique(c.prefixes.begin(), c.prefixes.end()), c.prefixes.end());
         c.hist.assign(c.prefixes.size() << kMaxWidth, 0);
     }
+    in_pass_ = true;
 }
 
 void StreamSelect::end_pass() {
@@ -49,23 +51,21 @@ void StreamSelect::end_pass() {
             const std::size_t g = static_cast<std::size_t>(
                 std::lower_bound(c.prefixes.begin(), c.prefixes.end(), c.prefix_of[i]) - c.prefixes.begin());
             const std::uint64_t* h = c.hist.data() + (g << kMaxWidth);
-            std::uint64_t below = 0, d = 0;
             const std::uint64_t digits = std::uint64_t{1} << w;
-            while (d < digits && below + h[d] <= c.rank_within[i]) below += h[d++];
-            if (d == digits)
-                throw std::logic_error("StreamSelect: a pass saw fewer values than the ranks need (each value must be added "
-                                       "once per pass)");
+            std::uint64_t total = 0;
+            for (std::uint64_t d = 0; d < digits; ++d) total += h[d];
+            if (total != c.group_size[i])
+                throw std::logic_error("StreamSelect: pass " + std::to_string(pass_ + 1) + " saw " + std::to_string(total) +
+                                       " values of a group that holds " + std::to_string(c.group_size[i]) +
+                                       " (each value must be added once per pass)");
+            std::uint64_t below = 0, d = 0;
+            while (below + h[d] <= c.rank_within[i]) below += h[d++]; // stops: rank_within < group_size = total
             c.rank_within[i] -= below;
+            c.group_size[i] = h[d];
             c.prefix_of[i] = (c.prefix_of[i] << w) | d;
         }
-        if (pass_ == 0) { // every value is in the one group: check the count
-            std::uint64_t total = 0;
-            for (std::uint64_t d = 0; d < (std::uint64_t{1} << w); ++d) total += c.hist[d];
-            if (total != count_)
-                throw std::logic_error("StreamSelect: the first pass saw " + std::to_string(total) + " values of a column, not " +
-                                       std::to_string(count_));
-        }
     }
+    in_pass_ = false;
     known_bits_ += w;
     ++pass_;
 }

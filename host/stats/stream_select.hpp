@@ -8,6 +8,7 @@
 // value is exact: there is no rank error. Memory: one histogram of 2^13 counts per column per distinct digit
 // prefix of its wanted ranks, at most ranks.size() x 64 KiB per column, whatever the number of values.
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -27,6 +28,7 @@ class StreamSelect {
     void begin_pass();
     /// One value of column `c` (in the pass under way). Values must be finite.
     void add(std::size_t c, double x) {
+        assert(in_pass_ && c < cols_.size()); // between begin_pass() and end_pass()
         Column& col = cols_[c];
         const std::uint64_t k = key(x);
         const std::uint64_t prefix = known_bits_ == 0 ? 0 : k >> (64 - known_bits_);
@@ -43,8 +45,9 @@ class StreamSelect {
         const std::uint64_t digit = (k >> (64 - known_bits_ - kWidth[pass_])) & ((std::uint64_t{1} << kWidth[pass_]) - 1);
         ++col.hist[(g << kMaxWidth) + digit];
     }
-    /// Call after each pass: fixes the next digit of every wanted rank. Throws std::logic_error if the pass saw a
-    /// different number of values than `count` in some column's group (values skipped or added twice).
+    /// Call after each pass: fixes the next digit of every wanted rank. Throws std::logic_error if a group of values
+    /// (those sharing a wanted rank's known digits) did not hold as many values as the previous pass counted there
+    /// (`count` in the first pass): values skipped or added twice.
     void end_pass();
 
     /// The value of rank ranks[i] in column c (after done()).
@@ -61,6 +64,7 @@ class StreamSelect {
     struct Column {
         std::vector<std::uint64_t> prefix_of;   ///< per wanted rank: its key's known top bits
         std::vector<std::uint64_t> rank_within; ///< per wanted rank: its rank among the values with that prefix
+        std::vector<std::uint64_t> group_size;  ///< per wanted rank: how many values have that prefix
         std::vector<std::uint64_t> prefixes;    ///< distinct prefixes, ascending (this pass's groups)
         std::vector<std::uint64_t> hist;        ///< prefixes.size() x 2^kMaxWidth counts
     };
@@ -70,6 +74,7 @@ class StreamSelect {
     std::uint64_t count_;
     int pass_ = 0;
     int known_bits_ = 0;
+    bool in_pass_ = false;
 };
 
 } // namespace dpr::stats

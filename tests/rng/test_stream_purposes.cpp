@@ -78,10 +78,13 @@ TEST(StreamPurposes, OnlyTheAdversariesDrawUnderTheAdversaryPurposeAndTheyUseNoO
 }
 
 TEST(StreamPurposes, NoPurposeIsMadeFromANumber) {
-    static const std::regex cast(R"(Purpose\s*>\s*\(|Purpose\s*\(|Purpose\s*\{)");
+    // static_cast<Purpose>(n), reinterpret_cast<Purpose&>(x), Purpose(n), Purpose{n}, (Purpose)n, Purpose p{n}
+    static const std::regex cast(R"(Purpose\s*&?\s*>\s*\(|Purpose\s*\(|Purpose\s*\{|\(\s*(rng::)?Purpose\s*\)|)"
+                                 R"(Purpose\s+\w+\s*[{(]\s*[0-9])");
     for (const char* dir : {"kernels", "host", "cuda"})
         for (const auto& e : fs::recursive_directory_iterator(fs::path(DPREGRET_SOURCE_DIR) / dir)) {
-            if (!e.is_regular_file() || e.path().filename() == "stream.hpp") continue;
+            if (!e.is_regular_file() || fs::relative(e.path(), DPREGRET_SOURCE_DIR) == fs::path("kernels/rng/stream.hpp"))
+                continue;
             const std::string text = read(e.path());
             EXPECT_FALSE(std::regex_search(text, cast)) << e.path() << " makes a Purpose from a number";
         }

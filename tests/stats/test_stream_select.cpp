@@ -72,11 +72,20 @@ TEST(StreamSelect, EveryRankEqualsTheSortedValueInAnyVisitingOrder) {
     }
 }
 
-TEST(StreamSelect, APassThatMissesValuesIsAnError) {
+TEST(StreamSelect, APassThatMissesOrRepeatsValuesIsAnError) {
     StreamSelect sel(1, 10, {9});
     sel.begin_pass();
     for (int i = 0; i < 9; ++i) sel.add(0, i);
     EXPECT_THROW(sel.end_pass(), std::logic_error);
+    // A later pass that sees a value of the wanted rank's group twice (its count is known from the pass before).
+    StreamSelect twice(1, 10, {4});
+    twice.begin_pass();
+    for (int i = 0; i < 10; ++i) twice.add(0, i);
+    twice.end_pass();
+    twice.begin_pass();
+    for (int i = 0; i < 10; ++i) twice.add(0, i);
+    twice.add(0, 4.0);
+    EXPECT_THROW(twice.end_pass(), std::logic_error);
 }
 
 TEST(StreamSelect, SummaryFromStreamedOrderStatisticsIsSummarizeBitwise) {
@@ -96,6 +105,8 @@ TEST(StreamSelect, SummaryFromStreamedOrderStatisticsIsSummarizeBitwise) {
             const dpr::stats::Summary b =
                 dpr::stats::summary_from_order_statistics(n, dpr::stats::ordered_moments(x.data(), n), ranks, os);
             EXPECT_EQ(bits(a.mean), bits(b.mean));
+            EXPECT_EQ(bits(a.stddev), bits(b.stddev));
+            EXPECT_EQ(bits(a.standard_error), bits(b.standard_error));
             EXPECT_EQ(bits(a.min), bits(b.min));
             EXPECT_EQ(bits(a.max), bits(b.max));
             for (std::size_t q = 0; q < a.quantiles.size(); ++q) {
@@ -103,6 +114,7 @@ TEST(StreamSelect, SummaryFromStreamedOrderStatisticsIsSummarizeBitwise) {
                 EXPECT_EQ(bits(a.quantiles[q].lower), bits(b.quantiles[q].lower));
                 EXPECT_EQ(bits(a.quantiles[q].upper), bits(b.quantiles[q].upper));
                 EXPECT_EQ(a.quantiles[q].lower_rank, b.quantiles[q].lower_rank);
+                EXPECT_EQ(a.quantiles[q].upper_rank, b.quantiles[q].upper_rank);
             }
         }
     }
