@@ -56,13 +56,10 @@ void merge_command(const MergeOptions& o) {
             if (interrupted()) throw Interrupted(interrupt_signal());
             try {
                 if (o.bounded_memory) finish_point_streamed(set, r, cfg.run.instances, o.select_mib << 20, o.read_rows);
-                else merge_point(set, r);
+                else merge_point(set, r, cfg.run.instances);
             } catch (const ShardError& e) {
                 throw UsageError(e.what());
             }
-            if (r.outcome.instances != cfg.run.instances)
-                throw UsageError("the shards hold " + std::to_string(r.outcome.instances) + " instances of point " +
-                                 std::to_string(r.point->index) + ", the config " + std::to_string(cfg.run.instances));
             if (!o.bounded_memory) finish_point(r);
         }
         RunMeta meta = set.meta;

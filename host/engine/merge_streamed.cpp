@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +45,41 @@ class NpyRows {
     std::ifstream in_;
 };
 
+/// One of a point's arrays in the shard files (host/engine/outcome_files.hpp): its file suffix, its columns per
+/// instance, and whether it is stored as a vector (shape (instances), one value each) rather than a matrix.
+struct Array {
+    const char* suffix;
+    std::size_t cols;
+    bool vector = false;
+};
+
+/// Reads `arrays` of every shard in instance order, at most B instances at a time, and calls
+/// fn(first instance, count, buffers): buffers[a] holds count rows of arrays[a]. Stops when fn returns false.
+template <class Fn>
+bool for_each_block(const std::vector<ShardPiece>& pieces, const std::vector<Array>& arrays, std::uint64_t B, Fn&& fn) {
+    std::vector<std::vector<double>> buf(arrays.size());
+    std::vector<const double*> at(arrays.size());
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
+        buf[a].resize(B * std::max<std::size_t>(arrays[a].cols, 1));
+        at[a] = buf[a].data();
+    }
+    std::uint64_t first = 0;
+    for (const ShardPiece& p : pieces) {
+        std::vector<NpyRows> files;
+        files.reserve(arrays.size());
+        for (const Array& a : arrays)
+            files.emplace_back(p.prefix + a.suffix, p.instances, a.cols, a.vector);
+        for (std::uint64_t done = 0; done < p.instances;) {
+            const std::uint64_t m = std::min(B, p.instances - done);
+            for (std::size_t a = 0; a < arrays.size(); ++a) files[a].read(m, buf[a].data());
+            if (!fn(first, m, at.data())) return false;
+            first += m;
+            done += m;
+        }
+    }
+    return true;
+}
+
 /// Instances per block: about 2^20 doubles of the widest array.
 std::uint64_t block_rows(std::size_t widest) {
     return std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / std::max<std::size_t>(widest, 1));
@@ -57,11 +91,10 @@ void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t ex
                            std::uint64_t read_rows) {
     const std::vector<ShardPiece> pieces = scan_point(set, r); // metadata, the shared comparator
     PointOutcome& o = r.outcome;
-    std::uint64_t n = 0, largest = 1;
-    for (const ShardPiece& p : pieces) n += p.instances, largest = std::max(largest, p.instances);
-    if (n != expected)
-        throw ShardError("the shards hold " + std::to_string(n) + " instances of point " + std::to_string(r.point->index) +
-                         ", the config " + std::to_string(expected));
+    check_instance_total(pieces, r, expected);
+    const std::uint64_t n = expected;
+    std::uint64_t largest = 1;
+    for (const ShardPiece& p : pieces) largest = std::max(largest, p.instances);
     o.instances = n;
     const std::size_t nck = o.checkpoints.size(), nd = r.learner.diagnostic_names.size();
     const bool per_cmp = r.point->per_instance;
@@ -71,41 +104,28 @@ void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t ex
     // Pass 1: every array once; checks, moments, comparator mean, diagnostics.
     std::vector<stats::OrderedMoments> reg(nck), rea(nck), dia(nd);
     std::vector<double> cmp_sum(nck, 0.0), dmin(nd, 0.0), dmax(nd, 0.0);
-    std::vector<double> breg(B * nck), brea(B * nck), bcmp(per_cmp ? B * nck : 0), bdia(B * nd), bbad(B);
     std::vector<std::uint64_t> bad(B);
-    std::uint64_t first = 0;
-    for (const ShardPiece& p : pieces) {
-        NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false), frea(p.prefix + ".realized.npy", p.instances, nck, false),
-            fdia(p.prefix + ".diagnostics.npy", p.instances, nd, false), fbad(p.prefix + ".nonfinite.npy", p.instances, 1, true);
-        std::unique_ptr<NpyRows> fcmp;
-        if (per_cmp) fcmp = std::make_unique<NpyRows>(p.prefix + ".comparator.npy", p.instances, nck, false);
-        for (std::uint64_t done = 0; done < p.instances;) {
-            const std::uint64_t m = std::min(B, p.instances - done);
-            freg.read(m, breg.data());
-            frea.read(m, brea.data());
-            fdia.read(m, bdia.data());
-            fbad.read(m, bbad.data());
-            if (fcmp) fcmp->read(m, bcmp.data());
-            for (std::uint64_t k = 0; k < m; ++k) bad[k] = static_cast<std::uint64_t>(bbad[k]);
-            check_instance_block(r, InstanceBlock{first, m, breg.data(), brea.data(), per_cmp ? bcmp.data() : nullptr,
-                                                  bdia.data(), bad.data()});
-            for (std::uint64_t k = 0; k < m; ++k) {
-                for (std::size_t c = 0; c < nck; ++c) {
-                    reg[c].add(breg[k * nck + c]);
-                    rea[c].add(brea[k * nck + c]);
-                    if (per_cmp) cmp_sum[c] += bcmp[k * nck + c];
-                }
-                for (std::size_t j = 0; j < nd; ++j) {
-                    dia[j].add(bdia[k * nd + j]);             // the moments of the values as stored, as summarize()
-                    const double v = bdia[k * nd + j] + 0.0; // min and max: -0 as +0, as summarize() reports them
-                    if (first + k == 0 || v < dmin[j]) dmin[j] = v;
-                    if (first + k == 0 || v > dmax[j]) dmax[j] = v;
-                }
+    std::vector<Array> arrays = {{".regret.npy", nck}, {".realized.npy", nck}, {".diagnostics.npy", nd}, {".nonfinite.npy", 1, true}};
+    if (per_cmp) arrays.push_back({".comparator.npy", nck});
+    for_each_block(pieces, arrays, B, [&](std::uint64_t first, std::uint64_t m, const double* const* b) {
+        const double *breg = b[0], *brea = b[1], *bdia = b[2], *bcmp = per_cmp ? b[4] : nullptr;
+        for (std::uint64_t k = 0; k < m; ++k) bad[k] = static_cast<std::uint64_t>(b[3][k]);
+        check_instance_block(r, InstanceBlock{first, m, breg, brea, bcmp, bdia, bad.data()});
+        for (std::uint64_t k = 0; k < m; ++k) {
+            for (std::size_t c = 0; c < nck; ++c) {
+                reg[c].add(breg[k * nck + c]);
+                rea[c].add(brea[k * nck + c]);
+                if (per_cmp) cmp_sum[c] += bcmp[k * nck + c];
             }
-            first += m;
-            done += m;
+            for (std::size_t j = 0; j < nd; ++j) {
+                dia[j].add(bdia[k * nd + j]);             // the moments of the values as stored, as summarize()
+                const double v = bdia[k * nd + j] + 0.0; // min and max: -0 as +0, as summarize() reports them
+                if (first + k == 0 || v < dmin[j]) dmin[j] = v;
+                if (first + k == 0 || v > dmax[j]) dmax[j] = v;
+            }
         }
-    }
+        return true;
+    });
     r.diagnostic_summary.assign(nd, DiagnosticSummary{});
     for (std::size_t j = 0; j < nd; ++j) r.diagnostic_summary[j] = {dia[j].total().mean, dmin[j], dmax[j]};
 
@@ -119,16 +139,11 @@ void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t ex
         stats::StreamSelect sel(c1 - c0, n, ranks);
         while (!sel.done()) {
             sel.begin_pass();
-            for (const ShardPiece& p : pieces) {
-                NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false);
-                for (std::uint64_t done = 0; done < p.instances;) {
-                    const std::uint64_t m = std::min(B, p.instances - done);
-                    freg.read(m, breg.data());
-                    for (std::uint64_t k = 0; k < m; ++k)
-                        for (std::size_t c = c0; c < c1; ++c) sel.add(c - c0, breg[k * nck + c]);
-                    done += m;
-                }
-            }
+            for_each_block(pieces, {{".regret.npy", nck}}, B, [&](std::uint64_t, std::uint64_t m, const double* const* b) {
+                for (std::uint64_t k = 0; k < m; ++k)
+                    for (std::size_t c = c0; c < c1; ++c) sel.add(c - c0, b[0][k * nck + c]);
+                return true;
+            });
             sel.end_pass();
         }
         for (std::size_t c = c0; c < c1; ++c)
@@ -147,22 +162,13 @@ void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t ex
 
     // final_regret.csv reads the shards once more when it is written.
     r.stream_final = [pieces, nck, nd, B](const FinalRowFn& row) {
-        std::vector<double> breg(B * nck), brea(B * nck), bdia(B * nd);
-        std::uint64_t id = 0;
-        for (const ShardPiece& p : pieces) {
-            NpyRows freg(p.prefix + ".regret.npy", p.instances, nck, false), frea(p.prefix + ".realized.npy", p.instances, nck, false),
-                fdia(p.prefix + ".diagnostics.npy", p.instances, nd, false);
-            for (std::uint64_t done = 0; done < p.instances;) {
-                const std::uint64_t m = std::min(B, p.instances - done);
-                freg.read(m, breg.data());
-                frea.read(m, brea.data());
-                fdia.read(m, bdia.data());
-                for (std::uint64_t k = 0; k < m; ++k, ++id)
-                    if (!row(id, breg[k * nck + nck - 1], brea[k * nck + nck - 1], bdia.data() + k * nd)) return false;
-                done += m;
-            }
-        }
-        return true;
+        return for_each_block(pieces, {{".regret.npy", nck}, {".realized.npy", nck}, {".diagnostics.npy", nd}}, B,
+                              [&](std::uint64_t first, std::uint64_t m, const double* const* b) {
+                                  for (std::uint64_t k = 0; k < m; ++k)
+                                      if (!row(first + k, b[0][k * nck + nck - 1], b[1][k * nck + nck - 1], b[2] + k * nd))
+                                          return false;
+                                  return true;
+                              });
     };
 }
 

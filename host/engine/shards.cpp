@@ -226,12 +226,20 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
     return pieces;
 }
 
-void merge_point(const ShardSet& set, PointRecord& r) {
-    const std::vector<ShardPiece> pieces = scan_point(set, r);
-    PointOutcome& o = r.outcome;
-    const std::size_t nd = r.learner.diagnostic_names.size();
+void check_instance_total(const std::vector<ShardPiece>& pieces, const PointRecord& r, std::uint64_t expected) {
     std::uint64_t total = 0;
     for (const ShardPiece& p : pieces) total += p.instances;
+    if (total != expected)
+        throw ShardError("the shards hold " + std::to_string(total) + " instances of point " + std::to_string(r.point->index) +
+                         ", the config " + std::to_string(expected));
+}
+
+void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected) {
+    const std::vector<ShardPiece> pieces = scan_point(set, r);
+    check_instance_total(pieces, r, expected);
+    PointOutcome& o = r.outcome;
+    const std::size_t nd = r.learner.diagnostic_names.size();
+    const std::uint64_t total = expected;
     if (total > 0xFFFFFFFFull)
         throw ShardError("the shards hold " + std::to_string(total) + " instances of point " + std::to_string(r.point->index) +
                          ", more than 4294967295; merging them in memory would need every instance's values (at least "

@@ -74,7 +74,11 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r);
 
 /// Fills every record's outcome with the shards' per-instance values, concatenated in instance order (the
 /// records come from resolve_points on the shards' config). ShardError if a shard's arrays do not fit, or if the
-/// point has more than 2^32 - 1 instances (the bounded-memory merge, host/engine/merge_streamed.hpp, takes those).
-void merge_point(const ShardSet& set, PointRecord& r);
+/// point has more than 2^32 - 1 instances (the bounded-memory merge, host/engine/merge_streamed.hpp, takes those),
+/// or another number than `expected` (the config's), before reading any array.
+void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected);
+
+/// ShardError unless the shards hold `expected` instances of point r (the config's [run] instances).
+void check_instance_total(const std::vector<ShardPiece>& pieces, const PointRecord& r, std::uint64_t expected);
 
 } // namespace dpr
