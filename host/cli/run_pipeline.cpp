@@ -191,7 +191,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                     if (!piece.completed) return false;
                     o.progress->save(i, b, piece, nd, p.per_instance);
                 }
-                append_outcome(all, piece, p.per_instance);
+                append_outcome(all, std::move(piece), p.per_instance);
             }
             recs[i].outcome = std::move(all);
         } else {

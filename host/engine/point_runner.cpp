@@ -32,7 +32,6 @@ PointJob make_point_job(const config::RunSettings& run, const config::Point& p, 
     job.adversary = adversary;
     job.shape.d = static_cast<std::uint32_t>(adversary.row_width); // d, or d + 1 (a_t, b_t), + any row_extra
     job.shape.T = p.problem.T;
-    job.shape.instances = static_cast<std::uint32_t>(run.instances); // < 2^32: cli::check_instance_ids
     job.shape.seed = p.problem.seed;
     job.shape.stream = p.stream;
     job.shape.checkpoints = log_checkpoints(p.problem.T, run.checkpoints);
@@ -153,14 +152,12 @@ std::uint32_t block_stream(std::uint32_t stream, std::uint64_t h) {
     return static_cast<std::uint32_t>(z ^ (z >> 32));
 }
 
-void append_outcome(PointOutcome& to, const PointOutcome& piece, bool per_instance_cmp) {
-    const auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
-    if (to.instances == 0) {
-        to.checkpoints = piece.checkpoints;
-        to.backend = piece.backend;
-        to.policy = piece.policy;
-        if (!per_instance_cmp) to.comparator = piece.comparator;
+void append_outcome(PointOutcome& to, PointOutcome piece, bool per_instance_cmp) {
+    if (to.instances == 0) { // the first piece: it is the outcome so far (no copy of its arrays)
+        to = std::move(piece);
+        return;
     }
+    const auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
     cat(to.regret, piece.regret);
     cat(to.realized_regret, piece.realized_regret);
     cat(to.diagnostics, piece.diagnostics);
@@ -190,9 +187,10 @@ PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t co
         job.shape.stream = block_stream(stream, h);
         job.shape.first_instance = instance_word(a);
         job.shape.instances = static_cast<std::uint32_t>(b - a);
-        const PointOutcome part = run_point(job);
-        append_outcome(out, part, job.per_instance);
-        if (!part.completed) return out;
+        PointOutcome part = run_point(job);
+        const bool completed = part.completed;
+        append_outcome(out, std::move(part), job.per_instance);
+        if (!completed) return out;
     }
     out.completed = true;
     return out;

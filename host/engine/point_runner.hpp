@@ -81,12 +81,12 @@ std::uint32_t block_stream(std::uint32_t stream, std::uint64_t h);
 /// they span; the per-instance results concatenated in id order. count < 2^32 (one process's share).
 PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t count);
 
-/// Appends the instances of `piece` (the next ids after those in `to`) to `to`.
-void append_outcome(PointOutcome& to, const PointOutcome& piece, bool per_instance_cmp);
+/// Appends the instances of `piece` (the next ids after those in `to`) to `to`; an empty `to` takes `piece` whole.
+void append_outcome(PointOutcome& to, PointOutcome piece, bool per_instance_cmp);
 
 /// The job of config point `p` as `dpregret run` runs it: its shape from [run] and the point (row width, T, seed,
-/// stream, log-spaced checkpoints, precision, launch request) over all [run] instances from id 0, on the CPU with
-/// one thread. Callers set the backend, threads and callbacks, and narrow the instances or rounds if they need.
+/// stream, log-spaced checkpoints, precision, launch request), on the CPU with one thread. Callers set the instance
+/// range (run_point_range does), the backend, threads and callbacks, and narrow the rounds if they need.
 PointJob make_point_job(const config::RunSettings& run, const config::Point& p, const LearnerRuntime& learner,
                         const AdversaryRuntime& adversary);
 
