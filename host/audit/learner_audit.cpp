@@ -222,19 +222,19 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     o.neighbour.resize(M);
     for (int side = 0; side < 2; ++side) {
         std::vector<double>& out = side ? o.neighbour : o.base;
+        PointJob pj = make_point_job(cfg.run, p, o.learner, side ? neighbour.runtime() : job.adversary);
+        pj.per_instance = false;
+        pj.shape.T = o.rounds_run;
+        pj.shape.checkpoints = cks;
+        pj.backend = job.backend;
+        pj.threads = job.threads;
+        pj.on_progress = job.on_progress;
+        pj.interrupted = job.interrupted;
+        pj.keep_charged = true;
         for (std::uint64_t first = 0; first < M; first += s.batch) {
             const std::uint64_t n = std::min(s.batch, M - first);
-            PointJob pj = make_point_job(cfg.run, p, o.learner, side ? neighbour.runtime() : job.adversary);
-            pj.per_instance = false;
-            pj.shape.T = o.rounds_run;
             pj.shape.instances = static_cast<std::uint32_t>(n);
             pj.shape.first_instance = static_cast<std::uint32_t>(side * M + first);
-            pj.shape.checkpoints = cks;
-            pj.backend = job.backend;
-            pj.threads = job.threads;
-            pj.on_progress = job.on_progress;
-            pj.interrupted = job.interrupted;
-            pj.keep_charged = true;
             const PointOutcome po = run_point(pj);
             if (!po.completed) return o;
             o.backend = po.backend;
