@@ -162,6 +162,7 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
     for (std::uint64_t i = 0; i < k; ++i) {
         const nlohmann::json& j = js[static_cast<std::size_t>(slot[i])];
         set.dirs.push_back(dirs[static_cast<std::size_t>(slot[i])]);
+        set.manifests.push_back(std::make_shared<const nlohmann::json>(j));
         const std::string dev = j.at("device").get<std::string>();
         if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
         set.meta.wall_seconds += j.at("wall_seconds").get<double>();
@@ -187,10 +188,13 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
     std::vector<ShardPiece> pieces;
     for (std::size_t s = 0; s < set.dirs.size(); ++s) {
         const std::string& dir = set.dirs[s];
-        const nlohmann::json j = read_json((std::filesystem::path(dir) / "shard.json").string());
+        const nlohmann::json& j = *set.manifests[s];
+        const nlohmann::json& points = j.at("points");
         const nlohmann::json* pj = nullptr;
-        for (const auto& x : j.at("points"))
-            if (x.at("point").get<std::size_t>() == p) pj = &x;
+        if (p < points.size() && points[p].at("point").get<std::size_t>() == p) pj = &points[p]; // written in order
+        else
+            for (const auto& x : points)
+                if (x.at("point").get<std::size_t>() == p) pj = &x;
         if (!pj) throw ShardError(dir + ": shard.json has no point " + std::to_string(p));
         const auto cks = pj->at("checkpoints").get<std::vector<std::uint64_t>>();
         if (s == 0) {

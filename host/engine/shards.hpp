@@ -14,9 +14,12 @@
 // runs exactly the code a run runs after its points (finish_point, write_outputs), so quantiles stay exact. It
 // holds every instance's values of one point at a time: 8 x instances x (2 x checkpoints + diagnostics) bytes.
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "host/config/config.hpp"
 #include "host/engine/outputs.hpp"
@@ -55,6 +58,9 @@ struct ShardSet {
     std::vector<std::string> overrides;
     std::string resolved_toml;
     RunMeta meta; ///< timing and host fields of the merged run.json (see docs/SCALING.md)
+    /// Per shard (in shard order), its shard.json as read_shards() parsed it: scan_point() reads each point's entry
+    /// from here instead of parsing the file again for every point.
+    std::vector<std::shared_ptr<const nlohmann::json>> manifests;
 };
 
 /// Reads shard.json of every directory and checks that they are the k shards of one run of this binary's
