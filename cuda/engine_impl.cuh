@@ -85,6 +85,7 @@ struct DevRun {
     sim::InstanceTotals<double, std::uint64_t>* totals;
     const std::uint64_t* checkpoints;
     std::uint32_t ncheck;
+    std::uint64_t uncharged; ///< EngineShape::uncharged_round
     double* out_expected;
     double* out_realized;
     const double* rows_exact;
@@ -137,7 +138,7 @@ __device__ void run_instance(const typename L::Params& p, const Team& team, cons
             return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
                                     run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr};
         },
-        run.checkpoints, run.ncheck, [&](std::uint32_t c, double e, double r) {
+        run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
             if (team.rank() == 0) {
                 oe[c] = e;
                 orr[c] = r;
@@ -298,6 +299,7 @@ class CudaEngine final : public InstanceEngine {
         r.totals = acc_.data();
         r.checkpoints = ck_.data();
         r.ncheck = nck_;
+        r.uncharged = s_.uncharged_round;
         r.out_expected = exp_.data();
         r.out_realized = real_out_.data();
         r.rows_exact = rows_exact_.data();

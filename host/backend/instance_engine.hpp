@@ -30,6 +30,8 @@ struct EngineShape {
     std::uint32_t seed = 0;
     std::uint32_t stream = 0;
     std::vector<std::uint64_t> checkpoints; ///< sorted, last = T
+    /// A round whose charge is left out of the cumulative sums (0 = none): the audit's t0, see sim::advance.
+    std::uint64_t uncharged_round = 0;
     Precision precision = Precision::Double;
     LaunchRequest launch;
 };

@@ -182,6 +182,7 @@ std::unique_ptr<InstanceEngine> make_cpu_engine(std::size_t learner_index, const
     a.stream = shape.stream;
     a.checkpoints = shape.checkpoints.data();
     a.ncheck = static_cast<std::uint32_t>(shape.checkpoints.size());
+    a.uncharged_round = shape.uncharged_round;
     a.float_precision = shape.precision == Precision::Float;
     a.lanes = shape.launch.lanes == "instances"     ? cpu::LanesRequest::Instances
               : shape.launch.lanes == "coordinates" ? cpu::LanesRequest::Coordinates

@@ -337,7 +337,7 @@ class CoordEngine final : public EngineBase<L> {
             [&](std::uint64_t t) {
                 return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch, cu ? cu + (t - t0) * pitch : nullptr};
             },
-            a_.checkpoints, nck_, [&](std::uint32_t c, double e, double r) {
+            a_.checkpoints, nck_, a_.uncharged_round, [&](std::uint32_t c, double e, double r) {
                 if (team.rank() == 0) {
                     oe[c] = e;
                     orr[c] = r;
@@ -482,7 +482,7 @@ class GroupEngine final : public EngineBase<L> {
                 return GroupLossRow<R, PerLane>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
                                                 cu ? cu + (t - t0) * pitch : nullptr};
             },
-            a_.checkpoints, nck_, [&](std::uint32_t c, const D& e, const D& r) {
+            a_.checkpoints, nck_, a_.uncharged_round, [&](std::uint32_t c, const D& e, const D& r) {
                 for (int l = 0; l < W; ++l) {
                     const std::uint64_t k = g * W + l;
                     if (k >= a_.instances) break;

@@ -28,6 +28,7 @@ struct IsaEngineArgs {
     std::uint32_t stream = 0;
     const std::uint64_t* checkpoints = nullptr;
     std::uint32_t ncheck = 0;
+    std::uint64_t uncharged_round = 0; ///< EngineShape::uncharged_round
     bool float_precision = false;
     LanesRequest lanes = LanesRequest::Auto;
     unsigned threads = 1;
