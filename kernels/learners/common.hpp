@@ -98,6 +98,9 @@ struct PrivacyReport {
     const char* calibration = "none"; ///< "paper" or "strict" (ALGORITHMS.md §1.5), "none"
     const char* mechanism = "none";   ///< what carries the noise
     double noise_scale = 0.0;         ///< per-node Laplace b or Gaussian sigma actually used
+    /// mu-Gaussian-DP of the released outputs when the noise is Gaussian (mech::Guarantee::gdp_mu), else 0;
+    /// `dpregret audit` then bounds mu instead of eps by default (docs/AUDITS.md).
+    double gdp_mu = 0.0;
 };
 
 /// Planted privacy bugs (issue 10; docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep

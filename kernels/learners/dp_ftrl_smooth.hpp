@@ -197,6 +197,7 @@ struct DpFtrlSmooth {
         r.epsilon = g.epsilon;
         r.delta = g.delta;
         r.accountant = g.accountant;
+        r.gdp_mu = g.gdp_mu;
         r.mechanism = p.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
                                                           : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)";
         r.noise_scale = p.scale;

@@ -359,6 +359,7 @@ struct BanditFw {
         r.epsilon = g.epsilon;
         r.delta = g.delta;
         r.accountant = g.accountant;
+        r.gdp_mu = g.gdp_mu;
         r.mechanism = p.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
                                                           : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)";
         r.noise_scale = p.scale;

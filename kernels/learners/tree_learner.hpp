@@ -65,6 +65,7 @@ inline PrivacyReport tree_privacy_report(mech::NodeNoise noise, mech::TreeVarian
     r.epsilon = g.epsilon;
     r.delta = g.delta;
     r.accountant = g.accountant;
+    r.gdp_mu = g.gdp_mu;
     r.mechanism = mechanism ? mechanism
                   : tree == mech::TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
                                                       : "binary tree aggregation (DNPR10 / CSS11)";

@@ -176,6 +176,11 @@ struct Guarantee {
     double delta = 0.0;
     const char* accountant = "none";
     double rho = 0.0;
+    /// mu of mu-Gaussian-DP (Dong, Roth & Su 2019), 0 when the noise is not Gaussian: the nodes one loss enters
+    /// form one Gaussian mechanism of L2 sensitivity sqrt(h') Delta_2 (adaptive composition of Gaussian
+    /// mechanisms is again Gaussian, their Cor. 3.3), so mu = sqrt(h') Delta_2 / sigma = sqrt(2 rho) exactly.
+    /// The audit's "gdp" bound compares with it (docs/AUDITS.md "Gaussian-DP bound").
+    double gdp_mu = 0.0;
 };
 
 /// Guarantee of a tree whose every node carries `noise` with scale `scale`, over horizon T, with or
@@ -194,11 +199,12 @@ DPR_HD inline Guarantee tree_guarantee(NodeNoise noise, double scale, double del
         return Guarantee{eps, 0.0, "pure-laplace", 0.5 * eps * eps};
     }
     const double rho = zcdp_rho(scale, y.delta2, hp);
-    if (!(delta > 0.0 && delta < 1.0)) return Guarantee{inf, delta, "none", rho};
+    const double mu = std::sqrt(static_cast<double>(hp)) * y.delta2 / scale;
+    if (!(delta > 0.0 && delta < 1.0)) return Guarantee{inf, delta, "none", rho, mu};
     const double eps_z = zcdp_epsilon(rho, delta);
     const double eps_c = gaussian_classical_epsilon(scale, y.delta2, hp, delta);
-    if (eps_c < 1.0 && eps_c < eps_z) return Guarantee{eps_c, delta, "gaussian-classical", rho};
-    return Guarantee{eps_z, delta, "zcdp", rho};
+    if (eps_c < 1.0 && eps_c < eps_z) return Guarantee{eps_c, delta, "gaussian-classical", rho, mu};
+    return Guarantee{eps_z, delta, "zcdp", rho, mu};
 }
 
 /// Same, for a TreeNoise (its noise, scale and T).
