@@ -5,8 +5,9 @@
 
 Runs `dpregret audit` on each experiments/audits/*.toml (one per private learner: its neighbouring pair and the
 statistic are in the file, with the reason for them) with [run] instances = --trials per side, keeps each audit
-directory under --out, and prints one Markdown row per learner: claimed (eps, delta), eps_lb at 95% confidence,
-eps_lb / eps, trials per side, wall time and trials/s. Only the standard library; any python3.
+directory under --out, and prints one Markdown row per learner: the bound used (eps-delta, or gdp for learners with
+Gaussian noise), claimed (eps, delta) or mu, the bound at 95% confidence and its ratio to the claim, trials per
+side, wall time and trials/s. Only the standard library; any python3.
 """
 import argparse
 import glob
@@ -30,8 +31,8 @@ def main():
     files = sorted(glob.glob(os.path.join(HERE, "*.toml")))
     if a.only:
         files = [f for f in files if os.path.basename(f)[:-5] in a.only]
-    print("| audit file | learner | pair, statistic | claimed eps (delta) | eps_lb (95%) | eps_lb / eps | trials per side | wall s | trials/s |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| audit file | learner | pair, statistic | bound | claimed eps (delta) or mu | lower bound (95%) | bound / claim | trials per side | wall s | trials/s |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
     for f in files:
         name = os.path.basename(f)[:-5]
         out = os.path.join(a.out, name)
@@ -41,13 +42,16 @@ def main():
             sys.exit(f"{name}: dpregret audit exited {r.returncode}: {r.stderr.strip()}")
         with open(os.path.join(out, "audit.json")) as fh:
             j = json.load(fh)
-        eps = j["claimed"]["epsilon"]
+        gdp = j.get("bound", {}).get("kind") == "gdp"
+        eps = j["claimed"]["gdp_mu"] if gdp else j["claimed"]["epsilon"]
         eps_f = float("inf") if eps == "inf" else float(eps)
-        lb = j["epsilon_lb"]
+        lb = j["mu_lb"] if gdp else j["epsilon_lb"]
+        lb = float("inf") if lb == "inf" else float(lb)
+        claim = f"mu {eps_f:.4g}" if gdp else f"{eps_f:.4g} ({j['claimed']['delta']:g})"
         nb = j["neighbours"]
         stat = j["statistic"]["observed"].split(" (")[0]
         pair = f"{nb['adversary']}, {nb['rule']} round {nb['round']}; {stat}"
-        print(f"| `{name}` | {j['learner']['algorithm']} | {pair} | {eps_f:.4g} ({j['claimed']['delta']:g}) | {lb:.3f} | "
+        print(f"| `{name}` | {j['learner']['algorithm']} | {pair} | {'gdp' if gdp else 'eps-delta'} | {claim} | {lb:.3f} | "
               f"{lb / eps_f:.2f} | {j['trials_per_side']:.0e} | {j['timing']['wall_seconds']:.1f} | "
               f"{j['timing']['trials_per_second']:.2e} |")
         sys.stdout.flush()

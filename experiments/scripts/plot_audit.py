@@ -5,9 +5,10 @@
 
 Left: each side's tail frequencies P[S >= x] and P[S <= x] of the audit statistic S over thresholds x (base
 sequence D solid, neighbour D' dashed). Right: every threshold event E as the point (P_D'[E], P_D[E]) (and its
-mirror (P_D[E], P_D'[E])), with the boundary of the claimed guarantee, p = e^eps p' + delta: an (eps, delta)-DP
-learner keeps every event's true point below it. The frequencies are descriptive (all trials); the bound in
-audit.json is from the evaluation half only, with Clopper-Pearson intervals. Uses Debian's python3-matplotlib.
+mirror (P_D[E], P_D'[E])), with the boundary of the claimed guarantee, p = e^eps p' + delta (with the gdp bound:
+the Gaussian tradeoff p = Phi(Phi^-1(p') + mu)): a private learner keeps every event's true point below it. The
+frequencies are descriptive (all trials); the bound in audit.json is from the evaluation share only, with
+Clopper-Pearson intervals. Uses Debian's python3-matplotlib.
 """
 import argparse
 import csv
@@ -15,6 +16,7 @@ import json
 import math
 import os
 import sys
+from statistics import NormalDist
 
 
 def main():
@@ -53,12 +55,26 @@ def main():
                 (r["neighbour_le"], r["base_le"]), (r["base_le"], r["neighbour_le"])]
     ax2.scatter([p[0] for p in pts], [p[1] for p in pts], s=6, c="k", label="threshold events")
     grid = [i / 400 for i in range(401)]
-    if math.isfinite(eps):
+    gdp = audit.get("bound", {}).get("kind") == "gdp"
+    N = NormalDist()
+
+    def gauss(mu, g):
+        return 0.0 if g <= 0 else 1.0 if g >= 1 else N.cdf(N.inv_cdf(g) + mu)
+
+    if gdp:
+        mu = float(audit["claimed"]["gdp_mu"])
+        ax2.plot(grid, [gauss(mu, g) for g in grid], "r-", label=f"claimed mu = {mu:.4g} (Gaussian DP)")
+        ax2.plot([gauss(mu, g) for g in grid], grid, "r-")
+        mlb = float(audit["mu_lb"])
+        ax2.plot(grid, [gauss(mlb, g) for g in grid], "b:", label=f"mu_lb = {mlb:.3g} (evaluation share)")
+    elif math.isfinite(eps):
         ax2.plot(grid, [min(1.0, math.exp(eps) * g + delta) for g in grid], "r-",
                  label=f"claimed eps = {eps:.4g}, delta = {delta:.2g}")
         ax2.plot([min(1.0, math.exp(eps) * g + delta) for g in grid], grid, "r-")
-    lb = float(audit["epsilon_lb"])
-    ax2.plot(grid, [min(1.0, math.exp(lb) * g) for g in grid], "b:", label=f"eps_lb = {lb:.3g} (evaluation half)")
+    lb = audit["epsilon_lb"]
+    lb = math.inf if lb == "inf" else float(lb)
+    if not gdp and math.isfinite(lb):
+        ax2.plot(grid, [min(1.0, math.exp(lb) * g) for g in grid], "b:", label=f"eps_lb = {lb:.3g} (evaluation share)")
     ax2.set_xlabel("P_D'[E]")
     ax2.set_ylabel("P_D[E]")
     ax2.set_xlim(0, 1)

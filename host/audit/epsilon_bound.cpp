@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <boost/math/distributions/beta.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/special_functions/erf.hpp>
 #include <fmt/format.h>
 
 namespace dpr::audit {
@@ -16,15 +19,51 @@ void check_args(std::uint64_t k, std::uint64_t n, double a) {
     if (!(a > 0.0 && a < 1.0)) throw std::invalid_argument(fmt::format("Clopper-Pearson: error a must be in (0, 1) (got {})", a));
 }
 
-/// Counts of {x >= t} and {x <= t} in a sorted sample.
+/// Clopper-Pearson at a real-valued count k in [0, n] (the selection's projections; integer k gives cp_lower/upper).
+double cp_lower_real(double k, double n, double a) {
+    if (!(k > 0.0)) return 0.0;
+    if (k >= n) k = n;
+    const boost::math::beta_distribution<double> beta(k, n - k + 1.0);
+    return boost::math::quantile(beta, a);
+}
+double cp_upper_real(double k, double n, double a) {
+    if (k >= n) return 1.0;
+    if (k < 0.0) k = 0.0;
+    const boost::math::beta_distribution<double> beta(k + 1.0, n - k);
+    return boost::math::quantile(boost::math::complement(beta, a));
+}
+
+/// Phi^-1(p), -inf at 0 and +inf at 1.
+double probit(double p) {
+    if (!(p > 0.0)) return -std::numeric_limits<double>::infinity();
+    if (!(p < 1.0)) return std::numeric_limits<double>::infinity();
+    return boost::math::quantile(boost::math::normal_distribution<double>(), p);
+}
+
+/// The bound from a lower limit p1 of the numerator's probability and an upper limit p0 of the denominator's.
+double bound_of_limits(BoundKind kind, double p1, double p0, double delta) {
+    if (kind == BoundKind::Gdp) {
+        const double mu = probit(p1) - probit(p0);
+        return std::isfinite(mu) && mu > 0.0 ? mu : 0.0;
+    }
+    const double num = p1 - delta;
+    if (!(num > 0.0)) return 0.0;
+    return std::max(0.0, std::log(num / p0));
+}
+
+/// ln Phi(x): erfc directly where it does not underflow, else the asymptotic series (x < -30: relative error of
+/// the truncation below 1e-9).
+double log_phi(double x) {
+    if (x > -30.0) return std::log(0.5 * boost::math::erfc(-x / std::sqrt(2.0)));
+    const double x2 = x * x;
+    return -0.5 * x2 - std::log(-x) - 0.5 * std::log(2.0 * M_PI) + std::log1p(-1.0 / x2 + 3.0 / (x2 * x2));
+}
+
 std::uint64_t count_at_least(const std::vector<double>& s, double t) {
     return static_cast<std::uint64_t>(s.end() - std::lower_bound(s.begin(), s.end(), t));
 }
 std::uint64_t count_at_most(const std::vector<double>& s, double t) {
     return static_cast<std::uint64_t>(std::upper_bound(s.begin(), s.end(), t) - s.begin());
-}
-std::uint64_t count(const std::vector<double>& s, const ThresholdEvent& e) {
-    return e.upper_tail ? count_at_least(s, e.threshold) : count_at_most(s, e.threshold);
 }
 
 } // namespace
@@ -32,71 +71,241 @@ std::uint64_t count(const std::vector<double>& s, const ThresholdEvent& e) {
 double cp_lower(std::uint64_t k, std::uint64_t n, double a) {
     check_args(k, n, a);
     if (k == 0) return 0.0;
-    const boost::math::beta_distribution<double> beta(static_cast<double>(k), static_cast<double>(n - k + 1));
-    return boost::math::quantile(beta, a);
+    return cp_lower_real(static_cast<double>(k), static_cast<double>(n), a);
 }
 
 double cp_upper(std::uint64_t k, std::uint64_t n, double a) {
     check_args(k, n, a);
     if (k == n) return 1.0;
-    const boost::math::beta_distribution<double> beta(static_cast<double>(k + 1), static_cast<double>(n - k));
-    return boost::math::quantile(boost::math::complement(beta, a));
+    return cp_upper_real(static_cast<double>(k), static_cast<double>(n), a);
 }
+
+namespace {
+void check_alpha_delta(double alpha, double delta) {
+    if (!(alpha > 0.0 && alpha < 1.0)) throw std::invalid_argument(fmt::format("alpha must be in (0, 1) (got {})", alpha));
+    if (!(delta >= 0.0 && delta < 1.0)) throw std::invalid_argument(fmt::format("delta must be in [0, 1) (got {})", delta));
+}
+} // namespace
 
 double epsilon_lower_bound(std::uint64_t k1, std::uint64_t n1, std::uint64_t k0, std::uint64_t n0, double delta,
                            double alpha) {
-    if (!(alpha > 0.0 && alpha < 1.0)) throw std::invalid_argument(fmt::format("alpha must be in (0, 1) (got {})", alpha));
-    if (!(delta >= 0.0 && delta < 1.0)) throw std::invalid_argument(fmt::format("delta must be in [0, 1) (got {})", delta));
-    const double num = cp_lower(k1, n1, alpha / 2) - delta;
-    const double den = cp_upper(k0, n0, alpha / 2);
-    if (!(num > 0.0)) return 0.0;
-    return std::max(0.0, std::log(num / den));
+    check_alpha_delta(alpha, delta);
+    return bound_of_limits(BoundKind::EpsDelta, cp_lower(k1, n1, alpha / 2), cp_upper(k0, n0, alpha / 2), delta);
 }
+
+double gdp_mu_lower_bound(std::uint64_t k1, std::uint64_t n1, std::uint64_t k0, std::uint64_t n0, double alpha) {
+    check_alpha_delta(alpha, 0.0);
+    return bound_of_limits(BoundKind::Gdp, cp_lower(k1, n1, alpha / 2), cp_upper(k0, n0, alpha / 2), 0.0);
+}
+
+double gdp_delta(double mu, double eps) {
+    if (!(mu > 0.0)) return 0.0;
+    const double a = log_phi(-eps / mu + mu / 2), b = eps + log_phi(-eps / mu - mu / 2);
+    return std::max(0.0, std::exp(a) - std::exp(b));
+}
+
+double gdp_epsilon(double mu, double delta) {
+    if (!(mu > 0.0) || !(delta < 1.0)) return 0.0;
+    if (gdp_delta(mu, 0.0) <= delta) return 0.0;
+    double lo = 0.0, hi = 1.0;
+    while (gdp_delta(mu, hi) > delta) {
+        lo = hi;
+        hi *= 2.0;
+        if (hi > 1e6) return std::numeric_limits<double>::infinity(); // delta below what double arithmetic resolves
+    }
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (gdp_delta(mu, mid) > delta ? lo : hi) = mid;
+    }
+    return hi;
+}
+
+const char* bound_kind_name(BoundKind k) { return k == BoundKind::Gdp ? "gdp" : "eps-delta"; }
 
 std::string ThresholdEvent::describe() const {
     return fmt::format("X {} {:.17g}, P[first] {} P[second]", upper_tail ? ">=" : "<=", threshold,
                        a_is_numerator ? "over" : "under");
 }
 
+AuditBound bound_from_counts(BoundKind kind, const ThresholdEvent& e, std::uint64_t k1, std::uint64_t n1,
+                             std::uint64_t k0, std::uint64_t n0, double delta, double alpha) {
+    AuditBound b;
+    b.kind = kind;
+    b.event = e;
+    b.k1 = k1, b.n1 = n1, b.k0 = k0, b.n0 = n0;
+    b.delta = delta;
+    b.alpha = alpha;
+    if (kind == BoundKind::Gdp) {
+        b.mu_lb = gdp_mu_lower_bound(k1, n1, k0, n0, alpha);
+        b.epsilon_lb = gdp_epsilon(b.mu_lb, delta);
+    } else {
+        b.epsilon_lb = epsilon_lower_bound(k1, n1, k0, n0, delta, alpha);
+    }
+    return b;
+}
+
+void check_alpha_computable(double alpha, std::uint64_t n, BoundKind kind) {
+    try {
+        for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, n / 2, n - 1, n})
+            if (k <= n && n > 0) {
+                const double lo = cp_lower(k, n, alpha / 2), up = cp_upper(k, n, alpha / 2);
+                if (!(lo >= 0.0 && lo <= 1.0 && up >= 0.0 && up <= 1.0))
+                    throw std::domain_error("Clopper-Pearson limit outside [0, 1]");
+                if (kind == BoundKind::Gdp) (void)(probit(lo) - probit(up));
+            }
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(fmt::format(
+            "[audit] alpha = {}: the Clopper-Pearson limits at confidence 1 - alpha for {} trials cannot be computed "
+            "in double precision ({}); use alpha >= 1e-12 (the key's range)",
+            alpha, n, e.what()));
+    }
+}
+
+double kth_of_two(const std::vector<double>& a, const std::vector<double>& b, std::uint64_t k) {
+    if (k >= a.size() + b.size()) throw std::out_of_range("kth_of_two: k beyond the samples");
+    // Binary search on how many of the k + 1 smallest come from a.
+    std::uint64_t lo = k + 1 > b.size() ? k + 1 - b.size() : 0, hi = std::min<std::uint64_t>(k + 1, a.size());
+    while (lo < hi) {
+        const std::uint64_t i = lo + (hi - lo) / 2; // take i from a, k + 1 - i from b
+        const std::uint64_t j = k + 1 - i;
+        if (j > 0 && i < a.size() && b[j - 1] > a[i]) lo = i + 1;
+        else hi = i;
+    }
+    const std::uint64_t i = lo, j = k + 1 - i;
+    if (i == 0) return b[j - 1];
+    if (j == 0) return a[i - 1];
+    return std::max(a[i - 1], b[j - 1]);
+}
+
+std::vector<double> candidate_thresholds(const std::vector<double>& a_sorted, const std::vector<double>& b_sorted,
+                                         std::uint64_t n_eval, const SelectionSpec& s) {
+    const std::uint64_t N = a_sorted.size() + b_sorted.size();
+    std::vector<double> ts;
+    if (N == 0) return ts;
+    // Every distinct value when there are few (a discrete statistic): a merge walk that stops past `candidates`.
+    {
+        std::size_t i = 0, j = 0;
+        bool few = true;
+        while (i < a_sorted.size() || j < b_sorted.size()) {
+            const double x = (j >= b_sorted.size() || (i < a_sorted.size() && a_sorted[i] <= b_sorted[j])) ? a_sorted[i++]
+                                                                                                            : b_sorted[j++];
+            if (ts.empty() || ts.back() != x) {
+                if (ts.size() >= static_cast<std::size_t>(s.candidates)) {
+                    few = false;
+                    break;
+                }
+                ts.push_back(x);
+            }
+        }
+        if (few) return ts;
+        ts.clear();
+    }
+    const double n = static_cast<double>(N);
+    const double qmin = std::min(0.5, std::max(s.min_expected / static_cast<double>(std::max<std::uint64_t>(n_eval, 1)), 1.0 / n));
+    const int half = std::max(1, s.candidates / 2);
+    for (int i = 0; i < half; ++i) {
+        const double q = half == 1 ? 0.5 : qmin * std::pow(0.5 / qmin, static_cast<double>(i) / (half - 1));
+        for (double r : {q * n, (1.0 - q) * n}) {
+            const std::uint64_t k = std::min<std::uint64_t>(N - 1, static_cast<std::uint64_t>(std::max(0.0, std::floor(r))));
+            ts.push_back(kth_of_two(a_sorted, b_sorted, k));
+        }
+    }
+    std::sort(ts.begin(), ts.end());
+    ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+    return ts;
+}
+
+ThresholdEvent select_event(const std::vector<double>& a_sorted, const std::vector<double>& b_sorted,
+                            std::uint64_t n_eval, const SelectionSpec& s, double* score) {
+    if (a_sorted.empty() || b_sorted.empty()) throw std::invalid_argument("select_event: empty selection share");
+    const double ne = static_cast<double>(std::max<std::uint64_t>(n_eval, 1));
+    const double na = static_cast<double>(a_sorted.size()), nb = static_cast<double>(b_sorted.size());
+    ThresholdEvent best{true, a_sorted[a_sorted.size() / 2], true};
+    double best_score = -1.0;
+    for (double t : candidate_thresholds(a_sorted, b_sorted, n_eval, s))
+        for (bool upper : {true, false}) {
+            const double ca = static_cast<double>(upper ? count_at_least(a_sorted, t) : count_at_most(a_sorted, t));
+            const double cb = static_cast<double>(upper ? count_at_least(b_sorted, t) : count_at_most(b_sorted, t));
+            for (bool a_num : {true, false}) {
+                // Conservative rates of the selection share, projected onto the evaluation share's size.
+                const double p1 = a_num ? cp_lower_real(ca, na, s.gamma) : cp_lower_real(cb, nb, s.gamma);
+                const double p0 = a_num ? cp_upper_real(cb, nb, s.gamma) : cp_upper_real(ca, na, s.gamma);
+                const double v = bound_of_limits(s.kind, cp_lower_real(p1 * ne, ne, s.alpha / 2),
+                                                 cp_upper_real(p0 * ne, ne, s.alpha / 2), s.delta);
+                if (v > best_score) best_score = v, best = ThresholdEvent{upper, t, a_num};
+            }
+        }
+    if (score) *score = std::max(0.0, best_score);
+    return best;
+}
+
+EdgeHistogram::EdgeHistogram(std::vector<double> edges) : edges_(std::move(edges)), counts_(2 * edges_.size() + 1, 0) {}
+
+std::size_t EdgeHistogram::bin(double x) const {
+    const auto it = std::lower_bound(edges_.begin(), edges_.end(), x);
+    const std::size_t j = static_cast<std::size_t>(it - edges_.begin());
+    return (it != edges_.end() && *it == x) ? 2 * j + 1 : 2 * j;
+}
+
+void EdgeHistogram::add_bins(const std::vector<std::uint64_t>& other) {
+    if (other.size() != counts_.size()) throw std::logic_error("EdgeHistogram::add_bins: different edges");
+    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other[i];
+}
+
+std::uint64_t EdgeHistogram::at_least(std::size_t j) const {
+    std::uint64_t c = 0;
+    for (std::size_t i = 2 * j + 1; i < counts_.size(); ++i) c += counts_[i];
+    return c;
+}
+
+std::uint64_t EdgeHistogram::at_most(std::size_t j) const {
+    std::uint64_t c = 0;
+    for (std::size_t i = 0; i <= 2 * j + 1; ++i) c += counts_[i];
+    return c;
+}
+
+std::uint64_t EdgeHistogram::count(const ThresholdEvent& e) const {
+    const auto it = std::lower_bound(edges_.begin(), edges_.end(), e.threshold);
+    if (it == edges_.end() || *it != e.threshold) throw std::logic_error("EdgeHistogram::count: threshold is no edge");
+    const std::size_t j = static_cast<std::size_t>(it - edges_.begin());
+    return e.upper_tail ? at_least(j) : at_most(j);
+}
+
+std::uint64_t EdgeHistogram::total() const {
+    std::uint64_t c = 0;
+    for (std::uint64_t v : counts_) c += v;
+    return c;
+}
+
 AuditBound threshold_audit(const std::vector<double>& a, const std::vector<double>& b, double delta, double alpha,
-                           int candidates) {
+                           int candidates, BoundKind kind, double selection) {
     if (a.size() < 4 || b.size() < 4) throw std::invalid_argument("threshold_audit: need at least 4 trials per side");
     if (candidates < 1) throw std::invalid_argument("threshold_audit: candidates must be >= 1");
-    const auto half = [](const std::vector<double>& v, bool second) {
-        const std::size_t m = v.size() / 2;
-        std::vector<double> h(second ? v.begin() + static_cast<std::ptrdiff_t>(m) : v.begin(),
-                              second ? v.end() : v.begin() + static_cast<std::ptrdiff_t>(m));
+    if (!(selection > 0.0 && selection < 1.0)) throw std::invalid_argument("threshold_audit: selection must be in (0, 1)");
+    const auto share = [&](const std::vector<double>& v) {
+        const std::size_t m = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(selection * static_cast<double>(v.size()))),
+                                                      1, v.size() - 1);
+        std::vector<double> h(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m));
         std::sort(h.begin(), h.end());
         return h;
     };
-    const std::vector<double> a1 = half(a, false), b1 = half(b, false), a2 = half(a, true), b2 = half(b, true);
-    std::vector<double> pooled(a1);
-    pooled.insert(pooled.end(), b1.begin(), b1.end());
-    std::sort(pooled.begin(), pooled.end());
-    AuditBound best;
-    best.delta = delta;
-    best.alpha = alpha;
-    double best_score = -1.0;
-    for (int i = 1; i <= candidates; ++i) {
-        const std::size_t q = static_cast<std::size_t>(static_cast<double>(i) / (candidates + 1) * pooled.size());
-        const double t = pooled[std::min(q, pooled.size() - 1)];
-        for (bool upper : {true, false})
-            for (bool a_num : {true, false}) {
-                const ThresholdEvent e{upper, t, a_num};
-                const std::vector<double>& num = a_num ? a1 : b1;
-                const std::vector<double>& den = a_num ? b1 : a1;
-                const double s = epsilon_lower_bound(count(num, e), num.size(), count(den, e), den.size(), delta, alpha);
-                if (s > best_score) best_score = s, best.event = e;
-            }
-    }
-    const std::vector<double>& num = best.event.a_is_numerator ? a2 : b2;
-    const std::vector<double>& den = best.event.a_is_numerator ? b2 : a2;
-    best.k1 = count(num, best.event);
-    best.n1 = num.size();
-    best.k0 = count(den, best.event);
-    best.n0 = den.size();
-    best.epsilon_lb = epsilon_lower_bound(best.k1, best.n1, best.k0, best.n0, delta, alpha);
-    return best;
+    const std::vector<double> a1 = share(a), b1 = share(b);
+    SelectionSpec s;
+    s.kind = kind;
+    s.delta = delta;
+    s.alpha = alpha;
+    s.candidates = candidates;
+    double score = 0.0;
+    const std::uint64_t n_eval = std::min(a.size() - a1.size(), b.size() - b1.size());
+    const ThresholdEvent e = select_event(a1, b1, n_eval, s, &score);
+    EdgeHistogram ha({e.threshold}), hb({e.threshold});
+    for (std::size_t i = a1.size(); i < a.size(); ++i) ha.add(a[i]);
+    for (std::size_t i = b1.size(); i < b.size(); ++i) hb.add(b[i]);
+    const EdgeHistogram& num = e.a_is_numerator ? ha : hb;
+    const EdgeHistogram& den = e.a_is_numerator ? hb : ha;
+    AuditBound r = bound_from_counts(kind, e, num.count(e), num.total(), den.count(e), den.total(), delta, alpha);
+    r.selection_score = score;
+    return r;
 }
 
 } // namespace dpr::audit

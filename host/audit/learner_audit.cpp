@@ -3,16 +3,36 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "host/engine/loss_file.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "kernels/adversaries/common.hpp"
 
 namespace dpr::audit {
 namespace {
 
 enum AuditKey { kRound = 0, kNeighbour, kCoordinate, kNeighbourPath, kRounds, kStatistic, kAlpha, kCandidates,
-                kPlanted, kBatch, kAuditKeys };
+                kPlanted, kBatch, kBound, kSelection, kAuditKeys };
+
+/// Fewest trials per side in each share: below it no threshold test says anything.
+constexpr std::uint64_t kMinShareTrials = 10;
+
+std::string fmt_real(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+/// The fewest trials per side that leave kMinShareTrials in both shares.
+std::uint64_t min_instances(double selection) {
+    for (std::uint64_t m = 2 * kMinShareTrials;; ++m) {
+        const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(selection * static_cast<double>(m)));
+        if (sel >= kMinShareTrials && m - sel >= kMinShareTrials) return m;
+    }
+}
 
 std::string fmt_round_list(const std::vector<std::uint64_t>& r) {
     std::string s;
@@ -42,23 +62,36 @@ const std::vector<KeySpec>& audit_keys() {
          "what is observed: the sum over R of <l_t, x_t> (a function of the play x_t) or of l_t(i_t) (of the sampled "
          "action: for learners whose privacy covers only their actions); or, for the sparse-vector phase learners, "
          "the number of switches or the last switch round after round max R (functions of the switch times)"},
-        {"alpha", KeyType::Real, "0.05", 0.0, 1.0, nullptr,
-         "the bound holds with confidence 1 - alpha (Clopper-Pearson, alpha/2 per side)", true, true},
-        {"candidates", KeyType::Int, "64", 2.0, 4096.0, nullptr,
-         "thresholds tried on the selection half (quantiles of its pooled statistic), each in both directions "
-         "and both orientations"},
+        {"alpha", KeyType::Real, "0.05", 1e-12, 1.0, nullptr,
+         "the bound holds with confidence 1 - alpha (Clopper-Pearson, alpha/2 per side)", false, true},
+        {"candidates", KeyType::Int, "256", 2.0, 4096.0, nullptr,
+         "thresholds tried on the selection share (pooled quantiles at tail probabilities from 50 expected "
+         "evaluation counts to 1/2, or every distinct value when there are fewer), each in both tails and both "
+         "orientations"},
         {"planted", KeyType::Choice, "none", 0, 5, learners::kPlantedNames,
          "a planted privacy bug (docs/AUDITS.md; needs --allow-planted): the learner keeps claiming the correct "
          "(eps, delta)"},
         {"batch", KeyType::Int, "65536", 1.0, 2147483647.0, nullptr,
          "instances per executor call (bounds memory; results do not depend on it)"},
+        {"bound", KeyType::Choice, "auto", 0, 2, "auto|eps-delta|gdp",
+         "eps-delta: eps_lb = ln((p1 - delta) / p0) against the claimed eps; gdp: mu_lb = Phi^-1(p1) - "
+         "Phi^-1(p0) against the claimed mu of Gaussian DP (learners with Gaussian noise: mu = sqrt(2 rho)); "
+         "auto = gdp when the learner claims a mu, else eps-delta"},
+        {"selection", KeyType::Real, "0.2", 0.0, 0.9, nullptr,
+         "share of each side's trials (the first ids) that chooses the event; the rest count it without being "
+         "stored", true, false},
     };
     return keys;
 }
 
 config::SectionSchema audit_section() { return config::SectionSchema{"audit", audit_keys()}; }
 
-AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRuntime& base) {
+std::uint64_t audit_extra_bytes(const AuditSettings& s, std::uint64_t trials, bool keep_statistic) {
+    const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(trials)));
+    return sat_add(sat_mul(2 * sizeof(double), sel), keep_statistic ? sat_mul(2 * sizeof(double), trials) : 0);
+}
+
+AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRuntime& base, const LearnerRuntime& learner) {
     const config::Point& p = cfg.points.at(0);
     const config::SectionValues* sec = nullptr;
     for (const auto& x : cfg.extra)
@@ -103,6 +136,27 @@ AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRunt
         s.planted_name = names.substr(0, names.find('|'));
     }
     s.batch = static_cast<std::uint64_t>(kv.get(kBatch, 65536.0));
+    s.selection = kv.get(kSelection, 0.2);
+    const int bound = static_cast<int>(kv.get(kBound, 0.0));
+    s.bound_requested = bound == 1 ? "eps-delta" : bound == 2 ? "gdp" : "auto";
+    const double mu = learner.privacy.gdp_mu;
+    if (bound == 2 && !(mu > 0.0))
+        throw std::invalid_argument("[audit] bound = \"gdp\": learner \"" + learner.name + "\" as configured claims no "
+                                    "Gaussian-DP mu (its noise is not Gaussian: accountant \"" +
+                                    learner.privacy.accountant + "\"); use bound = \"eps-delta\" or \"auto\"");
+    s.bound = bound == 1 ? BoundKind::EpsDelta : bound == 2 || mu > 0.0 ? BoundKind::Gdp : BoundKind::EpsDelta;
+    const std::uint64_t M = cfg.run.instances;
+    if (M > (std::uint64_t{adversaries::kSharedSequence} - 1) / 2)
+        throw std::invalid_argument("[run] instances = " + std::to_string(M) +
+                                    ": an audit uses 2 x instances ids (both sides), at most 2147483647 per side");
+    const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(M)));
+    if (sel < kMinShareTrials || M - sel < kMinShareTrials)
+        throw std::invalid_argument(
+            "[run] instances = " + std::to_string(M) + ": an audit needs at least " + std::to_string(kMinShareTrials) +
+            " trials per side in the selection share ([audit] selection = " + fmt_real(s.selection) + " of them) and " +
+            std::to_string(kMinShareTrials) + " in the evaluation share; with this selection that takes instances >= " +
+            std::to_string(min_instances(s.selection)) + " (an audit that can find anything takes 1e5 or more)");
+    check_alpha_computable(s.alpha, M - sel, s.bound);
     if (kv.given[kRounds]) {
         for (std::uint64_t i = 0; i < kv.list_size[kRounds]; ++i) {
             const double r = kv.list[kRounds][i];
@@ -132,7 +186,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     AuditOutcome o;
     o.learner = job.learner;
     o.adversary = job.adversary;
-    o.settings = read_audit_settings(cfg, job.adversary);
+    o.settings = read_audit_settings(cfg, job.adversary, job.learner);
     AuditSettings& s = o.settings;
     const std::uint64_t T = p.problem.T;
     const std::uint32_t d = p.problem.d;
@@ -186,10 +240,6 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     }
 
     const std::uint64_t M = cfg.run.instances;
-    if (M < 2) throw std::invalid_argument("[run] instances = 1: an audit needs at least 2 trials per side (half select, half evaluate)");
-    if (M > (std::uint64_t{adversaries::kSharedSequence} - 1) / 2)
-        throw std::invalid_argument("[run] instances = " + std::to_string(M) +
-                                    ": an audit uses 2 x instances ids (both sides), at most 2147483647 per side");
 
     // R as maximal runs [a, b] of consecutive rounds: S = sum over runs of C(b) - C(a - 1), C(0) = 0 the empty
     // sum, so checkpoints are needed only at the ends of the runs (two or three for the default R), not at every
@@ -217,79 +267,136 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     o.rounds_run = cks.back();
     o.trials = M;
 
+    const std::uint64_t ms = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(M)));
+    o.selection_trials = ms;
     const auto start = std::chrono::steady_clock::now();
-    o.base.resize(M);
-    o.neighbour.resize(M);
-    for (int side = 0; side < 2; ++side) {
-        std::vector<double>& out = side ? o.neighbour : o.base;
-        PointJob pj = make_point_job(cfg.run, p, o.learner, side ? neighbour.runtime() : job.adversary);
+    const auto stopped = [&] { return job.interrupted && job.interrupted(); };
+
+    // Trials [first, first + count) of `side` (ids side * M + ...), in batches; consume(batch_first, stats) gets
+    // each batch's statistics in instance order. False when interrupted.
+    PointJob pjs[2] = {make_point_job(cfg.run, p, o.learner, job.adversary),
+                       make_point_job(cfg.run, p, o.learner, neighbour.runtime())};
+    for (PointJob& pj : pjs) {
         pj.per_instance = false;
         pj.shape.T = o.rounds_run;
         pj.shape.checkpoints = cks;
+        pj.shape.uncharged_round = t0;
         pj.backend = job.backend;
         pj.threads = job.threads;
         pj.on_progress = job.on_progress;
         pj.interrupted = job.interrupted;
         pj.keep_charged = true;
-        for (std::uint64_t first = 0; first < M; first += s.batch) {
-            const std::uint64_t n = std::min(s.batch, M - first);
+    }
+    std::vector<double> stats;
+    const auto simulate = [&](int side, std::uint64_t first, std::uint64_t count, const auto& consume) {
+        PointJob& pj = pjs[side];
+        for (std::uint64_t b = first; b < first + count; b += s.batch) {
+            const std::uint64_t n = std::min(s.batch, first + count - b);
             pj.shape.instances = static_cast<std::uint32_t>(n);
-            pj.shape.first_instance = static_cast<std::uint32_t>(side * M + first);
+            pj.shape.first_instance = static_cast<std::uint32_t>((job.common_ids ? 0 : side * M) + b);
             const PointOutcome po = run_point(pj);
-            if (!po.completed) return o;
+            if (!po.completed || stopped()) return false;
             o.backend = po.backend;
             o.policy = po.policy;
             const std::vector<double>& C = s.realized ? po.charged_realized : po.charged;
             const std::size_t nck = cks.size();
+            stats.resize(n);
             for (std::uint64_t k = 0; k < n; ++k) {
                 if (po.first_nonfinite_round[k])
-                    throw std::runtime_error("instance " + std::to_string(side * M + first + k) + " (" +
+                    throw std::runtime_error("instance " + std::to_string(side * M + b + k) + " (" +
                                              (side ? "neighbour" : "base") + " side) charged a non-finite loss in round " +
                                              std::to_string(po.first_nonfinite_round[k]) + "; no audit is written");
                 double stat = 0.0;
                 if (!s.diagnostic.empty()) {
-                    out[first + k] = po.diagnostics[k * o.learner.diagnostic_names.size() + diag_index];
-                    continue;
+                    stat = po.diagnostics[k * o.learner.diagnostic_names.size() + diag_index];
+                } else {
+                    const double* row = C.data() + k * nck;
+                    for (const auto& [lo, hi] : run_columns) stat += row[hi] - (lo >= 0 ? row[lo] : 0.0);
                 }
-                const double* row = C.data() + k * nck;
-                for (const auto& [lo, hi] : run_columns) stat += row[hi] - (lo >= 0 ? row[lo] : 0.0);
-                out[first + k] = stat;
+                if (!std::isfinite(stat))
+                    throw std::runtime_error("instance " + std::to_string(side * M + b + k) + " (" +
+                                             (side ? "neighbour" : "base") + " side): its statistic is not finite (" +
+                                             std::to_string(stat) + "); no audit is written");
+                stats[k] = stat;
             }
+            if (job.keep_statistic) std::copy(stats.begin(), stats.end(), (side ? o.neighbour : o.base).begin() + static_cast<std::ptrdiff_t>(b));
+            consume(b, stats);
         }
+        return true;
+    };
+    if (job.keep_statistic) {
+        o.base.resize(M);
+        o.neighbour.resize(M);
+    }
+
+    // 1. The selection shares, stored and sorted (the two sides' sorts in parallel).
+    std::vector<double> sel[2];
+    for (int side = 0; side < 2; ++side) {
+        sel[side].reserve(ms);
+        if (!simulate(side, 0, ms, [&](std::uint64_t, const std::vector<double>& v) {
+                sel[side].insert(sel[side].end(), v.begin(), v.end());
+            }))
+            return o;
+    }
+    {
+        std::thread other([&] { std::sort(sel[1].begin(), sel[1].end()); });
+        std::sort(sel[0].begin(), sel[0].end());
+        other.join();
+    }
+    if (stopped()) return o;
+
+    // 2. The event, and the thresholds of the privacy region (pooled quantiles of the selection shares).
+    SelectionSpec spec;
+    spec.kind = s.bound;
+    spec.delta = o.learner.privacy.delta;
+    spec.alpha = s.alpha;
+    spec.candidates = s.candidates;
+    double score = 0.0;
+    const ThresholdEvent event = select_event(sel[0], sel[1], M - ms, spec, &score);
+    constexpr int kRegionRows = 200;
+    std::vector<double> edges{event.threshold};
+    for (int i = 0; i < kRegionRows; ++i)
+        edges.push_back(kth_of_two(sel[0], sel[1],
+                                   static_cast<std::uint64_t>((i + 0.5) / kRegionRows * static_cast<double>(2 * ms))));
+    std::vector<double> region_thresholds(edges.begin() + 1, edges.end());
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+
+    // 3. The evaluation shares, counted streaming; the selection shares join the region's (descriptive) counts.
+    EdgeHistogram eval[2] = {EdgeHistogram(edges), EdgeHistogram(edges)};
+    EdgeHistogram all[2] = {EdgeHistogram(edges), EdgeHistogram(edges)};
+    for (int side = 0; side < 2; ++side) {
+        if (!simulate(side, ms, M - ms, [&](std::uint64_t, const std::vector<double>& v) {
+                for (double x : v) eval[side].add(x);
+            }))
+            return o;
+        for (double x : sel[side]) all[side].add(x);
+        all[side].add_bins(eval[side].counts());
+        std::vector<double>().swap(sel[side]);
     }
     o.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    o.bound = threshold_audit(o.base, o.neighbour, o.learner.privacy.delta, s.alpha, s.candidates);
+
+    const EdgeHistogram& num = event.a_is_numerator ? eval[0] : eval[1];
+    const EdgeHistogram& den = event.a_is_numerator ? eval[1] : eval[0];
+    o.bound = bound_from_counts(s.bound, event, num.count(event), num.total(), den.count(event), den.total(),
+                                o.learner.privacy.delta, s.alpha);
+    o.bound.selection_score = score;
+    double last = std::nan("");
+    const double m = static_cast<double>(M);
+    for (double x : region_thresholds) {
+        if (x == last) continue;
+        last = x;
+        const std::size_t j = static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), x) - edges.begin());
+        o.region.push_back({x, static_cast<double>(all[0].at_least(j)) / m, static_cast<double>(all[1].at_least(j)) / m,
+                            static_cast<double>(all[0].at_most(j)) / m, static_cast<double>(all[1].at_most(j)) / m});
+    }
     o.completed = true;
     return o;
 }
 
 const char* verdict(const AuditOutcome& o) {
+    if (o.bound.kind == BoundKind::Gdp) return o.bound.mu_lb > o.learner.privacy.gdp_mu ? "VIOLATION" : "consistent";
     return o.bound.epsilon_lb > o.learner.privacy.epsilon ? "VIOLATION" : "consistent";
-}
-
-std::vector<RegionRow> privacy_region(const std::vector<double>& base, const std::vector<double>& neighbour, int n) {
-    std::vector<double> a(base), b(neighbour), pooled(base);
-    pooled.insert(pooled.end(), neighbour.begin(), neighbour.end());
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    std::sort(pooled.begin(), pooled.end());
-    std::vector<RegionRow> rows;
-    if (pooled.empty()) return rows;
-    const auto frac_ge = [](const std::vector<double>& v, double x) {
-        return static_cast<double>(v.end() - std::lower_bound(v.begin(), v.end(), x)) / static_cast<double>(v.size());
-    };
-    const auto frac_le = [](const std::vector<double>& v, double x) {
-        return static_cast<double>(std::upper_bound(v.begin(), v.end(), x) - v.begin()) / static_cast<double>(v.size());
-    };
-    double last = std::nan("");
-    for (int i = 0; i < n; ++i) {
-        const std::size_t idx = static_cast<std::size_t>((static_cast<double>(i) + 0.5) / n * static_cast<double>(pooled.size()));
-        const double x = pooled[std::min(idx, pooled.size() - 1)];
-        if (x == last) continue;
-        last = x;
-        rows.push_back({x, frac_ge(a, x), frac_ge(b, x), frac_le(a, x), frac_le(b, x)});
-    }
-    return rows;
 }
 
 } // namespace dpr::audit

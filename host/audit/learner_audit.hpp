@@ -10,12 +10,16 @@
 // switch after round max R (functions of the switch times they release). l_t is common to both sides for t != t0, so any event on this statistic has
 // probability p under D and p' under D' with p <= e^eps p' + delta if the learner is (eps, delta)-DP in its
 // plays. The engine records the learners' cumulative charged losses at checkpoints (kernels/sim/
-// instance_loop.hpp); the audit places checkpoints at r - 1 and r for r in R and differences them, so the round
-// loop carries no observer at all: a run that is not an audit does exactly what it did before.
+// instance_loop.hpp) with round t0's charge left out of every sum (EngineShape::uncharged_round); the audit places
+// checkpoints at the ends of the runs of R and differences them. Every recorded sum is then the same floating-point
+// function of the plays on both sides, so S is too, bit for bit (docs/AUDITS.md "An exact statistic"); the round
+// loop carries no observer, and a run that is not an audit does exactly what it did before.
 //
-// The events are thresholds in both directions and both orientations of the pair, chosen on the first half of
-// each side's trials and counted on the second (threshold_audit, host/audit/epsilon_bound.hpp), with
-// Clopper-Pearson bounds at confidence 1 - alpha.
+// The events are thresholds in both directions and both orientations of the pair, chosen on a selection share of
+// each side's trials (ids first on each side, stored and sorted) and counted, streaming, on the rest (the evaluation
+// trials are binned against the chosen threshold and the privacy region's thresholds, never stored), with
+// Clopper-Pearson limits at confidence 1 - alpha and an (eps, delta) or a Gaussian-DP bound
+// (host/audit/epsilon_bound.hpp). Memory: the selection share, O(candidates) counts and one executor batch.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -33,6 +37,12 @@ namespace dpr::audit {
 const std::vector<KeySpec>& audit_keys();
 config::SectionSchema audit_section();
 
+/// The empirical privacy region: at thresholds x (200 quantiles of the pooled selection shares), the fraction of
+/// each side's trials (all of them) at or above and at or below x (descriptive).
+struct RegionRow {
+    double threshold, base_ge, neighbour_ge, base_le, neighbour_le;
+};
+
 struct AuditSettings {
     NeighbourSpec neighbour;
     bool round_given = false;
@@ -43,7 +53,10 @@ struct AuditSettings {
     /// (a function of its switch times); empty for the charged-loss statistics.
     std::string diagnostic;
     double alpha = 0.05;
-    int candidates = 64;
+    int candidates = 256;
+    double selection = 0.2;              ///< share of each side's trials that chooses the event
+    BoundKind bound = BoundKind::EpsDelta; ///< resolved from [audit] bound (auto: gdp when the learner claims mu)
+    std::string bound_requested = "auto";
     learners::Planted planted = learners::Planted::None;
     std::string planted_name = "none";
     std::uint64_t batch = 65536;         ///< instances per executor call (memory only; results do not depend on it)
@@ -56,6 +69,11 @@ struct AuditJob {
     Backend backend = Backend::Cpu;
     unsigned threads = 1;
     bool allow_planted = false;
+    bool keep_statistic = false;         ///< keep every trial's statistic (--save-statistic): 2 x trials doubles
+    /// Tests of the statistic's exactness only: the neighbour side reuses the base side's ids (the same randomness),
+    /// so that trials whose plays do not depend on l_{t0} must give bit-identical statistics. The sides are then not
+    /// independent and the bound means nothing; no front end sets it.
+    bool common_ids = false;
     std::function<void(std::uint64_t instance_rounds)> on_progress;
     std::function<bool()> interrupted;
 };
@@ -67,28 +85,30 @@ struct AuditOutcome {
     std::uint64_t trials = 0;   ///< per side (= [run] instances)
     std::uint64_t rounds_run = 0; ///< max R: rounds each trial runs
     double l1 = 0, l2 = 0;      ///< ||l_{t0} - l'_{t0}||_1, _2
-    std::vector<double> base, neighbour; ///< the statistic of every trial, in instance order
+    std::uint64_t selection_trials = 0; ///< per side: ids [0, selection_trials) of each side choose the event
+    /// The statistic of every trial in instance order; only with AuditJob::keep_statistic.
+    std::vector<double> base, neighbour;
     AuditBound bound;
+    std::vector<RegionRow> region;      ///< the empirical privacy region (privacy_region.csv)
     std::string backend, policy;
     double simulate_seconds = 0.0;
     bool completed = false;
 };
 
-/// Validates [audit] against the config's single point (std::invalid_argument naming the key and its range).
-AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRuntime& base);
+/// Validates [audit] against the config's single point and the learner's claim (std::invalid_argument naming the
+/// key and its range), before anything is simulated: also [run] instances (enough trials for both shares) and an
+/// alpha whose limits can be computed.
+AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRuntime& base, const LearnerRuntime& learner);
+
+/// Bytes the audit allocates besides one executor batch: the selection shares (2 x ceil(selection x trials)
+/// doubles) and, with keep_statistic, every trial's statistic (2 x trials doubles).
+std::uint64_t audit_extra_bytes(const AuditSettings& s, std::uint64_t trials, bool keep_statistic);
 
 /// Runs both sides and the bound. Throws std::invalid_argument for bad input, std::runtime_error for a
 /// non-finite statistic. completed = false when interrupted.
 AuditOutcome run_learner_audit(const AuditJob& job);
 
-/// "consistent" (eps_lb <= claimed eps) or "VIOLATION".
+/// "consistent" (eps-delta: eps_lb <= claimed eps; gdp: mu_lb <= claimed mu) or "VIOLATION".
 const char* verdict(const AuditOutcome& o);
-
-/// The empirical privacy region: for `n` thresholds (quantiles of the pooled trials), the fraction of each
-/// side's trials at or above and at or below it (all trials; descriptive).
-struct RegionRow {
-    double threshold, base_ge, neighbour_ge, base_le, neighbour_le;
-};
-std::vector<RegionRow> privacy_region(const std::vector<double>& base, const std::vector<double>& neighbour, int n);
 
 } // namespace dpr::audit

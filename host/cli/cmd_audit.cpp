@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -16,6 +18,7 @@
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "host/config/config.hpp"
 #include "host/io/atomic_file.hpp"
 #include "host/io/csv.hpp"
@@ -30,9 +33,9 @@ namespace dpr::cli {
 namespace {
 
 struct AuditOptions {
-    std::string config, out, backend = "auto", threads;
+    std::string config, out, backend = "auto", threads, memory_limit = "auto";
     std::vector<std::string> sets;
-    bool quiet = false, allow_planted = false, list_keys = false;
+    bool quiet = false, allow_planted = false, list_keys = false, save_statistic = false;
 };
 
 
@@ -58,15 +61,23 @@ void write_outputs(const std::string& dir, const AuditOptions& o, const config::
     nlohmann::json j;
     j["verdict"] = audit::verdict(a);
     j["claimed"] = {{"epsilon", num(a.learner.privacy.epsilon)}, {"delta", a.learner.privacy.delta},
+                    {"gdp_mu", a.learner.privacy.gdp_mu > 0 ? nlohmann::json(a.learner.privacy.gdp_mu) : nlohmann::json(nullptr)},
                     {"accountant", a.learner.privacy.accountant}, {"mechanism", a.learner.privacy.mechanism}};
-    j["epsilon_lb"] = b.epsilon_lb;
+    j["bound"] = {{"kind", audit::bound_kind_name(b.kind)}, {"requested", s.bound_requested},
+                  {"compared", b.kind == audit::BoundKind::Gdp ? "mu_lb against claimed.gdp_mu"
+                                                               : "epsilon_lb against claimed.epsilon"}};
+    j["epsilon_lb"] = num(b.epsilon_lb);
+    if (b.kind == audit::BoundKind::Gdp) j["mu_lb"] = b.mu_lb;
     j["confidence"] = 1.0 - b.alpha;
     j["event"] = {{"describe", b.event.describe()},
                   {"tail", b.event.upper_tail ? "upper" : "lower"},
                   {"threshold", num(b.event.threshold)},
                   {"numerator_side", b.event.a_is_numerator ? "base" : "neighbour"},
                   {"k_numerator", b.k1}, {"n_numerator", b.n1}, {"k_denominator", b.k0}, {"n_denominator", b.n0},
-                  {"chosen_on", "first half of each side's trials"}, {"counted_on", "second half"}};
+                  {"selection_score", b.selection_score},
+                  {"chosen_on", "trials [0, " + std::to_string(a.selection_trials) + ") of each side"},
+                  {"counted_on", "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
+                                     ") of each side"}};
     j["trials_per_side"] = a.trials;
     j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream},
                   {"base_instances", {0, a.trials - 1}}, {"neighbour_instances", {a.trials, 2 * a.trials - 1}}};
@@ -99,24 +110,25 @@ void write_outputs(const std::string& dir, const AuditOptions& o, const config::
     const BuildInfo& bi = build_info();
     j["dpregret"] = {{"version", bi.version}, {"git_commit", bi.git_commit}, {"rng", bi.rng}};
 
-    // statistic.npy (2 x trials: base row, neighbour row), privacy_region.csv, then audit.json last: its presence
-    // says the audit is complete.
-    io::AtomicFile npy_file(dir + "/statistic.npy");
-    {
-        io::NpyWriter w(npy_file.stream(), {2, a.trials});
+    // statistic.npy (--save-statistic: 2 x trials, base row then neighbour row), privacy_region.csv, then
+    // audit.json last: its presence says the audit is complete.
+    std::unique_ptr<io::AtomicFile> npy_file;
+    if (o.save_statistic) {
+        npy_file = std::make_unique<io::AtomicFile>(dir + "/statistic.npy");
+        io::NpyWriter w(npy_file->stream(), {2, a.trials});
         w.write(a.base.data(), a.base.size());
         w.write(a.neighbour.data(), a.neighbour.size());
         w.finish();
     }
     io::AtomicFile region_file(dir + "/privacy_region.csv");
     region_file.stream() << "threshold,base_ge,neighbour_ge,base_le,neighbour_le\n";
-    for (const auto& r : audit::privacy_region(a.base, a.neighbour, 200))
+    for (const auto& r : a.region)
         region_file.stream() << io::format_double(r.threshold) << "," << io::format_double(r.base_ge) << ","
                              << io::format_double(r.neighbour_ge) << "," << io::format_double(r.base_le) << ","
                              << io::format_double(r.neighbour_le) << "\n";
     io::AtomicFile json_file(dir + "/audit.json");
     json_file.stream() << j.dump(2) << "\n";
-    npy_file.commit();
+    if (npy_file) npy_file->commit();
     region_file.commit();
     json_file.commit();
 }
@@ -160,10 +172,34 @@ void audit_command(const AuditOptions& o) {
     job.backend = backend;
     job.threads = threads;
     job.allow_planted = o.allow_planted;
+    job.keep_statistic = o.save_statistic;
+    audit::AuditSettings settings;
     try {
-        (void)audit::read_audit_settings(cfg, job.adversary); // bad [audit] keys fail before the directory exists
+        settings = audit::read_audit_settings(cfg, job.adversary, job.learner); // bad keys fail before the directory exists
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
+    }
+    // Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own.
+    {
+        const MemoryLimit limit = parse_memory_limit(o.memory_limit);
+        const std::uint64_t M = cfg.run.instances;
+        MemoryEstimate e = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, backend == Backend::Cuda,
+                                               std::min<std::uint64_t>(settings.batch, M));
+        const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M)));
+        const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) + " trials x 8 bytes ([audit] selection = " +
+                                      io::format_double(settings.selection) + " of [run] instances)",
+                                  audit::audit_extra_bytes(settings, M, false)};
+        const MemoryTerm stat_term{"--save-statistic: 2 x " + std::to_string(M) + " trials x 8 bytes",
+                                   audit::audit_extra_bytes(settings, M, o.save_statistic) - sel_term.bytes};
+        for (const MemoryTerm& t : {sel_term, stat_term}) {
+            e.host_bytes = sat_add(e.host_bytes, t.bytes);
+            e.terms.push_back(t);
+        }
+        std::sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& x, const MemoryTerm& y) { return x.bytes > y.bytes; });
+        std::uint64_t device_bytes = 0;
+        if (backend == Backend::Cuda)
+            device_bytes = static_cast<std::uint64_t>(cuda_api::query_devices().memory_gib * 1073741824.0);
+        check_memory(e, limit, device_bytes);
     }
     if (std::isinf(job.learner.privacy.epsilon))
         std::cerr << "dpregret: warning: learner \"" << job.learner.name
@@ -206,13 +242,18 @@ void audit_command(const AuditOptions& o) {
         write_outputs(dir, o, cfg, a, device, threads, started, wall);
         const audit::AuditBound& b = a.bound;
         std::ostringstream line;
-        line << audit::verdict(a) << ": eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha)
+        line << audit::verdict(a) << ": ";
+        if (b.kind == audit::BoundKind::Gdp)
+            line << "mu_lb = " << b.mu_lb << " against claimed mu = " << a.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
+        line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha)
              << "% confidence, claimed eps = " << a.learner.privacy.epsilon << ", delta = " << a.learner.privacy.delta
              << " (" << a.learner.name << (a.settings.planted_name != "none" ? ", planted " + a.settings.planted_name : "")
              << "; event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0
              << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s)";
         std::cout << line.str() << "\n";
-        if (!o.quiet) std::cout << "dpregret: audit in " << dir << "/ (audit.json, privacy_region.csv, statistic.npy)\n";
+        if (!o.quiet)
+            std::cout << "dpregret: audit in " << dir << "/ (audit.json, privacy_region.csv"
+                      << (o.save_statistic ? ", statistic.npy" : "") << ")\n";
     } catch (...) {
         out.remove_created();
         throw;
@@ -236,7 +277,8 @@ void add_audit_command(CLI::App& app) {
         "times on its neighbour D' (round [audit] round replaced), observe a statistic of its released\n"
         "plays, and give a lower bound eps_lb on its eps at confidence 1 - alpha (Clopper-Pearson on a\n"
         "threshold event chosen on half the trials and counted on the other half). The verdict is\n"
-        "VIOLATION when eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.");
+        "VIOLATION when eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
+        "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).");
     cmd->add_option("config", opts->config, "audit file (TOML: [run], [adversary], [learner], [audit]); docs/AUDITS.md");
     cmd->add_flag("--list-keys", opts->list_keys, "print the [audit] keys (default, range, meaning) and exit");
     cmd->add_option("--out", opts->out, "output directory (default runs/audit-<UTC timestamp>[-N]/)");
@@ -245,13 +287,19 @@ void add_audit_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--threads", opts->threads, "CPU threads (default: all cores); results do not depend on it");
     cmd->add_flag("--quiet", opts->quiet, "no progress bar; only the verdict line");
+    cmd->add_flag("--save-statistic", opts->save_statistic,
+                  "also write statistic.npy (every trial's statistic: 2 x trials doubles, 1.6 GB at 1e8 trials per "
+                  "side); without it the evaluation trials are counted and never stored");
+    cmd->add_option("--memory-limit", opts->memory_limit,
+                    "refuse an audit whose estimated peak memory exceeds this: auto (default: the memory available "
+                    "now), none, or a size such as 16G");
     cmd->add_flag("--allow-planted", opts->allow_planted,
                   "allow [audit] planted: run a learner with a planted privacy bug that still claims the correct eps "
                   "(to check that the auditor catches it)");
     cmd->footer(
         "\nOutputs (in --out): audit.json (verdict, claimed eps and delta, eps_lb, the event and its counts,\n"
         "confidence, trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail\n"
-        "frequencies over thresholds), statistic.npy (2 x trials: the statistic of every trial).\n"
+        "frequencies over thresholds), statistic.npy (--save-statistic: 2 x trials, every trial's statistic).\n"
         "Plot: /usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
         "Example:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n");
     cmd->callback([opts] {
