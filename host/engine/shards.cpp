@@ -27,6 +27,14 @@ std::string point_prefix(const std::string& dir, std::size_t index) {
 }
 
 nlohmann::json read_json(const std::string& path) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec))
+        throw ShardError(dir.string() + ": no such directory (give the directories that `dpregret run --shard I/K --out "
+                                        "DIR` wrote)");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw ShardError(dir.string() + ": not a directory (a shard is the directory `dpregret run --shard I/K --out "
+                                        "DIR` wrote)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ShardError(path + ": cannot read it (not a complete shard: a shard directory gets shard.json last)");
     try {

@@ -68,12 +68,15 @@ TEST(CliShards, ShardsThatDoNotBelongTogetherAreRefusedWithTheReason) {
         ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard " + std::to_string(i) + "/3 --out s" + std::to_string(i)).rc, 0);
     ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard 2/3 --set run.seed=5 --out seed5").rc, 0);
     ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard 1/2 --out half").rc, 0);
+    std::filesystem::create_directory(dir.file("empty"));
     const std::pair<std::string, std::string> cases[] = {
         {"s0 s1", "shards missing: 2/3"},
         {"s0 s1 s1 s2", "as is s1"},
         {"s0 s1 seed5", "different configuration"},
         {"s0 s1 half", "one of 2 shards"},
-        {"s0 s1 nothing", "not a complete shard"},
+        {"s0 s1 nothing", "nothing: no such directory"},
+        {"s0 s1 empty", "not a complete shard"},
+        {"s0 s1 c.toml", "c.toml: not a directory"},
     };
     for (const auto& [args, needle] : cases) {
         const CliResult r = run_cli(dir, "merge " + args + " --out m");
