@@ -83,7 +83,13 @@ ProgressStore ProgressStore::open(const std::string& out_dir) {
     s.spec_.version = j.at("dpregret").at("version").get<std::string>();
     s.spec_.git_commit = j.at("dpregret").at("git_commit").get<std::string>();
     s.spec_.layout = j.at("rng_stream_layout").get<int>();
-    if (s.spec_.version != b.version || s.spec_.git_commit != b.git_commit || s.spec_.layout != static_cast<int>(rng::kStreamLayout))
+    if (s.spec_.version == b.version && s.spec_.git_commit == b.git_commit &&
+        s.spec_.layout != static_cast<int>(rng::kStreamLayout))
+        throw std::invalid_argument("--resume " + out_dir + ": the run's draws use RNG stream layout " +
+                                    std::to_string(s.spec_.layout) + " (" + kDirName +
+                                    "/spec.json), this binary's use layout " + std::to_string(rng::kStreamLayout) +
+                                    " (docs/RANDOMNESS.md); its pieces cannot be continued with other draws");
+    if (s.spec_.version != b.version || s.spec_.git_commit != b.git_commit)
         throw std::invalid_argument("--resume " + out_dir + ": the run was started by dpregret " + s.spec_.version + " (" +
                                     s.spec_.git_commit + "), this is " + b.version + " (" + b.git_commit +
                                     "); resume it with the binary that started it");

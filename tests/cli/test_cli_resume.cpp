@@ -168,6 +168,17 @@ TEST(CliResume, BadResumesExitTwoWithTheReason) {
     const CliResult fresh = run_cli(dir, "run c.toml --out half --quiet");
     EXPECT_EQ(fresh.rc, 2);
     EXPECT_NE(fresh.err.find("holds an unfinished run"), std::string::npos) << fresh.err;
+    // Pieces drawn under another RNG stream layout: said so, not as two identical version strings.
+    const std::string spec = slurp(dir.file("half/.progress/spec.json"));
+    const std::string key = "\"rng_stream_layout\": 2";
+    ASSERT_NE(spec.find(key), std::string::npos) << spec;
+    std::string other = spec;
+    other.replace(other.find(key), key.size(), "\"rng_stream_layout\": 1");
+    dir.write("half/.progress/spec.json", other);
+    const CliResult layout = run_cli(dir, "run --resume half --quiet");
+    EXPECT_EQ(layout.rc, 2);
+    EXPECT_NE(layout.err.find("RNG stream layout 1"), std::string::npos) << layout.err;
+    dir.write("half/.progress/spec.json", spec);
     dir.write("c.toml", std::string(kConfig) + "delta = 0\n");
     const CliResult changed = run_cli(dir, "run --resume half --quiet");
     EXPECT_EQ(changed.rc, 2);
