@@ -1,6 +1,8 @@
 #include "host/engine/outcome_files.hpp"
 
+#include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
@@ -43,6 +45,18 @@ void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std
     o.diagnostics = get(".diagnostics.npy", {instances, ndiag});
     const std::vector<double> bad = get(".nonfinite.npy", {instances});
     o.first_nonfinite_round.assign(bad.begin(), bad.end());
+    // An instance whose every charge was finite has finite regrets; a NaN or infinity there was not written by
+    // dpregret but by damage or an edit, and is named as such (not blamed on the learner when the point finishes).
+    for (const auto& [what, v] : {std::pair<const char*, const std::vector<double>*>{".regret.npy", &o.regret},
+                                  {".realized.npy", &o.realized_regret}})
+        for (std::uint64_t k = 0; k < instances; ++k)
+            if (o.first_nonfinite_round[k] == 0)
+                for (std::size_t c = 0; c < ncheck; ++c)
+                    if (!std::isfinite((*v)[k * ncheck + c]))
+                        throw std::runtime_error(prefix + what + ": element [" + std::to_string(k) + ", " +
+                                                 std::to_string(c) + "] is " + std::to_string((*v)[k * ncheck + c]) +
+                                                 ", but that instance charged only finite losses (.nonfinite.npy): "
+                                                 "the file was damaged or edited after dpregret wrote it");
 }
 
 } // namespace dpr

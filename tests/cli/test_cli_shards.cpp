@@ -3,6 +3,10 @@
 // that do not belong together are refused with exit 2 and the reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
@@ -84,6 +88,20 @@ TEST(CliShards, ShardsThatDoNotBelongTogetherAreRefusedWithTheReason) {
         EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
         EXPECT_FALSE(std::filesystem::exists(dir.file("m/run.json"))) << args;
     }
+    // A NaN written into a shard's array is named with its file, not blamed on the learner.
+    std::filesystem::copy(dir.file("s1"), dir.file("s1nan"), std::filesystem::copy_options::recursive);
+    {
+        std::fstream f(dir.file("s1nan/p0.regret.npy"), std::ios::in | std::ios::out | std::ios::binary);
+        ASSERT_TRUE(f.good());
+        const double nan = std::nan("");
+        f.seekp(128 + 8); // the second element after the 128-byte .npy header
+        f.write(reinterpret_cast<const char*>(&nan), sizeof nan);
+    }
+    const CliResult nan = run_cli(dir, "merge s0 s1nan s2 --out m");
+    EXPECT_NE(nan.rc, 0);
+    EXPECT_NE(nan.err.find("p0.regret.npy: element [0, 1] is nan"), std::string::npos) << nan.err;
+    EXPECT_EQ(nan.err.find("defect of the learner"), std::string::npos) << nan.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("m/run.json")));
     // The config file changed after the shards ran.
     dir.write("c.toml", std::string(kConfig) + "delta = 0\n");
     const CliResult changed = run_cli(dir, "merge s0 s1 s2 --out m");
