@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "host/io/durable.hpp"
 #include "host/io/error.hpp"
 
 namespace dpr::io {
@@ -61,12 +62,20 @@ void AtomicFile::commit() {
         discard();
         throw IoError("writing '" + path_ + "' failed: " + errno_text(err));
     }
+    try {
+        fsync_path(temp_path_); // the bytes are on disk before the name points to them
+    } catch (const IoError&) {
+        discard();
+        throw;
+    }
     if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
         const int rerr = errno;
         discard();
         throw IoError("cannot rename '" + temp_path_ + "' to '" + path_ + "': " + errno_text(rerr));
     }
     committed_ = true;
+    // The rename itself survives a crash of the node once the directory is flushed.
+    fsync_directory(std::filesystem::path(path_).parent_path().string());
 }
 
 } // namespace dpr::io

@@ -1,8 +1,10 @@
 #pragma once
 // All-or-nothing output files (DESIGN.md §6: bad input or a failure "leaves no output that looks
 // complete"). An AtomicFile writes to `<path>.tmp.<pid>` in the destination's own directory (so the
-// final rename never crosses a file system); commit() flushes, closes and renames it onto `path`, which
-// POSIX makes atomic: readers see either the old file or the complete new one. If commit() is never
+// final rename never crosses a file system); commit() flushes, closes, fsyncs and renames it onto `path`, which
+// POSIX makes atomic: readers see either the old file or the complete new one; then it fsyncs the directory, so
+// that after commit() returns the file survives a crash of the machine as well (docs/OUTPUTS.md
+// "Durability, locks and checksums"). If commit() is never
 // reached (an exception, an early return), the destructor removes the temporary file.
 //
 //     io::AtomicFile out(path);          // throws IoError if the directory is missing or not writable
