@@ -208,10 +208,10 @@ void audit_command(const AuditOptions& o) {
 
     io::OutputDirectory out;
     try {
+        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", "audit-" + utc_now("%Y%m%d-%H%M%S"))
+                            : io::OutputDirectory::open(o.out); // locked: a second process is refused
         if (!o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "audit.json"))
             throw UsageError("--out " + o.out + " already holds a complete audit (audit.json); choose another directory");
-        out = o.out.empty() ? io::OutputDirectory::create_unique("runs", "audit-" + utc_now("%Y%m%d-%H%M%S"))
-                            : io::OutputDirectory::open(o.out);
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }

@@ -59,12 +59,28 @@ void print_keys() {
 }
 
 
+/// After a failure: removes a shard's partial arrays (the pieces hold them) and, if no piece was finished, the
+/// progress store; the directory goes if this run created it and it is empty. Returns "; the N finished piece(s)
+/// are kept ... --resume DIR" when pieces were kept, "" otherwise.
+std::string keep_finished_work(const std::optional<ProgressStore>& progress, const std::vector<std::string>& shard_files,
+                               io::OutputDirectory& out) {
+    for (const std::string& f : shard_files) std::remove(f.c_str());
+    const std::size_t done = progress ? progress->finished_pieces() : 0;
+    if (progress && done == 0) progress->remove();
+    out.remove_created();
+    if (done == 0) return "";
+    return "; the " + std::to_string(done) + " finished piece(s) are kept in " + out.path() + "/" +
+           ProgressStore::kDirName + ": once the cause is removed, continue with dpregret run --resume " + out.path() +
+           " (or remove " + out.path() + " to discard them)";
+}
+
 void run_command(const RunOptions& o) {
     const InterruptScope interrupt_scope;
     const auto t_start = std::chrono::steady_clock::now();
     const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
     // --resume DIR: the config, overrides and piece size the unfinished run was started with.
     std::optional<ProgressStore> resumed;
+    io::OutputDirectory resumed_dir; // locked before its .progress is read: a second --resume is refused
     std::string config_path = o.config;
     std::vector<std::string> sets = o.sets;
     if (!o.resume.empty()) {
@@ -72,8 +88,11 @@ void run_command(const RunOptions& o) {
             throw UsageError("--resume DIR continues the run in DIR with its own config and settings; give no CONFIG, "
                              "--set, --shard, --out or --piece-instances with it");
         try {
-            resumed = ProgressStore::open(o.resume);
+            if (ProgressStore::exists(o.resume)) resumed_dir = io::OutputDirectory::resume(o.resume, "--resume");
+            resumed = ProgressStore::open(o.resume); // says why a directory without .progress cannot be resumed
         } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        } catch (const io::IoError& e) {
             throw UsageError(e.what());
         }
         config_path = resumed->spec().absolute_path;
@@ -100,6 +119,20 @@ void run_command(const RunOptions& o) {
         throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
                          " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
                          "resuming needs the file the run was started from");
+    // The loss files' contents are part of the run's identity (host/engine/input_digest.hpp).
+    std::vector<InputFile> inputs;
+    try {
+        inputs = digest_inputs(input_paths(loaded));
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+    if (resumed) {
+        const std::string change = input_change(resumed->spec().inputs, inputs);
+        if (!change.empty())
+            throw UsageError("--resume " + o.resume + ": " + change + " since the run started; its finished pieces "
+                             "were computed from the old contents and resuming would mix two inputs in one result. "
+                             "Restore the file, or remove " + o.resume + " to start over");
+    }
     const std::uint64_t piece =
         o.piece_instances.empty() ? 0 : parse_integer("--piece-instances", o.piece_instances, 1, 4294967295ull);
     // A shard's own --shard, or the one the resumed shard was started with.
@@ -184,22 +217,35 @@ void run_command(const RunOptions& o) {
             std::exit(kExitUsage);
         }
     } else try {
-        if (sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
-            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
         const std::string stem = utc_now("%Y%m%d-%H%M%S") +
                                  (sharded ? "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) : "");
+        // Locked first (a second process on the directory is refused, host/io/dir_lock.hpp), then looked at.
+        if (resumed) out = std::move(resumed_dir);
+        else if (o.out.empty()) out = io::OutputDirectory::create_unique("runs", stem);
+        else out = io::OutputDirectory::open(o.out);
+        if (sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
+            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
         if (!resumed && !o.out.empty() && ProgressStore::exists(o.out))
             throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
-                             "/): continue it with dpregret run --resume " + o.out + ", or remove " + o.out + "/" +
-                             ProgressStore::kDirName + " to start over");
-        out = resumed ? io::OutputDirectory::open(o.resume)
-              : o.out.empty() ? io::OutputDirectory::create_unique("runs", stem)
-                              : io::OutputDirectory::open(o.out);
+                             "/) that no process is running: continue it with dpregret run --resume " + o.out +
+                             ", or remove " + o.out + "/" + ProgressStore::kDirName + " to start over");
+        // Disk, like memory, before anything is simulated: a full disk would stop the run at its end.
+        std::uint64_t disk = estimate_run_disk(cfg, recs, process_instances, sharded);
+        if (resumed) disk -= std::min(disk, resumed->stored_bytes()); // the finished pieces are there already
+        const std::uint64_t free_disk = available_disk_bytes(out.path());
+        if (free_disk != 0 && disk > free_disk)
+            throw UsageError("this run needs about " + human_bytes(disk) + " of disk in " + out.path() +
+                             " (its finished pieces, 8 bytes x instances x (2 x checkpoints + diagnostics + 1) per "
+                             "point, and the result files), but " + human_bytes(free_disk) +
+                             " is free there. Free space, choose another --out, or reduce [run] instances, "
+                             "checkpoints or the sweep");
     } catch (const io::IoError& e) {
         if (ranked) (void)mpi::broadcast(0);
+        out.remove_created();
         throw UsageError(e.what());
     } catch (...) {
         if (ranked) (void)mpi::broadcast(0);
+        out.remove_created();
         throw;
     }
     if (ranked && root) (void)mpi::broadcast(1);
@@ -218,11 +264,13 @@ void run_command(const RunOptions& o) {
         spec.overrides = o.sets;
         spec.resolved_toml = cfg.resolved_toml;
         spec.batch = piece ? piece : auto_piece_instances(cfg, recs, backend == Backend::Cuda);
+        spec.group_work = group_work_budget(cfg, recs, piece, backend == Backend::Cuda);
         spec.backend_requested = o.backend;
         spec.shard = o.shard;
         spec.version = build_info().version;
         spec.git_commit = build_info().git_commit;
         spec.layout = static_cast<int>(rng::kStreamLayout);
+        spec.inputs = inputs;
         try {
             progress = ProgressStore::create(dir, spec);
         } catch (const io::IoError& e) {
@@ -310,23 +358,23 @@ void run_command(const RunOptions& o) {
         meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
         if (sharded) {
             if (interrupted()) throw stopped();
-            write_shard_manifest(dir, cfg, recs, meta, shard, shard_first, shard_count);
+            write_shard_manifest(dir, cfg, recs, meta, shard, shard_first, shard_count, inputs);
         } else if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) {
             throw stopped();
         }
     } catch (const std::bad_alloc&) {
-        for (const std::string& f : shard_files) std::remove(f.c_str());
-        if (progress) progress->remove(); // it would run out again: nothing to resume
-        out.remove_created();
+        const std::string kept = keep_finished_work(progress, shard_files, out);
         throw std::runtime_error("out of memory while running (the estimate was " + human_bytes(estimate.host_bytes) +
-                                 "); no results were written. Reduce [run] instances, [adversary] d or the sweep");
+                                 "); no results were written" + kept +
+                                 ". Reduce [run] instances, [adversary] d or the sweep, or free memory");
     } catch (const Interrupted&) {
         out.remove_created(); // a kept .progress keeps the directory
         throw;
     } catch (...) {
-        for (const std::string& f : shard_files) std::remove(f.c_str());
-        if (progress) progress->remove(); // the same input would fail the same way: nothing to resume
-        out.remove_created();
+        // A failure that may pass (disk full, a device error) must not cost the finished pieces; one that would
+        // recur still leaves them to the user, who removes the directory (docs/OUTPUTS.md "After a crash").
+        const std::string kept = keep_finished_work(progress, shard_files, out);
+        if (!kept.empty()) std::cerr << "dpregret: " << kept.substr(2) << "\n";
         throw;
     }
     if (progress) progress->remove();

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,22 @@ config::ConfigInputs run_config_inputs() {
         return load_loss_file(path, pb.T, pb.d, loss_set);
     };
     return in;
+}
+
+std::vector<std::string> input_paths(const config::Config& cfg) {
+    const config::ConfigInputs in = run_config_inputs();
+    std::vector<std::string> paths;
+    const auto collect = [&](const config::ComponentInfo& c, const KeyValues& v) {
+        for (int k = 0; k < c.nkeys; ++k)
+            if (c.keys[k].type == KeyType::Path && v.str[k] != nullptr &&
+                std::find(paths.begin(), paths.end(), v.str[k]) == paths.end())
+                paths.emplace_back(v.str[k]);
+    };
+    for (const config::Point& p : cfg.points) {
+        collect(in.adversaries[p.adversary_index], p.adversary_values);
+        collect(in.learners[p.learner_index], p.learner_values);
+    }
+    return paths;
 }
 
 void check_instance_ids(std::uint64_t first, std::uint64_t count) {
@@ -152,29 +169,122 @@ void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64
                          "\nReduce [run] instances or [adversary] d, or use --backend cpu.");
 }
 
+namespace {
+
+constexpr double kPieceWorkCpu = 0x1p33, kPieceWorkCuda = 0x1p38;
+
+/// Point k's work per instance: T x row width.
+double point_work(const config::Config& cfg, const std::vector<PointRecord>& recs, std::size_t k) {
+    return static_cast<double>(cfg.points[k].problem.T) *
+           static_cast<double>(std::max<std::uint64_t>(1, recs[k].adversary.row_width));
+}
+
+double largest_point_work(const config::Config& cfg, const std::vector<PointRecord>& recs) {
+    double w = 1.0;
+    for (std::size_t k = 0; k < recs.size(); ++k) w = std::max(w, point_work(cfg, recs, k));
+    return w;
+}
+
+} // namespace
+
+double group_work_budget(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t piece,
+                         bool cuda) {
+    if (piece) return static_cast<double>(piece) * largest_point_work(cfg, recs);
+    return cuda ? kPieceWorkCuda : kPieceWorkCpu;
+}
+
 std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<PointRecord>& recs, bool cuda) {
-    const double budget = cuda ? 0x1p38 : 0x1p33;
-    double per_instance = 1.0; // the largest point's work per instance: T x row width
-    for (std::size_t i = 0; i < recs.size(); ++i)
-        per_instance = std::max(per_instance, static_cast<double>(cfg.points[i].problem.T) *
-                                                  static_cast<double>(std::max<std::uint64_t>(1, recs[i].adversary.row_width)));
+    const double budget = cuda ? kPieceWorkCuda : kPieceWorkCpu;
+    const double per_instance = largest_point_work(cfg, recs); // the largest point's work per instance
     const double b = std::floor(budget / per_instance / 16.0) * 16.0;
     if (b < 16.0) return 16;
     return b >= static_cast<double>(cfg.run.instances) ? std::max<std::uint64_t>(cfg.run.instances, 1)
                                                        : static_cast<std::uint64_t>(b);
 }
 
+namespace {
+
+/// The end of the group of whole points that starts at point i (simulate_points): as many consecutive points as
+/// fit in `budget` (instance-rounds x row width, ProgressSpec::group_work), at most 4096 points and 2^23 stored
+/// values (64 MiB). Depends only on the config and the store's spec, so a resumed run groups alike.
+std::size_t group_end(const config::Config& cfg, const std::vector<PointRecord>& recs, std::size_t i, std::uint64_t N,
+                      double budget) {
+    double used = 0.0, values = 0.0;
+    std::size_t j = i;
+    while (j < recs.size() && j - i < 4096) {
+        const double nck = static_cast<double>(cfg.run.checkpoints), nd = static_cast<double>(recs[j].learner.diagnostic_names.size());
+        const double w = static_cast<double>(N) * point_work(cfg, recs, j), v = static_cast<double>(N) * (3.0 * nck + nd + 1.0) + nck;
+        if (j > i && (used + w > budget || values + v > 0x1p23)) break;
+        used += w;
+        values += v;
+        ++j;
+    }
+    return j;
+}
+
+/// A finished piece, or nothing (and a warning naming the damage) if it is damaged: it is then computed again.
+std::vector<PointOutcome> load_or_warn(const ProgressStore& store, const std::string& name,
+                                       const std::vector<ProgressStore::PieceShape>& shapes) {
+    try {
+        return store.load(name, shapes);
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "dpregret: warning: a finished piece is damaged and is computed again: " << e.what() << "\n";
+        return {};
+    }
+}
+
+} // namespace
+
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& o) {
     // The instances this process runs: [first, first + N), global ids (run_point_range maps them to RNG words).
     const std::uint64_t first = o.first_instance, N = o.instance_count ? o.instance_count : cfg.run.instances;
     check_instance_ids(first, N);
-    for (std::size_t i = 0; i < cfg.points.size(); ++i) {
-        const config::Point& p = cfg.points[i];
-        PointJob job = make_point_job(cfg.run, p, recs[i].learner, recs[i].adversary);
+    const auto job_for = [&](std::size_t k) {
+        PointJob job = make_point_job(cfg.run, cfg.points[k], recs[k].learner, recs[k].adversary);
         job.backend = o.backend;
         job.threads = o.threads;
         job.on_progress = o.on_progress;
         job.interrupted = o.interrupted;
+        return job;
+    };
+    for (std::size_t i = 0; i < cfg.points.size(); ++i) {
+        const config::Point& p = cfg.points[i];
+        PointJob job = job_for(i);
+        if (o.progress && N <= o.piece_instances) {
+            // Whole points, grouped: points [i, j) are saved as one piece (ProgressStore::group_name), so that a
+            // sweep of many small points writes two files per group, not several per point.
+            const std::size_t j = group_end(cfg, recs, i, N, o.progress->spec().group_work);
+            std::vector<PointJob> jobs;
+            std::vector<ProgressStore::PieceShape> shapes;
+            for (std::size_t k = i; k < j; ++k) {
+                jobs.push_back(k == i ? job : job_for(k));
+                shapes.push_back({k, N, jobs.back().shape.checkpoints.size(), recs[k].learner.diagnostic_names.size(),
+                                  cfg.points[k].per_instance});
+            }
+            const std::string name = ProgressStore::group_name(i);
+            std::vector<PointOutcome> loaded;
+            if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shapes);
+            if (!loaded.empty()) {
+                for (std::size_t k = i; k < j; ++k) {
+                    recs[k].outcome = std::move(loaded[k - i]);
+                    if (o.on_progress) o.on_progress(N * cfg.points[k].problem.T);
+                }
+            } else {
+                std::vector<const PointOutcome*> done;
+                for (std::size_t k = i; k < j; ++k) {
+                    recs[k].outcome = run_point_range(jobs[k - i], first, N);
+                    if (!recs[k].outcome.completed) return false;
+                    done.push_back(&recs[k].outcome);
+                }
+                o.progress->save(name, shapes, done);
+            }
+            for (std::size_t k = i; k < j; ++k) {
+                if (o.after_point) o.after_point(recs[k]);
+                else finish_point(recs[k]);
+            }
+            i = j - 1; // the loop's ++i moves to the next group
+            continue;
+        }
         if (o.progress) {
             // In pieces of B instances, each saved when done (or loaded, when resuming).
             const std::uint64_t B = o.piece_instances;
@@ -182,14 +292,18 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
             PointOutcome all;
             for (std::uint64_t b = 0; b * B < N; ++b) {
                 const std::uint64_t n = std::min(B, N - b * B);
+                const std::vector<ProgressStore::PieceShape> shape = {{i, n, nck, nd, p.per_instance}};
+                const std::string name = ProgressStore::piece_name(i, b);
+                std::vector<PointOutcome> loaded;
+                if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shape);
                 PointOutcome piece;
-                if (o.progress->has(i, b)) {
-                    piece = o.progress->load(i, b, n, nck, nd, p.per_instance);
+                if (!loaded.empty()) {
+                    piece = std::move(loaded[0]);
                     if (o.on_progress) o.on_progress(n * p.problem.T);
                 } else {
                     piece = run_point_range(job, first + b * B, n);
                     if (!piece.completed) return false;
-                    o.progress->save(i, b, piece, nd, p.per_instance);
+                    o.progress->save(name, shape, {&piece});
                 }
                 append_outcome(all, std::move(piece), p.per_instance);
             }

@@ -27,6 +27,10 @@ namespace dpr::cli {
 /// file hooks (host/engine/loss_file.hpp).
 config::ConfigInputs run_config_inputs();
 
+/// The files every point reads (the values of KeyType::Path keys: loss files), absolute, each once: what
+/// digest_inputs (host/engine/input_digest.hpp) makes part of a resumable run's or a shard's identity.
+std::vector<std::string> input_paths(const config::Config& cfg);
+
 /// What one process may hold of a point: instances [first, first + count) with 1 <= count <= 2^32 - 1 (the
 /// executors' 32-bit instance count; global ids go up to 2^52, in blocks of 32-bit RNG words, point_runner.hpp).
 /// Throws UsageError naming [run] instances and --shard / mpirun otherwise.
@@ -76,6 +80,10 @@ std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<
 /// Runs the points in order; after each, finish_point() checks that everything that would be written is
 /// finite (NonFiniteResult otherwise) and condenses it. Returns false if interrupted (the records are
 /// then incomplete).
+/// The work (instance-rounds x row width) of a group of whole points saved as one piece when every point fits in
+/// a piece: --piece-instances x the largest point's per-instance work, or the automatic piece's budget.
+double group_work_budget(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t piece, bool cuda);
+
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& options);
 
 } // namespace dpr::cli

@@ -1,5 +1,7 @@
 #include "host/engine/memory_estimate.hpp"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -166,6 +168,26 @@ std::uint64_t available_memory_bytes(std::string* source) {
         }
     }
     return avail;
+}
+
+std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t instances,
+                                bool shard) {
+    const std::uint64_t I = instances ? instances : cfg.run.instances;
+    std::uint64_t pieces = 0, outputs = 0;
+    for (std::size_t i = 0; i < recs.size() && i < cfg.points.size(); ++i) {
+        const std::uint64_t C = cfg.run.checkpoints, nd = recs[i].learner.diagnostic_names.size();
+        const std::uint64_t per_instance = 2 * C + (cfg.points[i].per_instance ? C : 0) + nd + 1;
+        pieces = sat_add(pieces, sat_add(sat_mul(8, sat_mul(I, per_instance)), 8 * C + 4096));
+        const std::uint64_t row = 24 * (2 + nd + cfg.points[i].swept.size()) + 16;
+        outputs = sat_add(outputs, sat_add(sat_mul(I, row), 400 * C + 4096));
+    }
+    return sat_add(shard ? sat_mul(2, pieces) : pieces, outputs);
+}
+
+std::uint64_t available_disk_bytes(const std::string& dir) {
+    struct statvfs st {};
+    if (::statvfs(dir.c_str(), &st) != 0) return 0;
+    return sat_mul(static_cast<std::uint64_t>(st.f_bavail), static_cast<std::uint64_t>(st.f_frsize));
 }
 
 } // namespace dpr

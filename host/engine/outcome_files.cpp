@@ -12,8 +12,8 @@ namespace dpr {
 std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
                                               bool per_instance_cmp) {
     const std::uint64_t n = o.instances, nck = o.checkpoints.size();
-    const std::vector<std::string> paths = {prefix + ".regret.npy", prefix + ".realized.npy", prefix + ".comparator.npy",
-                                            prefix + ".diagnostics.npy", prefix + ".nonfinite.npy"};
+    std::vector<std::string> paths;
+    for (const char* suffix : kOutcomeSuffixes) paths.push_back(prefix + suffix);
     io::write_npy(paths[0], {n, nck}, o.regret.data());
     io::write_npy(paths[1], {n, nck}, o.realized_regret.data());
     if (per_instance_cmp) io::write_npy(paths[2], {n, nck}, o.comparator.data());

@@ -15,6 +15,11 @@
 
 namespace dpr {
 
+/// The files write_outcome_arrays writes, after the prefix.
+inline constexpr const char* kOutcomeSuffixes[] = {".regret.npy", ".realized.npy", ".comparator.npy",
+                                                   ".diagnostics.npy", ".nonfinite.npy"};
+inline constexpr std::size_t kOutcomeArrays = sizeof kOutcomeSuffixes / sizeof kOutcomeSuffixes[0];
+
 /// Writes `o`'s arrays, each file atomically; returns the paths written.
 std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
                                               bool per_instance_cmp);

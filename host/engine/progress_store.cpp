@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/engine/outcome_files.hpp"
 #include "host/io/atomic_file.hpp"
+#include "host/io/durable.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
@@ -38,12 +38,14 @@ nlohmann::json read_json(const std::string& path) {
 
 } // namespace
 
-std::string ProgressStore::prefix(std::size_t point, std::uint64_t piece) const {
-    return (fs::path(dir_) / ("p" + std::to_string(point) + ".b" + std::to_string(piece))).string();
+std::string ProgressStore::piece_name(std::size_t point, std::uint64_t piece) {
+    return "p" + std::to_string(point) + ".b" + std::to_string(piece);
 }
 
-std::string ProgressStore::file(std::size_t point, std::uint64_t piece, const char* what) const {
-    return prefix(point, piece) + "." + what;
+std::string ProgressStore::group_name(std::size_t first_point) { return "g" + std::to_string(first_point); }
+
+std::string ProgressStore::file(const std::string& name, const char* ext) const {
+    return (fs::path(dir_) / (name + ext)).string();
 }
 
 bool ProgressStore::exists(const std::string& out_dir) {
@@ -58,6 +60,7 @@ ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSp
     std::error_code ec;
     fs::create_directory(s.dir_, ec);
     if (ec) throw io::IoError("cannot create " + s.dir_ + ": " + ec.message());
+    io::fsync_directory(out_dir);
     write_json((fs::path(s.dir_) / "spec.json").string(),
                {{"format", kFormat},
                 {"dpregret", {{"version", spec.version}, {"git_commit", spec.git_commit}}},
@@ -66,7 +69,9 @@ ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSp
                             {"overrides", spec.overrides}, {"resolved_toml", spec.resolved_toml}}},
                 {"backend_requested", spec.backend_requested},
                 {"instances_per_piece", spec.batch},
-                {"shard", spec.shard}});
+                {"group_work", spec.group_work},
+                {"shard", spec.shard},
+                {"inputs", inputs_json(spec.inputs)}});
     return s;
 }
 
@@ -100,7 +105,13 @@ ProgressStore ProgressStore::open(const std::string& out_dir) {
     s.spec_.resolved_toml = c.at("resolved_toml").get<std::string>();
     s.spec_.backend_requested = j.at("backend_requested").get<std::string>();
     s.spec_.batch = j.at("instances_per_piece").get<std::uint64_t>();
+    s.spec_.group_work = j.at("group_work").get<double>();
     s.spec_.shard = j.value("shard", "");
+    try {
+        s.spec_.inputs = inputs_from_json(j.at("inputs"), s.dir_ + "/spec.json");
+    } catch (const std::exception& e) {
+        throw std::invalid_argument("--resume " + out_dir + ": " + e.what());
+    }
     // Temporary files of the killed process (its pieces in flight): never complete, removed.
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(s.dir_, ec))
@@ -108,41 +119,135 @@ ProgressStore ProgressStore::open(const std::string& out_dir) {
     return s;
 }
 
-bool ProgressStore::has(std::size_t point, std::uint64_t piece) const {
+std::uint64_t ProgressStore::stored_bytes() const {
+    std::uint64_t n = 0;
     std::error_code ec;
-    return fs::exists(file(point, piece, "json"), ec);
+    for (const auto& e : fs::directory_iterator(dir_, ec))
+        if (e.is_regular_file(ec)) n += e.file_size(ec);
+    return n;
 }
 
-void ProgressStore::save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag,
-                         bool per_instance_cmp) const {
-    const std::uint64_t n = o.instances;
-    write_outcome_arrays(prefix(point, piece), o, ndiag, per_instance_cmp);
-    write_json(file(point, piece, "json"), {{"instances", n},
-                                           {"checkpoints", o.checkpoints},
-                                           {"backend", o.backend},
-                                           {"launch_policy", o.policy},
-                                           {"wall_seconds", o.wall_seconds}});
+std::size_t ProgressStore::finished_pieces() const {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name != "spec.json" && name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) ++n;
+    }
+    return n;
 }
 
-PointOutcome ProgressStore::load(std::size_t point, std::uint64_t piece, std::uint64_t instances, std::size_t ncheck,
-                                 std::size_t ndiag, bool per_instance_cmp) const {
-    const nlohmann::json j = read_json(file(point, piece, "json"));
-    PointOutcome o;
-    o.instances = j.at("instances").get<std::uint64_t>();
-    o.checkpoints = j.at("checkpoints").get<std::vector<std::uint64_t>>();
-    o.backend = j.at("backend").get<std::string>();
-    o.policy = j.at("launch_policy").get<std::string>();
-    o.wall_seconds = j.at("wall_seconds").get<double>();
-    o.completed = true;
-    if (o.instances != instances || o.checkpoints.size() != ncheck)
-        throw std::invalid_argument(file(point, piece, "json") + ": the piece does not fit the run (" +
-                                    std::to_string(o.instances) + " instances, expected " + std::to_string(instances) + ")");
+bool ProgressStore::has(const std::string& name) const {
+    std::error_code ec;
+    return fs::exists(file(name, ".json"), ec);
+}
+
+namespace {
+
+/// The values a piece stores of one point, in the order written: regret, realized, comparator, diagnostics,
+/// first non-finite round (host/engine/outcome_files.hpp's arrays).
+std::uint64_t piece_values(const ProgressStore::PieceShape& s) {
+    const std::uint64_t n = s.instances, c = s.ncheck;
+    return 2 * n * c + (s.per_instance_cmp ? n * c : c) + n * s.ndiag + n;
+}
+
+} // namespace
+
+void ProgressStore::save(const std::string& name, const std::vector<PieceShape>& shapes,
+                         const std::vector<const PointOutcome*>& outcomes) const {
+    std::uint64_t total = 0;
+    for (const PieceShape& sh : shapes) total += piece_values(sh);
+    const std::string array = file(name, ".npy");
+    {
+        io::AtomicFile f(array);
+        io::NpyWriter npy(f.stream(), {total});
+        for (std::size_t k = 0; k < shapes.size(); ++k) {
+            const PieceShape& sh = shapes[k];
+            const PointOutcome& o = *outcomes[k];
+            const std::uint64_t n = sh.instances, c = sh.ncheck;
+            npy.write(o.regret.data(), n * c);
+            npy.write(o.realized_regret.data(), n * c);
+            npy.write(o.comparator.data(), sh.per_instance_cmp ? n * c : c);
+            npy.write(o.diagnostics.data(), n * sh.ndiag);
+            const std::vector<double> bad(o.first_nonfinite_round.begin(), o.first_nonfinite_round.end()); // < 2^53
+            npy.write(bad.data(), n);
+        }
+        npy.finish();
+        f.check();
+        f.commit();
+    }
+    const io::FileDigest d = io::digest_file(array);
+    nlohmann::json entries = nlohmann::json::array();
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+        const PointOutcome& o = *outcomes[k];
+        entries.push_back({{"point", shapes[k].point},
+                           {"instances", shapes[k].instances},
+                           {"checkpoints", o.checkpoints},
+                           {"backend", o.backend},
+                           {"launch_policy", o.policy},
+                           {"wall_seconds", o.wall_seconds}});
+    }
+    write_json(file(name, ".json"), {{"points", entries}, {"values", total}, {"bytes", d.bytes}, {"crc32", d.crc_text()}});
+}
+
+std::vector<PointOutcome> ProgressStore::load(const std::string& name, const std::vector<PieceShape>& shapes) const {
+    const std::string marker = file(name, ".json"), array = file(name, ".npy");
+    std::vector<PointOutcome> out;
     try {
-        read_outcome_arrays(prefix(point, piece), instances, ncheck, ndiag, per_instance_cmp, o);
-    } catch (const std::runtime_error& e) {
+        const nlohmann::json j = read_json(marker);
+        const nlohmann::json& entries = j.at("points");
+        std::uint64_t total = 0;
+        for (const PieceShape& sh : shapes) total += piece_values(sh);
+        if (entries.size() != shapes.size() || j.at("values").get<std::uint64_t>() != total)
+            throw std::invalid_argument(marker + ": the piece does not fit the run (" + std::to_string(entries.size()) +
+                                        " point(s), " + j.at("values").dump() + " values; expected " +
+                                        std::to_string(shapes.size()) + " and " + std::to_string(total) + ")");
+        io::FileDigest want;
+        want.bytes = j.at("bytes").get<std::uint64_t>();
+        want.crc32 = io::parse_crc_text(j.at("crc32").get<std::string>(), marker);
+        io::check_digest(array, want);
+        const io::NpyArray a = io::read_npy(array);
+        if (a.shape != io::Shape{total})
+            throw std::invalid_argument(array + ": shape " + io::shape_string(a.shape) + ", expected (" +
+                                        std::to_string(total) + ",)");
+        const double* v = a.values.data();
+        const auto take = [&v](std::uint64_t n) {
+            std::vector<double> x(v, v + n);
+            v += n;
+            return x;
+        };
+        for (std::size_t k = 0; k < shapes.size(); ++k) {
+            const PieceShape& sh = shapes[k];
+            const nlohmann::json& e = entries[k];
+            PointOutcome o;
+            o.instances = e.at("instances").get<std::uint64_t>();
+            o.checkpoints = e.at("checkpoints").get<std::vector<std::uint64_t>>();
+            if (e.at("point").get<std::size_t>() != sh.point || o.instances != sh.instances ||
+                o.checkpoints.size() != sh.ncheck)
+                throw std::invalid_argument(marker + ": entry " + std::to_string(k) + " is not point " +
+                                            std::to_string(sh.point) + " with " + std::to_string(sh.instances) +
+                                            " instances at " + std::to_string(sh.ncheck) + " checkpoints");
+            o.backend = e.at("backend").get<std::string>();
+            o.policy = e.at("launch_policy").get<std::string>();
+            o.wall_seconds = e.at("wall_seconds").get<double>();
+            o.completed = true;
+            const std::uint64_t n = sh.instances, c = sh.ncheck;
+            o.regret = take(n * c);
+            o.realized_regret = take(n * c);
+            o.comparator = take(sh.per_instance_cmp ? n * c : c);
+            o.diagnostics = take(n * sh.ndiag);
+            const std::vector<double> bad = take(n);
+            o.first_nonfinite_round.assign(bad.begin(), bad.end());
+            out.push_back(std::move(o));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(marker + ": damaged (" + std::string(e.what()) + ")");
+    } catch (const std::invalid_argument&) {
+        throw;
+    } catch (const std::runtime_error& e) { // io::IoError
         throw std::invalid_argument(e.what());
     }
-    return o;
+    return out;
 }
 
 void ProgressStore::remove() const noexcept {

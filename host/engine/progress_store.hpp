@@ -1,16 +1,23 @@
 #pragma once
 // Resumable runs (issue 11 item 4; docs/OUTPUTS.md "Resume"): a run keeps, in <out>/.progress/, every finished
 // piece of work -- instances [b B, (b + 1) B) of one point -- as the per-instance arrays its outputs are computed
-// from, each piece written atomically and marked done by a small JSON file written after its arrays. A run killed
+// from (one array file per piece), each piece written atomically and marked done by a small JSON file written after
+// its array. A sweep whose points each fit in a piece saves groups of whole points instead (group_name), so that
+// 10^4 small points make a few dozen files, not six per point. A run killed
 // at any moment (SIGKILL included) is continued by `dpregret run --resume DIR`, which reloads the config the run
 // was started from, loads the finished pieces and runs only the others. An instance's numbers depend only on
 // (config, instance id), so the result files are byte-identical to an uninterrupted run's. B is chosen so that a
 // piece is a bounded amount of work (at most ~1 minute on the development VM) and recorded in spec.json, so a
 // resumed run cuts the points the same way. .progress is removed once run.json is in place.
+//
+// Every file is written durably (io::AtomicFile: fsync, rename, fsync of the directory), and a piece's marker
+// records the size and CRC-32 of each of its arrays: a piece whose marker or arrays are torn, truncated or
+// damaged fails load() and is computed again by the resumed run; it never costs the other pieces.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "host/engine/input_digest.hpp"
 #include "host/engine/point_runner.hpp"
 
 namespace dpr {
@@ -22,10 +29,12 @@ struct ProgressSpec {
     std::vector<std::string> overrides;
     std::string resolved_toml;
     std::uint64_t batch = 0;          ///< instances per piece
+    double group_work = 0;            ///< work (instance-rounds x row width) of a group of whole points
     std::string shard;                ///< "I/K" for a shard (--shard), "" for a whole run
     std::string backend_requested;
     std::string version, git_commit;
     int layout = 0;                   ///< rng::kStreamLayout
+    std::vector<InputFile> inputs;    ///< the loss files read, with their contents' digests
 };
 
 class ProgressStore {
@@ -41,19 +50,36 @@ class ProgressStore {
     static bool exists(const std::string& out_dir);
 
     const ProgressSpec& spec() const { return spec_; }
-    bool has(std::size_t point, std::uint64_t piece) const;
-    /// Saves a finished piece (its arrays, then the done marker).
-    void save(std::size_t point, std::uint64_t piece, const PointOutcome& o, std::size_t ndiag,
-              bool per_instance_cmp) const;
-    /// Loads a finished piece: `instances` rows (per_instance_cmp: the comparator has a row per instance).
-    PointOutcome load(std::size_t point, std::uint64_t piece, std::uint64_t instances, std::size_t ncheck,
-                      std::size_t ndiag, bool per_instance_cmp) const;
+
+    /// What a piece holds of one point, as load() must find it.
+    struct PieceShape {
+        std::size_t point = 0;
+        std::uint64_t instances = 0;
+        std::size_t ncheck = 0, ndiag = 0;
+        bool per_instance_cmp = false; ///< the comparator has a row per instance
+    };
+    /// "p<point>.b<piece>": instances [piece B, (piece + 1) B) of a point larger than a piece.
+    static std::string piece_name(std::size_t point, std::uint64_t piece);
+    /// "g<first>": the whole points [first, first + n) of a run whose points each fit in a piece.
+    static std::string group_name(std::size_t first_point);
+
+    bool has(const std::string& name) const;
+    /// The bytes of the files in the store.
+    std::uint64_t stored_bytes() const;
+    /// The number of finished pieces (done markers) in the store.
+    std::size_t finished_pieces() const;
+    /// Saves a finished piece: one array file <name>.npy (every outcome's arrays, concatenated in the order of
+    /// host/engine/outcome_files.hpp), then the done marker <name>.json with the file's size and CRC-32.
+    void save(const std::string& name, const std::vector<PieceShape>& shapes,
+              const std::vector<const PointOutcome*>& outcomes) const;
+    /// Loads a finished piece, one outcome per shape. Throws std::invalid_argument naming the file and the damage
+    /// when the marker or the array file does not match what was written (the caller computes the piece again).
+    std::vector<PointOutcome> load(const std::string& name, const std::vector<PieceShape>& shapes) const;
     /// Removes .progress (after run.json is in place).
     void remove() const noexcept;
 
   private:
-    std::string prefix(std::size_t point, std::uint64_t piece) const; ///< of its arrays (outcome_files.hpp)
-    std::string file(std::size_t point, std::uint64_t piece, const char* what) const;
+    std::string file(const std::string& name, const char* ext) const;
     std::string dir_;
     ProgressSpec spec_;
 };

@@ -11,6 +11,7 @@
 
 #include "host/engine/outcome_files.hpp"
 #include "host/io/atomic_file.hpp"
+#include "host/io/durable.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
@@ -85,7 +86,8 @@ std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& 
 }
 
 void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
-                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count) {
+                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count,
+                          const std::vector<InputFile>& inputs) {
     using nlohmann::json;
     const BuildInfo& b = build_info();
     json j;
@@ -109,13 +111,21 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
     j["started_at"] = meta.started_at;
     j["wall_seconds"] = meta.wall_seconds;
     j["memory_estimate_bytes"] = meta.memory_estimate_bytes;
+    j["inputs"] = inputs_json(inputs);
     json points = json::array();
-    for (const PointRecord& r : recs)
+    for (const PointRecord& r : recs) {
+        json files = json::object();
+        for (const char* suffix : kOutcomeSuffixes) {
+            const io::FileDigest d = io::digest_file(point_prefix(dir, r.point->index) + suffix);
+            files[suffix] = {{"bytes", d.bytes}, {"crc32", d.crc_text()}};
+        }
         points.push_back({{"point", r.point->index},
                           {"backend", r.outcome.backend},
                           {"launch_policy", r.outcome.policy},
                           {"wall_seconds", r.outcome.wall_seconds},
-                          {"checkpoints", r.outcome.checkpoints}});
+                          {"checkpoints", r.outcome.checkpoints},
+                          {"files", files}});
+    }
     j["points"] = points;
     io::AtomicFile f((std::filesystem::path(dir) / "shard.json").string());
     f.stream() << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
@@ -146,9 +156,12 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
         if (j.at("config").at("resolved_toml") != j0.at("config").at("resolved_toml"))
             throw ShardError(who + "ran a different configuration than " + dirs[0] +
                              " (config.resolved_toml of shard.json differs: other keys, values or seed)");
-        if (j.at("config").at("absolute_path") != j0.at("config").at("absolute_path") ||
-            j.at("config").at("overrides") != j0.at("config").at("overrides"))
-            throw ShardError(who + "was started from another config file or --set overrides than " + dirs[0]);
+        // The resolved TOML decides the results; the config's path and the spelling of --set do not.
+        const std::string changed = input_change(inputs_from_json(j0.at("inputs"), dirs[0] + "/shard.json"),
+                                                 inputs_from_json(j.at("inputs"), who + "shard.json"));
+        if (!changed.empty())
+            throw ShardError(who + "read other input files than " + dirs[0] + ": " + changed +
+                             " between the two shards; shards of different inputs cannot be merged");
         const std::uint64_t kk = j.at("shard").at("count").get<std::uint64_t>();
         if (kk != k)
             throw ShardError(who + "is one of " + std::to_string(kk) + " shards, " + dirs[0] + " one of " + std::to_string(k));
@@ -157,6 +170,20 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
         if (slot[i] >= 0)
             throw ShardError(who + "is shard " + std::to_string(i) + "/" + std::to_string(k) + ", as is " +
                              dirs[static_cast<std::size_t>(slot[i])]);
+        // The instance range must be the one shard i of k has: an edited range would leave gaps or overlaps.
+        const std::uint64_t N = j0.at("shard").at("total_instances").get<std::uint64_t>();
+        if (j.at("shard").at("total_instances").get<std::uint64_t>() != N)
+            throw ShardError(who + "is a shard of " + j.at("shard").at("total_instances").dump() + " instances, " +
+                             dirs[0] + " of " + std::to_string(N));
+        std::uint64_t first = 0, count = 0;
+        shard_range(ShardSpec{i, k}, N, &first, &count);
+        if (j.at("shard").at("first_instance").get<std::uint64_t>() != first ||
+            j.at("shard").at("instances").get<std::uint64_t>() != count)
+            throw ShardError(who + "shard.json says instances [" + j.at("shard").at("first_instance").dump() + ", +" +
+                             j.at("shard").at("instances").dump() + "), but shard " + std::to_string(i) + "/" +
+                             std::to_string(k) + " of " + std::to_string(N) + " instances holds [" +
+                             std::to_string(first) + ", +" + std::to_string(count) +
+                             "): the shards would not tile the run's instances exactly (shard.json was edited)");
         slot[i] = static_cast<std::ptrdiff_t>(s);
     }
     std::string missing;
@@ -218,6 +245,21 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
         }
         o.wall_seconds += pj->at("wall_seconds").get<double>();
         pieces.push_back({point_prefix(dir, p), j.at("shard").at("instances").get<std::uint64_t>()});
+        try { // every array exactly as the shard wrote it: no flipped bit, no swapped or truncated file
+            const nlohmann::json& files = pj->at("files");
+            for (const char* suffix : kOutcomeSuffixes) {
+                const nlohmann::json& d = files.at(suffix);
+                io::FileDigest want;
+                want.bytes = d.at("bytes").get<std::uint64_t>();
+                want.crc32 = io::parse_crc_text(d.at("crc32").get<std::string>(), dir + "/shard.json");
+                io::check_digest(pieces.back().prefix + suffix, want);
+            }
+        } catch (const nlohmann::json::exception& e) {
+            throw ShardError(dir + "/shard.json: point " + std::to_string(p) + ": its array checksums are damaged (" +
+                             e.what() + ")");
+        } catch (const io::IoError& e) {
+            throw ShardError(std::string(e.what()) + "; run this shard again");
+        }
         if (!r.point->per_instance) {
             std::vector<double> cmp;
             try {

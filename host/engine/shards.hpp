@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "host/config/config.hpp"
+#include "host/engine/input_digest.hpp"
 #include "host/engine/outputs.hpp"
 
 namespace dpr {
@@ -47,9 +48,11 @@ struct ShardError : std::runtime_error {
 /// them from the record; returns the paths written.
 std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r);
 
-/// Writes shard.json last: the shard is complete.
+/// Writes shard.json last: the shard is complete. It records the size and CRC-32 of every point's arrays (read back
+/// from `dir`) and the digests of the run's input files, which merge verifies.
 void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
-                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count);
+                          const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count,
+                          const std::vector<InputFile>& inputs);
 
 /// What merge needs from a set of shards, after checking that they belong together.
 struct ShardSet {
@@ -64,7 +67,8 @@ struct ShardSet {
 };
 
 /// Reads shard.json of every directory and checks that they are the k shards of one run of this binary's
-/// version and layout (ShardError with the reason otherwise).
+/// version and layout: the same resolved configuration (however its --set overrides were spelled), the same input
+/// file contents, and instance ranges that tile [0, N) exactly (ShardError with the reason otherwise).
 ShardSet read_shards(const std::vector<std::string>& dirs);
 
 /// One shard's arrays of one point: host/engine/outcome_files.hpp's files under `prefix`.
@@ -74,8 +78,9 @@ struct ShardPiece {
 };
 
 /// Reads what every shard's shard.json says of point r (checkpoints, backend, launch policy, wall time) into
-/// r.outcome, with the shared comparator when the sequence is shared (checked equal across the shards), and
-/// returns where each shard's arrays are, in instance order. ShardError if the shards disagree.
+/// r.outcome, with the shared comparator when the sequence is shared (checked equal across the shards), verifies
+/// the size and checksum of each of the point's arrays, and returns where each shard's arrays are, in instance
+/// order. ShardError if the shards disagree or an array is not what its shard wrote.
 std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r);
 
 /// Fills every record's outcome with the shards' per-instance values, concatenated in instance order (the

@@ -69,6 +69,15 @@ bool stale_temp(const std::string& name) {
     return false;
 }
 
+/// Removes the stale temporary files in `dir`, recording their names.
+void remove_stale(const std::string& dir, std::vector<std::string>& removed) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.is_regular_file(ec) && stale_temp(name) && fs::remove(e.path(), ec)) removed.push_back(name);
+    }
+}
+
 } // namespace
 
 OutputDirectory OutputDirectory::open(const std::string& dir) {
@@ -79,11 +88,11 @@ OutputDirectory OutputDirectory::open(const std::string& dir) {
         throw IoError("--out " + dir + " already holds a complete run (run.json); choose another directory");
     create_path(dir, out.created_);
     try {
+        out.lock_ = DirectoryLock::acquire(dir, "--out");
+        if (fs::exists(fs::path(dir) / "run.json", ec)) // completed while this process waited for the lock
+            throw IoError("--out " + dir + " already holds a complete run (run.json); choose another directory");
         probe(dir);
-        for (const auto& e : fs::directory_iterator(dir, ec)) {
-            const std::string name = e.path().filename().string();
-            if (e.is_regular_file(ec) && stale_temp(name) && fs::remove(e.path(), ec)) out.stale_.push_back(name);
-        }
+        remove_stale(dir, out.stale_);
     } catch (...) {
         out.remove_created();
         throw;
@@ -101,6 +110,7 @@ OutputDirectory OutputDirectory::create_unique(const std::string& parent, const 
             if (fs::create_directory(p, ec)) { // false, no error: it exists (another run's): try the next
                 out.path_ = p.string();
                 out.created_.push_back(out.path_);
+                out.lock_ = DirectoryLock::acquire(out.path_, "--out");
                 probe(p);
                 return out;
             }
@@ -113,7 +123,19 @@ OutputDirectory OutputDirectory::create_unique(const std::string& parent, const 
     }
 }
 
-void OutputDirectory::remove_created() const noexcept {
+OutputDirectory OutputDirectory::resume(const std::string& dir, const std::string& what) {
+    OutputDirectory out;
+    out.path_ = dir;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw IoError(what + " " + dir + ": " + (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+    out.lock_ = DirectoryLock::acquire(dir, what);
+    remove_stale(dir, out.stale_);
+    return out;
+}
+
+void OutputDirectory::remove_created() noexcept {
+    lock_.release(); // its file would keep a created directory from being empty
     std::error_code ec;
     for (auto it = created_.rbegin(); it != created_.rend(); ++it)
         if (fs::is_empty(*it, ec) && !ec) fs::remove(*it, ec);

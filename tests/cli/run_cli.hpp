@@ -86,7 +86,7 @@ inline CliResult run_cli(const TempDir& dir, const std::string& args, const std:
     return r;
 }
 
-/// A `dpregret run CONFIG --out OUT --quiet` blocked inside its output writing: its summary.csv.tmp.<pid> is a
+/// A `dpregret run CONFIG --out OUT --quiet [extra...]` blocked inside its output writing: its summary.csv.tmp.<pid> is a
 /// FIFO (made by the child before it execs, so the pid is the run's) that the test holds open and does not read,
 /// so the run fills the pipe and waits there. pid < 0 if that state was not reached.
 struct BlockedWriter {
@@ -95,7 +95,8 @@ struct BlockedWriter {
     std::string fifo;  ///< its path
 };
 
-inline BlockedWriter run_blocked_in_output(const TempDir& dir, const std::string& config, const std::string& out_name) {
+inline BlockedWriter run_blocked_in_output(const TempDir& dir, const std::string& config, const std::string& out_name,
+                                           std::vector<std::string> extra = {}) {
     BlockedWriter w;
     std::filesystem::create_directories(dir.file(out_name));
     const std::string out = dir.file(out_name);
@@ -108,8 +109,12 @@ inline BlockedWriter run_blocked_in_output(const TempDir& dir, const std::string
         ::dup2(null, 1);
         ::dup2(null, 2);
         const std::string bin = binary();
-        ::execl(bin.c_str(), bin.c_str(), "run", config.c_str(), "--out", out_name.c_str(), "--quiet",
-                static_cast<char*>(nullptr));
+        std::vector<std::string> words = {bin, "run", config, "--out", out_name, "--quiet"};
+        words.insert(words.end(), extra.begin(), extra.end());
+        std::vector<char*> argv;
+        for (std::string& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        ::execv(bin.c_str(), argv.data());
         ::_exit(92);
     }
     w.pid = pid;
