@@ -290,9 +290,7 @@ void add_audit_command(CLI::App& app) {
     cmd->add_flag("--save-statistic", opts->save_statistic,
                   "also write statistic.npy (every trial's statistic: 2 x trials doubles, 1.6 GB at 1e8 trials per "
                   "side); without it the evaluation trials are counted and never stored");
-    cmd->add_option("--memory-limit", opts->memory_limit,
-                    "refuse an audit whose estimated peak memory exceeds this: auto (default: the memory available "
-                    "now), none, or a size such as 16G");
+    add_memory_limit_option(cmd, opts->memory_limit, "an audit");
     cmd->add_flag("--allow-planted", opts->allow_planted,
                   "allow [audit] planted: run a learner with a planted privacy bug that still claims the correct eps "
                   "(to check that the auditor catches it)");

@@ -3,10 +3,13 @@
 
 #include <chrono>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 
 #include "host/cli/errors.hpp"
 #include "host/cli/run_pipeline.hpp"
 #include "host/config/config.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "host/engine/merge_streamed.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/engine/shards.hpp"
@@ -24,7 +27,29 @@ struct MergeOptions {
     bool bounded_memory = false;
     std::uint64_t read_rows = 0;
     std::size_t select_mib = kSelectBytes >> 20;
+    std::string memory_limit;
 };
+
+/// The in-memory merge's peak: one point's per-instance values, read and concatenated (twice), and every point's
+/// final regrets and diagnostics kept for the output (docs/SCALING.md "Memory of the merge").
+MemoryEstimate estimate_merge_memory(const config::Config& cfg, const std::vector<PointRecord>& recs) {
+    const std::uint64_t N = cfg.run.instances, C = cfg.run.checkpoints + 1;
+    std::uint64_t peak = 0, retained = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+        const std::uint64_t nd = recs[i].learner.diagnostic_names.size();
+        const std::uint64_t point = sat_mul(16, sat_mul(N, 2 * C + (cfg.points[i].per_instance ? C : 0) + nd + 1));
+        if (point > peak) peak = point, at = i;
+        retained = sat_add(retained, sat_mul(8, sat_mul(N, 2 + nd)));
+    }
+    MemoryEstimate e;
+    e.host_bytes = sat_add(peak, retained);
+    e.terms.push_back({"every instance's values of point " + std::to_string(at) + ", read and joined: " +
+                           std::to_string(N) + " instances", peak});
+    e.terms.push_back({"final regrets and diagnostics of " + std::to_string(recs.size()) + " point(s) kept for the output",
+                       retained});
+    return e;
+}
 
 void merge_command(const MergeOptions& o) {
     const InterruptScope interrupt_scope;
@@ -45,6 +70,12 @@ void merge_command(const MergeOptions& o) {
         throw UsageError(set.config_path + " has changed since the shards ran (its resolved TOML differs from "
                          "shard.json's); merge needs the file the shards were started from");
     std::vector<PointRecord> recs = resolve_points(cfg);
+    const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
+    if (!o.bounded_memory)
+        check_memory(estimate_merge_memory(cfg, recs), memory_limit, 0,
+                     "Merge with dpregret merge --bounded-memory, which holds none of them and writes the same bytes "
+                     "(docs/SCALING.md); --memory-limit none merges in memory anyway.",
+                     "merge");
     io::OutputDirectory out;
     try {
         out = io::OutputDirectory::open(o.out);
@@ -74,6 +105,11 @@ void merge_command(const MergeOptions& o) {
             std::cerr << "dpregret: interrupted; no results were written\n";
             throw Interrupted(interrupt_signal());
         }
+    } catch (const std::bad_alloc&) {
+        out.remove_created();
+        throw std::runtime_error("out of memory while merging in memory; no results were written. Merge with "
+                                 "dpregret merge --bounded-memory, which holds no point's values in memory and writes "
+                                 "the same bytes (docs/SCALING.md)");
     } catch (...) {
         out.remove_created();
         throw;
@@ -110,6 +146,7 @@ void add_merge_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
         ->needs(bounded);
+    add_memory_limit_option(cmd, opts->memory_limit, "an in-memory merge");
     cmd->add_flag("--quiet", opts->quiet, "no closing line");
     cmd->footer("\nExample:\n  for i in 0 1 2; do dpregret run experiments/quickstart.toml --shard $i/3 --out s$i; done\n"
                 "  dpregret merge s0 s1 s2 --out merged\n"

@@ -427,9 +427,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--shard", opts->shard,
                     "I/K: run only shard I of K (instances [I*N/K, (I+1)*N/K) of every point) and write a shard "
                     "directory; `dpregret merge` joins the K shards into the outputs of the unsharded run, byte for byte");
-    cmd->add_option("--memory-limit", opts->memory_limit,
-                    "refuse a run whose estimated peak memory exceeds this: auto (default: the memory "
-                    "available now), none, or a size such as 16G");
+    add_memory_limit_option(cmd, opts->memory_limit, "a run");
     cmd->footer(
         "\nOutputs (in --out): summary.csv (one row per point and checkpoint: mean, std, sem and quantiles "
         "of\n"

@@ -152,15 +152,22 @@ MemoryLimit parse_memory_limit(const std::string& text) {
     return m;
 }
 
-void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64_t device_bytes) {
+void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what) {
+    cmd->add_option("--memory-limit", into,
+                    "refuse " + what + " whose estimated peak memory exceeds this: auto (default: the memory "
+                    "available now), none, or a size such as 16G");
+}
+
+void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64_t device_bytes,
+                  const std::string& advice_given, const std::string& what) {
     std::string terms;
     for (const MemoryTerm& t : e.terms)
         if (t.bytes > 0) terms += "\n  " + human_bytes(t.bytes) + "  " + t.what;
-    const std::string advice =
+    const std::string advice = !advice_given.empty() ? "\n" + advice_given :
         "\nReduce [run] instances, [adversary] d, [run] checkpoints or the number of points (or split the sweep "
         "into several runs); --memory-limit none runs it anyway.";
     if (limit.check && limit.bytes > 0 && e.host_bytes > limit.bytes)
-        throw UsageError("this run needs about " + human_bytes(e.host_bytes) + " of memory, but " +
+        throw UsageError("this " + what + " needs about " + human_bytes(e.host_bytes) + " of memory, but " +
                          human_bytes(limit.bytes) + " is available (" + limit.source + "). The largest parts:" +
                          terms + advice);
     if (limit.check && device_bytes > 0 && e.device_bytes > device_bytes)

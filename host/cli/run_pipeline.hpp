@@ -11,6 +11,8 @@
 // Everything here that rejects input throws UsageError (exit code 2) with a message that names the
 // key and its valid range, before anything is simulated.
 #include <cstdint>
+
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -52,11 +54,16 @@ struct MemoryLimit {
     std::string source;       ///< where the limit comes from, for the message
 };
 MemoryLimit parse_memory_limit(const std::string& text);
+/// The --memory-limit option of `run`, `audit` and `merge` ("refuse a(n) <what> whose estimated peak memory ...").
+void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what);
 
 /// Refuses (UsageError, exit 2) a run whose estimated peak memory exceeds the limit, with the estimate,
 /// its largest terms and the keys that drive them. Also refuses device memory above `device_bytes`
 /// (the GPU's, 0 = not checked).
-void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::uint64_t device_bytes = 0);
+/// `advice` ends the message (what to change; by default a run's keys and --memory-limit none); `what` names
+/// the command's work ("run", "merge").
+void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::uint64_t device_bytes = 0,
+                  const std::string& advice = "", const std::string& what = "run");
 
 struct SimulateOptions {
     Backend backend = Backend::Cpu;

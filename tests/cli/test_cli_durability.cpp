@@ -326,6 +326,25 @@ TEST(CliDurability, AFailureWhileWritingTheOutputsKeepsTheFinishedPieces) {
     EXPECT_EQ(slurp(dir.file("out/summary.csv")), slurp(dir.file("full/summary.csv")));
 }
 
+// An in-memory merge that would not fit is refused with its estimate and pointed to --bounded-memory, which
+// then merges under the same limit to the same bytes.
+TEST(CliDurability, AMergeThatWouldNotFitInMemoryPointsToBoundedMemory) {
+    TempDir dir;
+    dir.write("c.toml", kShardConfig);
+    ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
+    for (int i = 0; i < 2; ++i)
+        ASSERT_EQ(run_cli(dir, "run c.toml --quiet --shard " + std::to_string(i) + "/2 --out s" + std::to_string(i)).rc, 0);
+    const CliResult r = run_cli(dir, "merge s0 s1 --out m --quiet --memory-limit 2K");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "this merge needs about")) << r.err;
+    EXPECT_TRUE(contains(r.err, "every instance's values of point")) << r.err;
+    EXPECT_TRUE(contains(r.err, "dpregret merge --bounded-memory")) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("m")));
+    const CliResult b = run_cli(dir, "merge s0 s1 --out m --quiet --memory-limit 2K --bounded-memory");
+    ASSERT_EQ(b.rc, 0) << b.err;
+    EXPECT_EQ(slurp(dir.file("m/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
+}
+
 // A run whose pieces and results cannot fit in the free space of its directory is refused before it simulates
 // anything (here 64 points x 2^32 - 1 instances x 1024 checkpoints: petabytes), and leaves no directory behind.
 TEST(CliDurability, ARunThatCannotFitOnTheDiskIsRefusedBeforeItStarts) {
