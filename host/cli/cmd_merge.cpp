@@ -43,11 +43,13 @@ MemoryEstimate estimate_merge_memory(const config::Config& cfg, const std::vecto
         retained = sat_add(retained, sat_mul(8, sat_mul(N, 2 + nd)));
     }
     MemoryEstimate e;
-    e.host_bytes = sat_add(peak, retained);
+    const std::uint64_t resident = resident_memory_bytes();
+    e.host_bytes = sat_add(sat_add(peak, retained), resident);
     e.terms.push_back({"every instance's values of point " + std::to_string(at) + ", read and joined: " +
                            std::to_string(N) + " instances", peak});
     e.terms.push_back({"final regrets and diagnostics of " + std::to_string(recs.size()) + " point(s) kept for the output",
                        retained});
+    e.terms.push_back({"held already: the config and the shards' manifests", resident});
     return e;
 }
 

@@ -249,6 +249,9 @@ void run_command(const RunOptions& o) {
         throw;
     }
     if (ranked && root) (void)mpi::broadcast(1);
+    // A second signal ends the process at once: it still removes the lock file and the directory if this run
+    // created it and it is empty; an MPI rank then exits with 128 + the signal for the launcher to report.
+    set_interrupt_cleanup(out.lock_path(), out.created_leaf(), ranked);
     const std::string& dir = out.path();
     for (const std::string& name : out.removed_stale())
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
@@ -304,7 +307,10 @@ void run_command(const RunOptions& o) {
         if (ranked) {
             run_spec.interrupted = [&] {
                 if (!interrupted()) return false;
-                if (root) std::cerr << "dpregret: interrupted; no results were written\n";
+                if (root) {
+                    std::cerr << "dpregret: interrupted; no results were written\n";
+                    out.remove_created(); // an MPI run keeps no pieces: nothing of it stays
+                }
                 mpi::abort(128 + interrupt_signal()); // the other ranks would wait for this one forever
             };
             // Rank 0 gathers every rank's per-instance values in rank (= instance) order, then condenses the
@@ -340,6 +346,7 @@ void run_command(const RunOptions& o) {
             if (!ranked) throw;
             // One rank failed (a non-finite result, a device error): end them all, or the others wait forever.
             std::cerr << "dpregret: error (rank " << W.rank << "): " << e.what() << "\n";
+            if (root) out.remove_created();
             mpi::abort(dynamic_cast<const UsageError*>(&e) ? kExitUsage : kExitFailure);
         }
         if (ranked && !root) return; // rank 0 writes the results

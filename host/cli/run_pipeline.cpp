@@ -123,6 +123,11 @@ MemoryLimit parse_memory_limit(const std::string& text) {
     if (text.empty() || text == "auto") {
         m.bytes = available_memory_bytes(&m.source);
         if (m.bytes == 0) m.source = "unknown";
+        else { // the estimates count what this process holds already (resident_memory_bytes)
+            const std::uint64_t held = resident_memory_bytes();
+            m.bytes = sat_add(m.bytes, held);
+            m.source += ", plus the " + human_bytes(held) + " this process holds";
+        }
         return m;
     }
     if (text == "none") {

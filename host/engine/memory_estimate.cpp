@@ -1,6 +1,7 @@
 #include "host/engine/memory_estimate.hpp"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -110,7 +111,8 @@ MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<
     const std::string label = point_label(pr);
     // On the GPU the state and the checkpoint buffers of the running point are device memory.
     const std::uint64_t host_transient = cuda ? peak_mem.transient - peak_mem.state : peak_mem.transient;
-    e.host_bytes = sat_add(sat_add(retained, host_transient), outputs);
+    const std::uint64_t resident = resident_memory_bytes();
+    e.host_bytes = sat_add(sat_add(sat_add(retained, host_transient), outputs), resident);
     if (cuda) e.device_bytes = peak_mem.state;
     e.terms.push_back({std::string(cuda ? "device " : "") + "learner state of " + label + ": [run] instances = " +
                            std::to_string(I) + " x " + human_bytes(pr.learner.state_bytes),
@@ -120,6 +122,7 @@ MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<
                            std::to_string(I) + " instances",
                        retained});
     e.terms.push_back({"run.json", outputs});
+    e.terms.push_back({"held already: the config and its " + std::to_string(recs.size()) + " resolved point(s)", resident});
     std::stable_sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
     return e;
 }
@@ -140,6 +143,14 @@ bool read_number(const char* path, std::uint64_t& out) {
 }
 
 } // namespace
+
+std::uint64_t resident_memory_bytes() {
+    std::ifstream in("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    if (!(in >> size >> resident)) return 0;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    return sat_mul(resident, page > 0 ? static_cast<std::uint64_t>(page) : 4096);
+}
 
 std::uint64_t available_memory_bytes(std::string* source) {
     std::uint64_t avail = 0;

@@ -4,8 +4,8 @@
 //
 // What is counted (bytes; I = instances, C = checkpoints of the point, d, T, W = the learner's
 // per-instance state LearnerRuntime::state_bytes, nd = its diagnostics). The config and the resolved
-// points already exist when this runs (their memory is in use, not "available"), so only what the run
-// will still allocate is counted:
+// points already exist when this runs: they are counted as what the process holds now (its resident set),
+// and the rest is what the run will still allocate:
 //
 //   per point, kept until the output is written (summed over points):
 //     results      I x (2 + nd) doubles (final regret, realised regret, diagnostics)
@@ -64,6 +64,11 @@ std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<Poi
                                 bool shard);
 /// Free space for an unprivileged user in the file system of `dir` (statvfs f_bavail x f_frsize); 0 if unknown.
 std::uint64_t available_disk_bytes(const std::string& dir);
+
+/// What this process holds now (resident set, /proc/self/statm); 0 if unknown. estimate_run_memory counts it (the
+/// config and its resolved points: about 4 KiB per point of a sweep), and an automatic limit adds it to the memory
+/// available, so that the estimate is of the process's peak.
+std::uint64_t resident_memory_bytes();
 
 /// Memory the run may still take: MemAvailable of /proc/meminfo, lowered to the room left under the
 /// cgroup's memory limit if there is one. `source` (if not null) says which. 0 if unknown.

@@ -32,6 +32,8 @@ class DirectoryLock {
     DirectoryLock& operator=(const DirectoryLock&) = delete;
 
     bool held() const { return fd_ >= 0; }
+    /// <dir>/.lock while held, else "".
+    std::string path() const { return held() ? path_ : std::string(); }
     /// Removes <dir>/.lock and releases the lock (idempotent). Removing before releasing is safe: a process that
     /// opened the old file and locks it afterwards sees that the name now points elsewhere (or nowhere) and retries.
     void release() noexcept;

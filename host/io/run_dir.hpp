@@ -31,6 +31,10 @@ class OutputDirectory {
     static OutputDirectory resume(const std::string& dir, const std::string& what);
 
     const std::string& path() const { return path_; }
+    /// The deepest directory open() / create_unique() created ("" if none: the directory existed).
+    std::string created_leaf() const { return created_.empty() ? std::string() : created_.back(); }
+    /// The lock file's path while the lock is held, else "".
+    std::string lock_path() const { return lock_.path(); }
     /// Stale temporary files removed by open(), file names.
     const std::vector<std::string>& removed_stale() const { return stale_; }
     /// Releases the lock, then removes the directories that open() / create_unique() created, deepest first, if

@@ -1,13 +1,15 @@
 #pragma once
 // Graceful interruption of long runs: the first SIGINT (Ctrl-C) or SIGTERM sets a flag that loops poll
 // between chunks (interrupted()), so a run can stop cleanly -- e.g. leave no output that looks complete
-// (DESIGN.md §6). The handler also restores the default action of both signals, so a second signal
-// terminates the process at once.
+// (DESIGN.md §6). A second signal terminates the process at once, after removing what
+// set_interrupt_cleanup() named (an output directory's lock file, an empty directory the run created).
 //
 //   dpr::install_interrupt_handlers();
 //   for (chunk : chunks) { if (dpr::interrupted()) break; run(chunk); }
 //
 // The flag is a lock-free std::atomic, which is what C++17 allows a signal handler to touch.
+
+#include <string>
 
 namespace dpr {
 
@@ -22,6 +24,12 @@ bool interrupted();
 int interrupt_signal();
 /// Clears the flag (tests, or a process that runs several jobs); does not touch the handlers.
 void clear_interrupted();
+/// What a second signal (which ends the process at once) removes first: `file` (e.g. the output directory's lock
+/// file) and then the directory `dir` if it is empty (one this process created); "" for none. With
+/// `exit_with_code` (an MPI rank, which keeps no progress and which its launcher kills soon after forwarding the
+/// signal) already the first signal removes them and exits with 128 + the signal. Cleared by
+/// uninstall_interrupt_handlers().
+void set_interrupt_cleanup(const std::string& file, const std::string& dir, bool exit_with_code = false);
 /// Restores the signal dispositions that were in place before install_interrupt_handlers().
 void uninstall_interrupt_handlers();
 
