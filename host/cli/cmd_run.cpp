@@ -192,11 +192,18 @@ void run_command(const RunOptions& o) {
     std::vector<PointRecord>& recs = plan.records;
     const Backend backend = plan.backend;
     std::uint64_t total_work = 0;
+    std::size_t excess_points = 0; // points whose guarantee exceeds the request: the first few are printed
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         total_work = sat_add(total_work, sat_mul(plan.instance_count, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
+        const std::string excess = privacy_excess(cfg.points[i], recs[i].learner.privacy);
+        if (!excess.empty() && ++excess_points <= 3)
+            std::cerr << "dpregret: warning: point " << i << ": " << excess << "\n";
     }
+    if (excess_points > 3)
+        std::cerr << "dpregret: warning: " << excess_points - 3 << " more point(s) guarantee more than they request; "
+                  << "run.json gives every point's guarantee\n";
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     std::uint64_t device_bytes = 0;
     if (backend == Backend::Cuda) {

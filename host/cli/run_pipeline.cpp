@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
@@ -46,6 +47,37 @@ std::vector<std::string> input_paths(const config::Config& cfg) {
         collect(in.learners[p.learner_index], p.learner_values);
     }
     return paths;
+}
+
+std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy) {
+    const auto requested = [&](const char* key, double& out) {
+        for (const auto& [k, v] : p.settings)
+            if (k == key) {
+                char* end = nullptr;
+                out = std::strtod(v.c_str(), &end);
+                return end != v.c_str() && *end == '\0';
+            }
+        return false;
+    };
+    double eps = 0, delta = 0;
+    const auto fmt = [](double x) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.4g", x);
+        return std::string(b);
+    };
+    std::string what;
+    if (requested("learner.epsilon", eps) && std::isfinite(privacy.epsilon) && privacy.epsilon > eps * (1 + 1e-9))
+        what = "eps = " + fmt(privacy.epsilon) + " (requested [learner] epsilon = " + fmt(eps) + ")";
+    if (requested("learner.delta", delta) && privacy.delta > delta * (1 + 1e-9) + 1e-300)
+        what += (what.empty() ? "" : " and ") + ("delta = " + fmt(privacy.delta) + " (requested [learner] delta = " +
+                                                 fmt(delta) + ")");
+    if (what.empty()) return "";
+    bool has_calibration = false;
+    for (const auto& kv : p.settings) has_calibration = has_calibration || kv.first == "learner.calibration";
+    return "[learner] algorithm = \"" + p.learner + "\" as configured guarantees " + what + ", more than requested (" +
+           "calibration: " + privacy.calibration + "; accountant: " + privacy.accountant +
+           "). run.json reports the guarantee (docs/OUTPUTS.md \"Privacy fields\"). Lower epsilon" +
+           (has_calibration ? ", or choose a [learner] calibration that stays within the request (docs/KEYS.md)" : "");
 }
 
 void check_instance_ids(std::uint64_t first, std::uint64_t count) {

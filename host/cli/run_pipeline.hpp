@@ -33,6 +33,12 @@ config::ConfigInputs run_config_inputs();
 /// digest_inputs (host/engine/input_digest.hpp) makes part of a resumable run's or a shard's identity.
 std::vector<std::string> input_paths(const config::Config& cfg);
 
+/// "" unless the learner of point `p` guarantees less privacy than its keys request (the eps or delta of its
+/// PrivacyReport above [learner] epsilon / delta): then the warning that says so, with both values. A learner whose
+/// calibration follows a paper's constants may do this (e.g. private-bandit-fw with calibration = "paper" when
+/// n is not much smaller than T); run.json reports the guarantee in either case.
+std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy);
+
 /// What one process may hold of a point: instances [first, first + count) with 1 <= count <= 2^32 - 1 (the
 /// executors' 32-bit instance count; global ids go up to 2^52, in blocks of 32-bit RNG words, point_runner.hpp).
 /// Throws UsageError naming [run] instances and --shard / mpirun otherwise.

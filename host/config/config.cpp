@@ -74,6 +74,7 @@ namespace {
 
 using detail::Converted;
 using detail::render;
+using detail::render_brief;
 using detail::Where;
 
 const std::vector<std::string> kSections = {"run", "adversary", "learner"};
@@ -382,7 +383,7 @@ class Loader {
             for (const auto& e : *a) all_lists = all_lists && e.is_array();
             if (!list_valued || all_lists) {
                 const std::string subject =
-                    "[" + sec + "] " + key + " = " + render(node) + " (" + where.text + "): ";
+                    "[" + sec + "] " + key + " = " + render_brief(node) + " (" + where.text + "): ";
                 if (!sweepable)
                     throw ConfigError(sec + "." + key, subject +
                                                            "cannot be swept (it applies to the whole run); "
@@ -621,7 +622,7 @@ class Loader {
         const int j = find_axis(sec, key);
         if (j >= 0 && at(j, idx, ai, li)) {
             const Value& v = axes_[j].values[idx[j]];
-            return "[" + sec + "] " + key + " = " + render(*v.node) + " (" + v.where.text + ")";
+            return "[" + sec + "] " + key + " = " + render_brief(*v.node) + " (" + v.where.text + ")";
         }
         return "[" + sec + "] " + key + (default_text.empty() ? "" : " (default: " + default_text + ")");
     }

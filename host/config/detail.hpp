@@ -17,6 +17,9 @@ std::string format_number(double x);
 
 /// A TOML value as the user would write it: 1, -0.5, inf, "text", true, [1, 2], {...}.
 std::string render(const toml::node& node);
+/// render() for messages: a value longer than about 160 characters is cut after its first elements and says how
+/// many values it holds ("[0, 1, 1, 2, ... (2200 values in all)]"), so that a long list is not echoed whole.
+std::string render_brief(const toml::node& node);
 
 /// Where a value was given: "file:line:column", or "--set ARG" for an override.
 struct Where {

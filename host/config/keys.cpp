@@ -124,6 +124,17 @@ bool number_of(const toml::node& node, double& x) {
 }
 } // namespace
 
+std::string render_brief(const toml::node& node) {
+    std::string full = render(node);
+    if (full.size() <= 160) return full;
+    if (auto a = node.as_array()) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < a->size() && out.size() < 120; ++i) out += (i ? ", " : "") + render(*a->get(i));
+        return out + ", ... (" + std::to_string(a->size()) + " values in all)]";
+    }
+    return full.substr(0, 120) + "... (" + std::to_string(full.size()) + " characters in all)";
+}
+
 std::string render(const toml::node& node) {
     if (auto v = node.as_integer()) return std::to_string(v->get());
     if (auto v = node.as_floating_point()) return format_number(v->get());
@@ -169,7 +180,7 @@ const char* type_name(KeyType type) {
 Converted convert(const KeySpec& spec, const toml::node& node, const std::string& subject,
                   const std::string& qualified, const Where& where, const std::string& suffix) {
     auto fail = [&](const std::string& why) -> ConfigError {
-        return ConfigError(qualified, subject + " = " + render(node) + " (" + where.text + "): " + why);
+        return ConfigError(qualified, subject + " = " + render_brief(node) + " (" + where.text + "): " + why);
     };
     const std::string must = "must be " + range_text(spec);
     Converted c;
