@@ -1,5 +1,5 @@
 #pragma once
-// All-or-nothing output files (DESIGN.md §6: bad input or a failure "leaves no output that looks
+// All-or-nothing output files (docs/OUTPUTS.md: bad input or a failure "leaves no output that looks
 // complete"). An AtomicFile writes to `<path>.tmp.<pid>` in the destination's own directory (so the
 // final rename never crosses a file system); commit() flushes, closes, fsyncs and renames it onto `path`, which
 // POSIX makes atomic: readers see either the old file or the complete new one; then it fsyncs the directory, so

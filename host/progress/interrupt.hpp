@@ -1,7 +1,7 @@
 #pragma once
 // Graceful interruption of long runs: the first SIGINT (Ctrl-C) or SIGTERM sets a flag that loops poll
 // between chunks (interrupted()), so a run can stop cleanly -- e.g. leave no output that looks complete
-// (DESIGN.md §6). A second signal terminates the process at once, after removing what
+// (docs/OUTPUTS.md "Signals"). A second signal terminates the process at once, after removing what
 // set_interrupt_cleanup() named (an output directory's lock file, an empty directory the run created).
 //
 //   dpr::install_interrupt_handlers();

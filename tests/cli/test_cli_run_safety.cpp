@@ -249,6 +249,25 @@ TEST(RunMemory, EstimatesSaturateInsteadOfWrapping) {
     EXPECT_EQ(m.bytes, 1610612736u);
 }
 
+/// Peak RSS in bytes of `dpregret run CONFIG --out OUT --quiet --threads 1` in `dir` (measured in a child process of
+/// its own, so that no other child's peak counts), -1 if the run failed.
+static long peak_rss_of_run(const TempDir& dir, const std::string& config, const std::string& out) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const std::string cmd = "cd '" + dir.path().string() + "' && '" + dpr::test::binary() + "' run " + config +
+                                " --out " + out + " --quiet --threads 1";
+        const int rc = std::system(cmd.c_str());
+        rusage ru{};
+        ::getrusage(RUSAGE_CHILDREN, &ru);
+        std::ofstream(dir.file(out + ".rss")) << (rc == 0 ? ru.ru_maxrss : -1);
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const long kib = std::stol(slurp(dir.file(out + ".rss")));
+    return kib < 0 ? -1 : kib * 1024L;
+}
+
 // The estimate bounds the memory a run really takes (so that a refusal is never needed after the
 // fact): peak RSS of a 20000-instance run minus that of a 1-instance run, against run.json's estimate.
 TEST(RunMemory, TheEstimateIsAnUpperBoundOfWhatTheRunTakes) {
@@ -257,19 +276,7 @@ TEST(RunMemory, TheEstimateIsAnUpperBoundOfWhatTheRunTakes) {
         dir.write(name + ".toml", "[run]\ninstances = " + std::to_string(instances) +
                                       "\nrounds = 10\ncheckpoints = 10\n[adversary]\nkind = \"bernoulli\"\nd = 128\n"
                                       "[learner]\nalgorithm = \"hedge\"\n");
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            const std::string cmd = "cd '" + dir.path().string() + "' && '" + dpr::test::binary() + "' run " + name +
-                                    ".toml --out " + name + " --quiet --threads 1";
-            const int rc = std::system(cmd.c_str());
-            rusage ru{};
-            ::getrusage(RUSAGE_CHILDREN, &ru);
-            std::ofstream(dir.file(name + ".rss")) << (rc == 0 ? ru.ru_maxrss : -1);
-            ::_exit(0);
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        return std::stol(slurp(dir.file(name + ".rss"))) * 1024L;
+        return peak_rss_of_run(dir, name + ".toml", name);
     };
     const long base = peak("one", 1);
     const long big = peak("many", 20000);
@@ -290,19 +297,7 @@ TEST(RunMemory, ASweepsEstimateIsWithinOneAndAHalfOfItsPeak) {
     for (int s = 1; s <= 10000; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
     dir.write("c.toml", "[run]\ninstances = 2\nrounds = 10\nseed = [" + seeds +
                             "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        const std::string cmd = "cd '" + dir.path().string() + "' && '" + dpr::test::binary() +
-                                "' run c.toml --out out --quiet --threads 1";
-        const int rc = std::system(cmd.c_str());
-        rusage ru{};
-        ::getrusage(RUSAGE_CHILDREN, &ru);
-        std::ofstream(dir.file("rss")) << (rc == 0 ? ru.ru_maxrss : -1);
-        ::_exit(0);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    const double peak = std::stod(slurp(dir.file("rss"))) * 1024.0;
+    const double peak = static_cast<double>(peak_rss_of_run(dir, "c.toml", "out"));
     ASSERT_GT(peak, 0);
     const double estimate = nlohmann::json::parse(slurp(dir.file("out/run.json")))["memory_estimate_bytes"].get<double>();
     EXPECT_LE(estimate, 1.5 * peak) << "estimate " << estimate << ", peak " << peak;
