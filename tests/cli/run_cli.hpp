@@ -72,7 +72,8 @@ inline std::string binary() {
 
 /// Runs `[prefix] dpregret <args>` with `dir` as the working directory; stdout/stderr are captured
 /// in a separate directory so that `dir` holds only what the command wrote. `prefix` may be e.g.
-/// "timeout -s INT 2" to interrupt the run.
+/// "timeout --foreground -s INT 2" to interrupt the run. (Without --foreground, GNU timeout signals the command and
+/// then its whole process group, so the command may get the signal twice -- the second one stops it at once.)
 inline CliResult run_cli(const TempDir& dir, const std::string& args, const std::string& prefix = "") {
     static TempDir capture;
     const std::string out = capture.file("stdout"), err = capture.file("stderr");

@@ -190,7 +190,7 @@ TEST(CliRun, InterruptingARunLeavesNoOutputThatLooksComplete) {
     dir.write("long.toml", "[run]\nrounds = 2000000\ninstances = 2000\n[adversary]\nkind = \"bernoulli\"\nd = 64\n"
                            "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\n");
     // SIGINT after 2 s; SIGKILL 30 s later if the run ignored it (then rc = 137 and the test fails).
-    const CliResult r = run_cli(dir, "run long.toml --out out", "timeout --preserve-status -k 30 -s INT 2");
+    const CliResult r = run_cli(dir, "run long.toml --out out", "timeout --foreground --preserve-status -k 30 -s INT 2");
     EXPECT_EQ(r.rc, 130) << r.err;
     EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("out/run.json")));

@@ -421,14 +421,14 @@ std::vector<std::string> entries(const std::string& path) {
 TEST(RunSignals, SigtermExits143AndSigintKeepsADirectoryTheUserMade) {
     TempDir dir;
     dir.write("long.toml", kLong);
-    CliResult r = run_cli(dir, "run long.toml --out a", "timeout --preserve-status -k 30 -s TERM 2");
+    CliResult r = run_cli(dir, "run long.toml --out a", "timeout --foreground --preserve-status -k 30 -s TERM 2");
     EXPECT_EQ(r.rc, 143) << r.err;
     EXPECT_TRUE(contains(r.err, "interrupted")) << r.err;
     EXPECT_TRUE(contains(r.err, "dpregret run --resume a")) << r.err;
     EXPECT_TRUE(no_result_files(dir, "a"));
     EXPECT_EQ(entries(dir.file("a")), std::vector<std::string>{".progress"});
     fs::create_directory(dir.file("mine"));
-    r = run_cli(dir, "run long.toml --out mine", "timeout --preserve-status -k 30 -s INT 2");
+    r = run_cli(dir, "run long.toml --out mine", "timeout --foreground --preserve-status -k 30 -s INT 2");
     EXPECT_EQ(r.rc, 130) << r.err;
     EXPECT_TRUE(fs::is_directory(dir.file("mine"))); // the user's: kept
     EXPECT_EQ(entries(dir.file("mine")), std::vector<std::string>{".progress"});
