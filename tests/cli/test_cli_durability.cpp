@@ -29,11 +29,16 @@ bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
 }
 
+/// "1, 2, ..., n": a sweep of n seeds, one point each.
+std::string seed_list(int n) {
+    std::string seeds;
+    for (int s = 1; s <= n; ++s) seeds += (s > 1 ? ", " : "") + std::to_string(s);
+    return seeds;
+}
+
 // Enough checkpoints x seeds that summary.csv overflows a pipe (run_blocked_in_output), a second in all.
 std::string blocking_config() {
-    std::string seeds;
-    for (int s = 1; s <= 160; ++s) seeds += (s > 1 ? ", " : "") + std::to_string(s);
-    return "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seeds +
+    return "[run]\ninstances = 2\nrounds = 1000\ncheckpoints = 16\nseed = [" + seed_list(160) +
            "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n";
 }
 
@@ -196,15 +201,13 @@ TEST(CliDurability, ASweepOfSmallPointsIsSavedInGroupsAndADamagedGroupIsComputed
 // A loss file rewritten between a kill and --resume (same shape, other values) would mix two sequences.
 TEST(CliDurability, AChangedLossFileIsRefusedOnResumeNamingIt) {
     TempDir dir;
-    std::string seeds;
-    for (int s = 1; s <= 160; ++s) seeds += (s > 1 ? ", " : "") + std::to_string(s);
     std::string l1, l2;
     for (int t = 0; t < 50; ++t) {
         l1 += std::to_string((t % 3) / 2.0) + "," + std::to_string(((t + 1) % 2) * 0.5) + "\n";
         l2 += std::to_string(((t + 1) % 3) / 2.0) + "," + std::to_string((t % 2) * 0.5) + "\n";
     }
     dir.write("L.csv", l1);
-    dir.write("c.toml", "[run]\ninstances = 2\nrounds = 50\ncheckpoints = 16\nseed = [" + seeds +
+    dir.write("c.toml", "[run]\ninstances = 2\nrounds = 50\ncheckpoints = 16\nseed = [" + seed_list(160) +
                             "]\n[adversary]\nkind = \"file\"\npath = \"L.csv\"\n[learner]\nalgorithm = \"dp-ftrl-experts\"\n"
                             "epsilon = 1\n");
     ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
@@ -349,9 +352,7 @@ TEST(CliDurability, AMergeThatWouldNotFitInMemoryPointsToBoundedMemory) {
 // anything (here 64 points x 2^32 - 1 instances x 1024 checkpoints: petabytes), and leaves no directory behind.
 TEST(CliDurability, ARunThatCannotFitOnTheDiskIsRefusedBeforeItStarts) {
     TempDir dir;
-    std::string seeds;
-    for (int s = 1; s <= 64; ++s) seeds += (s > 1 ? ", " : "") + std::to_string(s);
-    dir.write("c.toml", "[run]\ninstances = 4294967295\nrounds = 2000\ncheckpoints = 1024\nseed = [" + seeds +
+    dir.write("c.toml", "[run]\ninstances = 4294967295\nrounds = 2000\ncheckpoints = 1024\nseed = [" + seed_list(64) +
                             "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
     const CliResult r = run_cli(dir, "run c.toml --out big/run --quiet --memory-limit none");
     EXPECT_EQ(r.rc, 2) << r.err;
