@@ -18,6 +18,7 @@
 
 #include "cuda/buffer.cuh"
 #include "cuda/check.cuh"
+#include "cuda/stage_plan.hpp"
 #include "cuda/teams.cuh"
 #include "host/backend/cuda_api.hpp"
 #include "kernels/core/team.hpp"
@@ -68,6 +69,14 @@ Mode choose_mode(const EngineShape& s) {
     return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;
 }
 
+/// [run] gpu_state. "auto" keeps the state in device memory until the device measurements of docs/BENCHMARKS.md
+/// ("State on chip") show where shared memory gains.
+inline GpuState gpu_state_of(const LaunchRequest& q) {
+    if (q.gpu_state == "shared") return GpuState::Shared;
+    if (q.gpu_state == "global" || q.gpu_state == "auto" || q.gpu_state.empty()) return GpuState::Global;
+    throw std::invalid_argument("[run] gpu_state = \"" + q.gpu_state + "\": must be \"auto\", \"global\" or \"shared\"");
+}
+
 /// Where the state of the instances lives and how it is laid out.
 template <class R>
 struct DevState {
@@ -77,6 +86,8 @@ struct DevState {
     R* real;
     double* scal;
     std::uint64_t dbl_per, real_per, scal_per; ///< elements per instance (interleaved: per group of 32)
+    std::uint64_t units;                       ///< instances, or groups of 32 when interleaved
+    StagePlan plan;                            ///< what a launch keeps in shared memory (cuda/stage_plan.hpp)
 };
 
 template <class R>
@@ -97,12 +108,19 @@ struct DevRun {
 template <class R>
 using DevWorkspace = Workspace<StridedView<double>, StridedView<R>, StridedView<double>>;
 
+/// The views of instance k's state: staged arrays (st.plan) in the block's shared memory `smem` (null when
+/// nothing is staged), whose first unit is `g_first`; the others in device memory.
 template <class R>
-__device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k) {
+__device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k, unsigned char* smem = nullptr,
+                                        std::uint64_t g_first = 0) {
     DevWorkspace<R> ws{};
     const std::uint64_t g = st.interleaved ? k / 32 : k;
     const std::uint64_t lane = st.interleaved ? k % 32 : 0;
     const std::uint64_t stride = st.interleaved ? 32 : 1;
+    const StagePlan& sp = st.plan;
+    const std::uint64_t gl = g - g_first;
+    double* const sd = smem ? reinterpret_cast<double*>(smem) + gl * sp.dbl_unit : nullptr;
+    R* const sr = smem ? reinterpret_cast<R*>(smem + sp.off_real) + gl * sp.real_unit : nullptr;
     // Unrolled over every slot with compile-time indices, so that the views stay in registers: a loop to the run-time
     // n_dbl / n_real indexed the arrays at run time and put the whole Workspace (312 bytes) in local memory, which
     // every round re-read (ptxas: a 312-byte stack frame in every advance_kernel; Nsight Compute on an H200: half of
@@ -111,24 +129,53 @@ __device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k) 
 #pragma unroll
     for (int a = 0; a < kMaxStateArrays; ++a)
         if (a < st.spec.n_dbl) {
-            ws.dbl[a] = StridedView<double>{st.dbl + g * st.dbl_per + off * stride + lane, stride, st.spec.dbl[a].cols};
+            double* const base = smem && a < sp.dbl_arrays ? sd : st.dbl + g * st.dbl_per;
+            ws.dbl[a] = StridedView<double>{base + off * stride + lane, stride, st.spec.dbl[a].cols};
             off += st.spec.dbl[a].rows * st.spec.dbl[a].cols;
         }
     off = 0;
 #pragma unroll
     for (int a = 0; a < kMaxStateArrays; ++a)
         if (a < st.spec.n_real) {
-            ws.real[a] = StridedView<R>{st.real + g * st.real_per + off * stride + lane, stride, st.spec.real[a].cols};
+            R* const base = smem && a < sp.real_arrays ? sr : st.real + g * st.real_per;
+            ws.real[a] = StridedView<R>{base + off * stride + lane, stride, st.spec.real[a].cols};
             off += st.spec.real[a].rows * st.spec.real[a].cols;
         }
-    ws.scalars = StridedView<double>{st.scal + g * st.scal_per + lane, stride, static_cast<std::uint64_t>(st.spec.n_scalars)};
+    double* const scal = smem && sp.scalars ? reinterpret_cast<double*>(smem + sp.off_scal) + gl * sp.scal_unit
+                                            : st.scal + g * st.scal_per;
+    ws.scalars = StridedView<double>{scal + lane, stride, static_cast<std::uint64_t>(st.spec.n_scalars)};
     return ws;
+}
+
+/// Copies the staged part of units [first, first + count) between device memory and the block's shared memory
+/// (in: to shared memory), every thread of the block taking every blockDim.x-th element of each range.
+template <class R>
+__device__ void stage_copy(const DevState<R>& st, unsigned char* smem, std::uint64_t first, std::uint64_t count,
+                           bool in) {
+    const std::uint64_t per_unit[3] = {st.dbl_per, st.real_per, st.scal_per};
+    for_each_stage_copy(st.plan, per_unit, first, count,
+                        [&](int kind, std::uint64_t dev, std::uint64_t sh, std::uint64_t n) {
+                            if (kind == 1) {
+                                R* const g = st.real + dev;
+                                R* const s = reinterpret_cast<R*>(smem + st.plan.off_real) + sh;
+                                for (std::uint64_t i = threadIdx.x; i < n; i += blockDim.x)
+                                    if (in) s[i] = g[i];
+                                    else g[i] = s[i];
+                            } else {
+                                double* const g = (kind == 0 ? st.dbl : st.scal) + dev;
+                                double* const s = reinterpret_cast<double*>(smem + (kind == 0 ? 0 : st.plan.off_scal)) + sh;
+                                for (std::uint64_t i = threadIdx.x; i < n; i += blockDim.x)
+                                    if (in) s[i] = g[i];
+                                    else g[i] = s[i];
+                            }
+                        });
 }
 
 template <class L, class R, class Team>
 __device__ void run_instance(const typename L::Params& p, const Team& team, const DevState<R>& st, const DevRun<R>& run,
-                             std::uint64_t k, std::uint64_t t0, std::uint64_t t1) {
-    const DevWorkspace<R> ws = workspace_of(st, k);
+                             std::uint64_t k, std::uint64_t t0, std::uint64_t t1, unsigned char* smem,
+                             std::uint64_t g_first) {
+    const DevWorkspace<R> ws = workspace_of(st, k, smem, g_first);
     sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
     double* oe = run.out_expected + k * run.ncheck;
     double* orr = run.out_realized + k * run.ncheck;
@@ -147,26 +194,40 @@ __device__ void run_instance(const typename L::Params& p, const Team& team, cons
     if (team.rank() == 0) run.totals[k] = acc;
 }
 
+/// One launch: the rounds [t0, t1) of every instance. With a stage plan, a block first copies the staged state of
+/// its units into shared memory, runs every round there and writes it back at the end; the instances past the last
+/// take part in the copies and barriers only.
 template <class L, class R, Mode M>
 __global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run, std::uint64_t t0,
                                std::uint64_t t1) {
+    extern __shared__ __align__(16) unsigned char stage_mem[];
+    const bool staged = st.plan.on;
+    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * st.plan.units;
+    const std::uint64_t count = st.units - first < st.plan.units ? st.units - first : st.plan.units;
+    unsigned char* const smem = staged ? stage_mem : nullptr;
+    if (staged) {
+        stage_copy(st, stage_mem, first, count, true);
+        __syncthreads();
+    }
     if constexpr (M == Mode::Thread) {
         const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-        if (k >= run.instances) return;
-        SerialTeam<R> team;
-        team.rng = RngKey{run.seed, run.stream};
-        team.id = static_cast<std::uint32_t>(run.first + k);
-        run_instance<L, R>(p, team, st, run, k, t0, t1);
+        if (k < run.instances) {
+            SerialTeam<R> team;
+            team.rng = RngKey{run.seed, run.stream};
+            team.id = static_cast<std::uint32_t>(run.first + k);
+            run_instance<L, R>(p, team, st, run, k, t0, t1, smem, first);
+        }
     } else if constexpr (M == Mode::Warp) {
         __shared__ cuda::WarpStorage<R> tmp[4]; // blocks of 128 threads: 4 warps, 4 instances
         const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
-        if (k >= run.instances) return; // whole warps leave together
-        cuda::WarpTeam<R> team;
-        team.rng = RngKey{run.seed, run.stream};
-        team.id = static_cast<std::uint32_t>(run.first + k);
-        team.lane = threadIdx.x % 32;
-        team.tmp = &tmp[threadIdx.x / 32];
-        run_instance<L, R>(p, team, st, run, k, t0, t1);
+        if (k < run.instances) { // whole warps skip together
+            cuda::WarpTeam<R> team;
+            team.rng = RngKey{run.seed, run.stream};
+            team.id = static_cast<std::uint32_t>(run.first + k);
+            team.lane = threadIdx.x % 32;
+            team.tmp = &tmp[threadIdx.x / 32];
+            run_instance<L, R>(p, team, st, run, k, t0, t1, smem, first);
+        }
     } else {
         constexpr int B = M == Mode::Block256 ? 256 : 1024;
         __shared__ cuda::BlockStorage<R, B> tmp;
@@ -176,7 +237,11 @@ __global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typenam
         team.id = static_cast<std::uint32_t>(run.first + k);
         team.thread = threadIdx.x;
         team.tmp = &tmp;
-        run_instance<L, R>(p, team, st, run, k, t0, t1);
+        run_instance<L, R>(p, team, st, run, k, t0, t1, smem, first);
+    }
+    if (staged) {
+        __syncthreads();
+        stage_copy(st, stage_mem, first, count, false);
     }
 }
 
@@ -225,6 +290,8 @@ class CudaEngine final : public InstanceEngine {
         st_.dbl_per = nd * per;
         st_.real_per = nr * per;
         st_.scal_per = ns * per;
+        st_.units = units;
+        plan_stage_for_launch(per);
         dbl_.resize(units * st_.dbl_per + 1);
         real_.resize(units * st_.real_per + 1);
         scal_.resize(units * st_.scal_per + 1);
@@ -286,10 +353,53 @@ class CudaEngine final : public InstanceEngine {
     }
     std::string policy() const override {
         return std::string("cuda, ") + (sizeof(R) == 4 ? "float" : "double") + ": " + mode_name(mode_) +
-               (mode_ == Mode::Thread ? (st_.interleaved ? " (state interleaved per warp)" : " (state contiguous)") : "");
+               (mode_ == Mode::Thread ? (st_.interleaved ? " (state interleaved per warp)" : " (state contiguous)") : "") +
+               "; " + stage_text_;
     }
 
   private:
+    /// The kernel of this engine's mode (for its attributes).
+    const void* advance_fn() const {
+        switch (mode_) {
+        case Mode::Thread: return reinterpret_cast<const void*>(&advance_kernel<L, R, Mode::Thread>);
+        case Mode::Warp: return reinterpret_cast<const void*>(&advance_kernel<L, R, Mode::Warp>);
+        case Mode::Block256: return reinterpret_cast<const void*>(&advance_kernel<L, R, Mode::Block256>);
+        default: return reinterpret_cast<const void*>(&advance_kernel<L, R, Mode::Block1024>);
+        }
+    }
+
+    /// st_.plan from the request ([run] gpu_state), the mode's units per block and the device's shared memory;
+    /// raises the kernel's dynamic shared-memory limit when the plan needs more than the default 48 KiB.
+    void plan_stage_for_launch(std::uint64_t per) {
+        const GpuState want = gpu_state_of(s_.launch);
+        UnitShape u;
+        u.per = per;
+        u.warps_per_block = static_cast<std::uint32_t>(block_threads(mode_) / 32);
+        u.units_per_block = mode_ == Mode::Thread ? (st_.interleaved ? 4u : 128u) : mode_ == Mode::Warp ? 4u : 1u;
+        SharedLimits lim;
+        int dev = 0, v = 0;
+        DPR_CUDA_CHECK(cudaGetDevice(&dev));
+        DPR_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        lim.per_block_optin = static_cast<std::uint64_t>(v);
+        DPR_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+        lim.per_sm = static_cast<std::uint64_t>(v);
+        DPR_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+        lim.reserved_per_block = static_cast<std::uint64_t>(v);
+        cudaFuncAttributes fa{};
+        DPR_CUDA_CHECK(cudaFuncGetAttributes(&fa, advance_fn()));
+        lim.static_per_block = fa.sharedSizeBytes;
+        st_.plan = plan_stage(st_.spec, sizeof(R), u, lim, want);
+        stage_text_ = describe_stage(st_.plan, st_.spec, st_.interleaved ? "32 instances" : "instance");
+        if (want == GpuState::Shared && !st_.plan.on)
+            stage_text_ += " (gpu_state = \"shared\": not even the scalars fit a block's shared memory)";
+        if (st_.plan.on) {
+            DPR_CUDA_CHECK(cudaFuncSetAttribute(advance_fn(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(st_.plan.bytes)));
+            DPR_CUDA_CHECK(cudaFuncSetAttribute(advance_fn(), cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                cudaSharedmemCarveoutMaxShared));
+        }
+    }
+
     DevRun<R> run_args() {
         DevRun<R> r;
         r.seed = s_.seed;
@@ -312,22 +422,23 @@ class CudaEngine final : public InstanceEngine {
     void launch(bool init, std::uint64_t t0, std::uint64_t t1) {
         const DevRun<R> r = run_args();
         const unsigned n = s_.instances;
+        const std::size_t shm = st_.plan.on ? static_cast<std::size_t>(st_.plan.bytes) : 0;
         switch (mode_) {
         case Mode::Thread:
             if (init) init_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread)>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread)>>>(p_, st_, r, t0, t1);
+            else advance_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread), shm>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Warp:
             if (init) init_kernel<L, R, Mode::Warp><<<(n + 3) / 4, block_threads(Mode::Warp)>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Warp><<<(n + 3) / 4, block_threads(Mode::Warp)>>>(p_, st_, r, t0, t1);
+            else advance_kernel<L, R, Mode::Warp><<<(n + 3) / 4, block_threads(Mode::Warp), shm>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Block256:
             if (init) init_kernel<L, R, Mode::Block256><<<n, block_threads(Mode::Block256)>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Block256><<<n, block_threads(Mode::Block256)>>>(p_, st_, r, t0, t1);
+            else advance_kernel<L, R, Mode::Block256><<<n, block_threads(Mode::Block256), shm>>>(p_, st_, r, t0, t1);
             break;
         case Mode::Block1024:
             if (init) init_kernel<L, R, Mode::Block1024><<<n, block_threads(Mode::Block1024)>>>(p_, st_, r);
-            else advance_kernel<L, R, Mode::Block1024><<<n, block_threads(Mode::Block1024)>>>(p_, st_, r, t0, t1);
+            else advance_kernel<L, R, Mode::Block1024><<<n, block_threads(Mode::Block1024), shm>>>(p_, st_, r, t0, t1);
             break;
         }
         DPR_CUDA_CHECK_LAUNCH();
@@ -338,6 +449,7 @@ class CudaEngine final : public InstanceEngine {
     std::uint32_t nck_;
     Mode mode_;
     DevState<R> st_{};
+    std::string stage_text_;
     cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_, rows_cum_;
     bool has_cum_ = false;
     cuda::DeviceBuffer<R> real_, rows_real_;

@@ -66,6 +66,10 @@ const std::vector<KeySpec>& run_keys() {
         {"team_threads", KeyType::Int, "0", 0.0, 1024.0, nullptr,
          "GPU threads per instance with coordinate lanes: 0 = auto from d, 32 (a warp), 256 or 1024 (a block); "
          "no other value; cannot be swept"},
+        {"gpu_state", KeyType::Choice, "auto", 0, 2, "auto|global|shared",
+         "GPU: where an instance's state lives during a launch: shared = copied on chip (shared memory) for the "
+         "launch's rounds, the arrays that fit; global = device memory every round; auto = global for now "
+         "(docs/GPU.md); the same bits either way; cannot be swept"},
     };
     return keys;
 }
@@ -81,7 +85,7 @@ const std::vector<std::string> kSections = {"run", "adversary", "learner"};
 /// Combinations before merging; a larger sweep is almost certainly a mistake (and would not fit in memory).
 constexpr std::size_t kMaxCombinations = 1000000;
 
-enum RunKey { kSeed = 0, kInstances, kRounds, kCheckpoints, kCommonRandomNumbers, kPrecision, kLanes, kIsa, kTeamThreads };
+enum RunKey { kSeed = 0, kInstances, kRounds, kCheckpoints, kCommonRandomNumbers, kPrecision, kLanes, kIsa, kTeamThreads, kGpuState };
 
 /// One value of a key, with where it was given.
 struct Value {
@@ -447,6 +451,8 @@ class Loader {
                 run_.isa = static_cast<int>(x) == 1 ? "avx512" : static_cast<int>(x) == 2 ? "avx2" : static_cast<int>(x) == 3 ? "generic" : "auto";
             else if (i == kTeamThreads)
                 run_.team_threads = static_cast<unsigned>(x);
+            else if (i == kGpuState)
+                run_.gpu_state = static_cast<int>(x) == 1 ? "global" : static_cast<int>(x) == 2 ? "shared" : "auto";
             else
                 axes_.push_back(std::move(axis));
         }

@@ -4,7 +4,7 @@
 // components declare (kernels/core/params.hpp), and expand sweeps into config points.
 //
 //   [run]        seed, instances, rounds (= T), checkpoints, common_random_numbers, precision, lanes, isa,
-//                team_threads
+//                team_threads, gpu_state
 //   [adversary]  kind, d, per_instance, and the keys of the chosen kind(s)
 //   [learner]    algorithm, and the keys of the chosen algorithm(s)
 //
@@ -53,6 +53,7 @@ struct RunSettings {
     std::string lanes = "auto";        ///< [run] lanes: "auto", "instances", "coordinates"
     std::string isa = "auto";          ///< [run] isa: "auto", "avx512", "avx2", "generic"
     unsigned team_threads = 0;         ///< [run] team_threads (GPU, coordinate lanes); 0 = auto
+    std::string gpu_state = "auto";    ///< [run] gpu_state (GPU): "auto", "global", "shared"
 };
 
 /// One combination of a sweep: everything the engine needs to run one config point.

@@ -357,7 +357,8 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
                    {"swept_keys", cfg.swept_keys}};
     j["run"] = {{"instances", cfg.run.instances}, {"checkpoints", cfg.run.checkpoints},
                 {"common_random_numbers", cfg.run.common_random_numbers}, {"precision", cfg.run.precision},
-                {"lanes", cfg.run.lanes}, {"isa", cfg.run.isa}, {"team_threads", cfg.run.team_threads}};
+                {"lanes", cfg.run.lanes}, {"isa", cfg.run.isa}, {"team_threads", cfg.run.team_threads},
+                {"gpu_state", cfg.run.gpu_state}};
     j["backend"] = recs.empty() ? "cpu" : recs.front().outcome.backend;
     j["backend_requested"] = meta.backend_requested;
     j["device"] = meta.device;

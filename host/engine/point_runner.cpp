@@ -39,6 +39,7 @@ PointJob make_point_job(const config::RunSettings& run, const config::Point& p, 
     job.shape.launch.lanes = run.lanes;
     job.shape.launch.isa = run.isa;
     job.shape.launch.team_threads = run.team_threads;
+    job.shape.launch.gpu_state = run.gpu_state;
     job.per_instance = p.per_instance;
     return job;
 }

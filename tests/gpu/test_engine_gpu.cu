@@ -13,10 +13,13 @@
 //     1-3 of 70 instances at d = 100 and 700, T = 200). For those two, in float, at least 90% of the instances
 //     must agree entry for entry; in double every instance must (a flip needs a uniform within ~1e-16 of
 //     a boundary);
-//   - results do not depend on how the rounds are chunked.
+//   - results do not depend on how the rounds are chunked;
+//   - state kept on chip for a launch's rounds ([run] gpu_state = "shared", cuda/stage_plan.hpp) gives the bits of
+//     state in device memory, in every launch mode, precision and chunking.
 // Skipped (not failed) without a device.
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/gpu_test.hpp"
@@ -80,7 +83,7 @@ std::vector<Case> cases(std::uint32_t d, std::uint64_t T) {
 }
 
 Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision prec, const std::string& lanes,
-            unsigned team_threads, std::uint64_t chunk) {
+            unsigned team_threads, std::uint64_t chunk, const std::string& gpu_state = "auto") {
     Problem pb;
     pb.d = d;
     pb.T = T;
@@ -98,6 +101,7 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     s.precision = prec;
     s.launch.lanes = lanes;
     s.launch.team_threads = team_threads;
+    s.launch.gpu_state = gpu_state;
     std::vector<double> rows(T * w), cum(T * w, 0.0); // cum row t - 1 = L_{t-1} (kReadsCumulative learners)
     const adversaries::SequenceCtx sc{s.seed, 0, adversaries::kSharedSequence};
     for (std::uint64_t t = 1; t <= T; ++t) {
@@ -224,4 +228,27 @@ TEST(GpuEngine, ResultsDoNotDependOnChunking) {
             EXPECT_EQ(a.expected, b.expected) << c.learner << " " << lanes;
             EXPECT_EQ(a.realized, b.realized) << c.learner << " " << lanes;
         }
+}
+
+// gpu_state = "shared" moves the staged arrays to shared memory and changes nothing else: the same bits as device
+// memory for every learner, in a thread per instance (d = 24), a warp (d = 100) and a block of 256 (d = 700), both
+// precisions, with chunks of another length (so staging in and out between launches is exercised too).
+TEST(GpuEngine, StateOnChipGivesTheBitsOfStateInDeviceMemory) {
+    DPR_REQUIRE_GPU();
+    const std::uint64_t T = 130;
+    int on_chip = 0;
+    for (const auto& [d, lanes, tt] : {std::tuple<std::uint32_t, const char*, unsigned>{24u, "instances", 0u},
+                                       {100u, "coordinates", 32u}, {700u, "coordinates", 256u}, {2u, "instances", 0u}})
+        for (const Case& c : cases(d, T))
+            for (Precision prec : {Precision::Double, Precision::Float}) {
+                const Outcome a = run(c, d, T, true, prec, lanes, tt, 128, "global");
+                const Outcome b = run(c, d, T, true, prec, lanes, tt, 37, "shared");
+                const std::string what = c.learner + " d=" + std::to_string(d) + " | " + b.policy;
+                on_chip += b.policy.find("state on chip") != std::string::npos;
+                EXPECT_NE(a.policy.find("state in device memory"), std::string::npos) << a.policy;
+                EXPECT_EQ(a.expected, b.expected) << what;
+                EXPECT_EQ(a.realized, b.realized) << what;
+                EXPECT_EQ(a.diagnostics, b.diagnostics) << what;
+            }
+    EXPECT_GT(on_chip, 40) << "the shared-memory path ran in too few cases to be tested";
 }
