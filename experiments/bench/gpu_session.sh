@@ -77,7 +77,7 @@ EOF
     while read -r alg d T n1 n2 keys; do
         k2=${keys//\"/}
         extra=$(printf '%s' "${keys:-}" | tr ';' '\n'); [ -n "$extra" ] && extra="$extra\n"
-        for prec in float double; do
+        for prec in ${DPR_PRECISIONS:-float double}; do
             a=$(run_point "$alg" "$d" "$T" "$n1" "$prec" "$extra"); b=$(run_point "$alg" "$d" "$T" "$n2" "$prec" "$extra")
             case "$a$b" in *FAILED*) echo "$alg d=$d T=$T $prec: $a | $b"; echo "$alg,$d,$T,$prec,$n1,$n2,,,,,FAILED,${k2:-}" >> "$csv"; continue;; esac
             read -r w1 r1 p1 <<< "$a"; read -r w2 r2 p2 <<< "$b"
@@ -101,6 +101,10 @@ EOF
             done
         done
     fi
+    # The rows for experiments/bench/results/gpu_targets.csv (rate: run.json's expert-rounds/s at n2; jax_rate:
+    # the JAX peer's at the largest instance count it ran, float32, for the same algorithm at d = 1024).
+    python3 experiments/bench/gpu_targets_rows.py "$csv" "$OUT/jax.txt" "$OUT/device.txt" > "$OUT/gpu_targets_rows.csv"
+    cat "$OUT/gpu_targets_rows.csv"
 fi
 
 # The learners of the other two papers (AFKT23 realizable experts, ENV21 bandit FW) on the GPU, as bench does:
@@ -115,7 +119,7 @@ if [ "$what" = learners ] || [ "$what" = all ]; then
         for n in "$n1" "$n2"; do
             dir=$(mktemp -d)
             printf '[run]\nseed = 1\ninstances = %s\ncheckpoints = 2\n%b\n' "$n" "$body" > "$dir/c.toml"
-            if ! timeout 90 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
+            if ! timeout "${DPR_LEARNER_TIMEOUT:-90}" "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
                 echo "$label n=$n FAILED: $(tail -3 "$dir/log" | tr '\n' ' ')"; walls+=(NA); continue
             fi
             read -r w r p < <(python3 -c "import json; j=json.load(open('$dir/o/run.json')); t=j['throughput']; print(t['simulation_seconds'], t['instance_rounds_per_second'], j['points'][0].get('launch_policy',''))")
@@ -148,14 +152,15 @@ fi
 if [ "$what" = profile ] || [ "$what" = all ]; then
     if command -v ncu >/dev/null; then
         # DPR_PROFILE="alg d precision;..." replaces the default launches
+        # DPR_PROFILE="alg d precision [run keys, ',' between];..." replaces the default launches
         IFS=';' read -r -a specs <<< "${DPR_PROFILE:-dp-ftrl-experts 1024 float;hedge 1024 float;dp-ftrl-experts 1024 double}"
         for spec in "${specs[@]}"; do
-            read -r alg d prec <<< "$spec"
+            read -r alg d prec keys <<< "$spec"
             dir=$(mktemp -d)
-            printf '[run]\nseed = 1\ninstances = 16384\nrounds = 256\ncheckpoints = 2\nprecision = "%s"\n[adversary]\nkind = "bernoulli"\nd = %s\n[learner]\nalgorithm = "%s"\n' \
-                "$prec" "$d" "$alg" > "$dir/c.toml"
+            printf '[run]\nseed = 1\ninstances = 16384\nrounds = 256\ncheckpoints = 2\nprecision = "%s"\n%s\n[adversary]\nkind = "bernoulli"\nd = %s\n[learner]\nalgorithm = "%s"\n' \
+                "$prec" "$(printf '%s' "${keys:-}" | tr ',' '\n')" "$d" "$alg" > "$dir/c.toml"
             [ "$alg" = hedge ] || echo 'epsilon = 1.0' >> "$dir/c.toml"
-            tag="ncu_${alg}_${d}_${prec}"
+            tag="ncu_${alg}_${d}_${prec}$(printf '%s' "${keys:-}" | tr -c 'A-Za-z0-9' '_' | sed 's/^./_/')"
             timeout 150 ncu --clock-control none -k regex:advance_kernel -c 1 --section SpeedOfLight --section Occupancy \
                 --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
                 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$OUT/$tag.txt" 2>&1
