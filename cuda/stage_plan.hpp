@@ -68,20 +68,19 @@ struct StagePlan {
 DPR_HD inline std::uint64_t stage_align16(std::uint64_t x) { return (x + 15) / 16 * 16; }
 
 /// The plan for a launch: stages the scalars, then dbl[0], real[0], dbl[1], ... while the block's shared memory
-/// stays within budget. `Global` stages nothing; `Shared` allows a block all the shared memory the device gives
-/// one block; `Auto` only what keeps kStageMinWarpsPerSm warps resident per SM.
+/// keeps at least kStageMinWarpsPerSm warps resident per SM (and within what the device gives one block).
+/// `Global` stages nothing. (Without the occupancy floor a warp-mode block could take an SM's whole shared memory
+/// and leave 4 warps there to hide the latency of everything not staged.)
 inline StagePlan plan_stage(const WorkspaceSpec& spec, std::uint64_t real_bytes, const UnitShape& u,
                             const SharedLimits& lim, GpuState want) {
     StagePlan p;
     p.units = u.units_per_block;
     if (want == GpuState::Global || lim.per_block_optin <= lim.static_per_block) return p;
     std::uint64_t budget = lim.per_block_optin - lim.static_per_block;
-    if (want == GpuState::Auto) {
-        const std::uint64_t blocks = (kStageMinWarpsPerSm + u.warps_per_block - 1) / u.warps_per_block;
-        const std::uint64_t share = lim.per_sm / blocks;
-        const std::uint64_t over = lim.reserved_per_block + lim.static_per_block;
-        budget = share > over ? (budget < share - over ? budget : share - over) : 0;
-    }
+    const std::uint64_t blocks = (kStageMinWarpsPerSm + u.warps_per_block - 1) / u.warps_per_block;
+    const std::uint64_t share = lim.per_sm / blocks;
+    const std::uint64_t over = lim.reserved_per_block + lim.static_per_block;
+    budget = share > over ? (budget < share - over ? budget : share - over) : 0;
     const auto total = [&](const StagePlan& q) {
         const std::uint64_t a = stage_align16(q.dbl_unit * u.units_per_block * 8);
         const std::uint64_t b = stage_align16(q.real_unit * u.units_per_block * real_bytes);

@@ -78,13 +78,12 @@ TEST(StagePlan, HedgeAtD1024KeepsItsWholeStateOnChip) {
     EXPECT_EQ(p.unit_bytes, 1024u * 12);
     EXPECT_EQ(p.bytes, 4u * 1024 * 12);
     EXPECT_EQ(p.off_real, 4u * 1024 * 8);
-    // In double the scores double too: 64 KiB per block is over the automatic budget (233472 / 4 blocks, less
-    // the reserved and static shared memory: 56544 bytes), so auto stages L only; asked outright, both.
-    const StagePlan pd = cuda_api::plan_stage(ws, 8, kModes[0].u, hopper(), GpuState::Auto);
+    // In double the scores double too: 64 KiB per block is over the budget (233472 / 4 blocks, less the reserved
+    // and static shared memory: 56544 bytes), so only L is staged.
+    const StagePlan pd = cuda_api::plan_stage(ws, 8, kModes[0].u, hopper(), GpuState::Shared);
     EXPECT_EQ(pd.dbl_arrays, 1);
     EXPECT_EQ(pd.real_arrays, 0);
     EXPECT_EQ(pd.bytes, 4u * 1024 * 8);
-    EXPECT_EQ(cuda_api::plan_stage(ws, 8, kModes[0].u, hopper(), GpuState::Shared).bytes, 4u * 1024 * 16);
     // Nothing at all when the run asks for device memory.
     EXPECT_FALSE(cuda_api::plan_stage(ws, 4, kModes[0].u, hopper(), GpuState::Global).on);
 }
@@ -100,16 +99,12 @@ TEST(StagePlan, DpFtrlKeepsLAndScoresOnChipAndTheLevelCacheInDeviceMemory) {
     EXPECT_EQ(p.dbl_arrays, 1);
     EXPECT_EQ(p.real_arrays, 1);
     EXPECT_EQ(p.real_unit, 1024u);
-    // Asked for shared memory outright, the plan takes whatever a block may have: 4 instances x 56 KiB = 224 KiB
-    // fit the 227 KiB of one block (one block, 4 warps, per SM), and one instance per block of 256 threads too.
-    const StagePlan s = cuda_api::plan_stage(ws, 4, kModes[0].u, hopper(), GpuState::Shared);
-    EXPECT_EQ(s.real_arrays, 2);
-    EXPECT_EQ(s.bytes, 4u * (1024 * 12 + ws.real[1].rows * 1024 * 4));
-    EXPECT_LE(s.bytes, hopper().per_block_optin - hopper().static_per_block);
+    // One instance per block of 256 threads (8 warps, so 2 blocks per SM keep 16 warps): the whole 56 KiB fit.
     const StagePlan b = cuda_api::plan_stage(ws, 4, kModes[3].u, hopper(), GpuState::Shared);
     EXPECT_EQ(b.real_arrays, 2);
-    // At T = 2^20 the cache has 21 rows: 4 instances no longer fit a block, and the plan stops before it.
-    const StagePlan big = cuda_api::plan_stage(workspace_of("dp-ftrl-experts", 1024, 1u << 20), 4, kModes[0].u,
+    EXPECT_EQ(b.bytes, 1024u * 12 + ws.real[1].rows * 1024 * 4);
+    // At d = 4096 the cache is 176 KiB: over a block of 256's budget (233472 / 2 - 1824 = 114912 bytes).
+    const StagePlan big = cuda_api::plan_stage(workspace_of("dp-ftrl-experts", 4096, 1024), 4, kModes[3].u,
                                                hopper(), GpuState::Shared);
     EXPECT_EQ(big.real_arrays, 1);
 }
@@ -134,19 +129,17 @@ TEST(StagePlan, EmulatedStagedLaunchesTouchExactlyTheStagedStateOfEveryLearner) 
         for (const std::uint32_t d : {2u, 24u, 200u})
             for (const Mode& m : kModes)
                 for (const std::uint64_t rb : {4u, 8u})
-                    for (const GpuState want : {GpuState::Auto, GpuState::Shared}) {
+                    for (const GpuState want : {GpuState::Shared}) {
                         const std::uint32_t dd = name == "net-oco" ? 2 : d;
                         const WorkspaceSpec ws = workspace_of(name, dd, 64);
                         const UnitShape& u = m.u;
                         const StagePlan p = cuda_api::plan_stage(ws, rb, u, lim, want);
                         const std::string what = name + " d=" + std::to_string(dd) + " " + m.name + " R=" +
-                                                 std::to_string(rb) + (want == GpuState::Auto ? " auto" : " shared");
+                                                 std::to_string(rb);
                         EXPECT_EQ(p.units, u.units_per_block) << what;
                         if (!p.on) continue;
                         ++staged_cases;
-                        EXPECT_LE(p.bytes, want == GpuState::Auto ? budget_auto(u, lim)
-                                                                  : lim.per_block_optin - lim.static_per_block)
-                            << what;
+                        EXPECT_LE(p.bytes, budget_auto(u, lim)) << what;
                         EXPECT_EQ(p.off_real % 16, 0u) << what;
                         EXPECT_EQ(p.off_scal % 16, 0u) << what;
                         // The staged part of each kind is the prefix of whole arrays workspace_of's views assume.
