@@ -7,7 +7,7 @@
 // eta = inf is Follow The Leader: x_t is uniform over the coordinates where L_{t-1} is smallest (the limit of
 // the softmax as eta -> inf; ties split evenly), computed without ever forming inf * 0.
 //
-// State: L[d] (double, exact), and a row of scores in the run's precision (softmax_experts).
+// State: L[d] (double, exact); the scores are L itself in the run's precision (softmax_of_cumulative).
 #include <cmath>
 #include <cstdint>
 
@@ -44,8 +44,8 @@ struct Hedge {
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }
 
-    /// L_{t-1} (double), scores (precision R).
-    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d).add_real(1, p.d); }
+    /// L_{t-1} (double).
+    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, p.d); }
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
@@ -56,10 +56,7 @@ struct Hedge {
     template <class Team, class WS, class Row>
     DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
                                                                          std::uint64_t, const Row& row) {
-        using R = typename Team::real;
-        const auto L = ws.dbl[0];
-        const auto e = softmax_experts(team, p.d, p.eta, ws.real[0], row,
-                                       [&](auto i) { return convert<R>(team.load(L, i)); }, L);
+        const auto e = softmax_of_cumulative(team, p.d, p.eta, row, ws.dbl[0]);
         return {e, e};
     }
 };

@@ -48,4 +48,35 @@ softmax_experts(const Team& team, std::uint32_t d, double eta, const ScratchView
     return convert<double>(s.sum[1] / s.sum[0]);
 }
 
+/// The same for scores that are the cumulative losses themselves, u(i) = L_{t-1}(i) in precision R (Hedge): no
+/// row of scratch. Pass 1 only reads L (u_min); pass 2 reads L again, recomputes the same u(i), and adds l_t.
+/// The same operations on the same values in the same order as softmax_experts with that u, so the same bits,
+/// with d fewer values of state per instance and no stores in pass 1: on a GPU the state then fits on chip for
+/// more instances, and the loads of pass 1 are free to overlap (docs/GPU.md "State on chip").
+template <class Team, class Row, class LView>
+DPR_HD DPR_FORCEINLINE typename Team::template uni<double>
+softmax_of_cumulative(const Team& team, std::uint32_t d, double eta, const Row& row, const LView& L) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    const auto up = team.template reduce<0, 1>(d, [&](auto i) {
+        Contrib<V, 0, 1> c;
+        c.max[0] = -convert<R>(team.load(L, i));
+        return c;
+    });
+    const auto umin = -up.max[0];
+    const bool ftl = std::isinf(eta);
+    const V neta(static_cast<R>(-eta));
+    const auto s = team.template reduce<2, 0>(d, [&](auto i) {
+        const auto Li = team.load(L, i);
+        const V dev = convert<R>(Li) - umin; // >= 0
+        const V w = ftl ? select(dev == V(R(0)), V(R(1)), V(R(0))) : vexp(neta * dev);
+        team.store(L, i, Li + team.loss_exact(row, i));
+        Contrib<V, 2, 0> c;
+        c.sum[0] = w;
+        c.sum[1] = w * team.loss(row, i);
+        return c;
+    });
+    return convert<double>(s.sum[1] / s.sum[0]);
+}
+
 } // namespace dpr::learners

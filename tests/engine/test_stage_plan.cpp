@@ -69,18 +69,22 @@ std::uint64_t budget_auto(const UnitShape& u, const SharedLimits& l) {
 } // namespace
 
 TEST(StagePlan, HedgeAtD1024KeepsItsWholeStateOnChip) {
-    // L (d doubles) and the scores (d floats): 12 KiB per instance, 4 instances per block of 4 warps.
+    // Hedge's state is L alone (d doubles; its scores are L in the run's precision, recomputed): 8 KiB per
+    // instance in either precision, 4 instances per block of 4 warps, 7 blocks (28 warps) per SM.
     const WorkspaceSpec ws = workspace_of("hedge", 1024, 1024);
-    const StagePlan p = cuda_api::plan_stage(ws, 4, kModes[0].u, hopper(), GpuState::Auto);
-    EXPECT_TRUE(p.on);
-    EXPECT_EQ(p.dbl_arrays, 1);
-    EXPECT_EQ(p.real_arrays, 1);
-    EXPECT_EQ(p.unit_bytes, 1024u * 12);
-    EXPECT_EQ(p.bytes, 4u * 1024 * 12);
-    EXPECT_EQ(p.off_real, 4u * 1024 * 8);
-    // In double the scores double too: 64 KiB per block is over the budget (233472 / 4 blocks, less the reserved
-    // and static shared memory: 56544 bytes), so only L is staged.
-    const StagePlan pd = cuda_api::plan_stage(ws, 8, kModes[0].u, hopper(), GpuState::Shared);
+    ASSERT_EQ(ws.n_dbl, 1);
+    ASSERT_EQ(ws.n_real, 0);
+    for (const std::uint64_t rb : {4u, 8u}) {
+        const StagePlan p = cuda_api::plan_stage(ws, rb, kModes[0].u, hopper(), GpuState::Shared);
+        EXPECT_TRUE(p.on);
+        EXPECT_EQ(p.dbl_arrays, 1);
+        EXPECT_EQ(p.unit_bytes, 1024u * 8);
+        EXPECT_EQ(p.bytes, 4u * 1024 * 8);
+    }
+    // dp-ftrl-experts' L and scores in double: 64 KiB per block is over the budget (233472 / 4 blocks, less the
+    // reserved and static shared memory: 56544 bytes), so only L is staged.
+    const StagePlan pd = cuda_api::plan_stage(workspace_of("dp-ftrl-experts", 1024, 1024), 8, kModes[0].u, hopper(),
+                                              GpuState::Shared);
     EXPECT_EQ(pd.dbl_arrays, 1);
     EXPECT_EQ(pd.real_arrays, 0);
     EXPECT_EQ(pd.bytes, 4u * 1024 * 8);
@@ -110,7 +114,7 @@ TEST(StagePlan, DpFtrlKeepsLAndScoresOnChipAndTheLevelCacheInDeviceMemory) {
 }
 
 TEST(StagePlan, NothingIsStagedWhenNotEvenTheFirstArrayFits) {
-    // Hedge at d = 2^20 in a block: 12 MiB per instance.
+    // Hedge at d = 2^20 in a block: 8 MiB per instance.
     const WorkspaceSpec ws = workspace_of("hedge", 1u << 20, 1024);
     const StagePlan p = cuda_api::plan_stage(ws, 4, kModes[3].u, hopper(), GpuState::Shared);
     EXPECT_FALSE(p.on);
