@@ -144,11 +144,6 @@ struct WarpTeam : TeamCommon<R> {
         Reduced<R, NS, NM> acc;
         for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
         for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
-        // Unrolled so that the loads of several coordinates are in flight at once (a body without stores, such as
-        // a softmax's first pass, then waits once for four loads rather than four times: Nsight Compute on an
-        // H200 found Hedge's staged round waiting on shared-memory loads 73% of its cycles). The sums still take
-        // the coordinates in order, so the bits are the same.
-#pragma unroll 4
         for (std::uint32_t i = lane; i < n; i += 32) {
             const Contrib<R, NS, NM> c = f(i);
             for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
@@ -237,7 +232,6 @@ struct BlockTeam : TeamCommon<R> {
         Reduced<R, NS, NM> acc;
         for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
         for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
-#pragma unroll 4 // as WarpTeam::reduce
         for (std::uint32_t i = thread; i < n; i += B) {
             const Contrib<R, NS, NM> c = f(i);
             for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
