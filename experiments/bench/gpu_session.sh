@@ -50,7 +50,8 @@ run_point() { # algorithm d T instances precision [extra run keys] -> prints "wa
 import json, sys
 j = json.load(open(sys.argv[1]))
 t = j["throughput"]
-print(f'{t["simulation_seconds"]:.6f} {t["expert_rounds_per_second"]:.4g} "{j["points"][0].get("launch_policy", "")}"')
+pol = j["points"][0].get("launch_policy", "").replace('"', "'")  # one CSV field: no inner double quotes
+print(f'{t["simulation_seconds"]:.6f} {t["expert_rounds_per_second"]:.4g} "{pol}"')
 EOF
 }
 
