@@ -84,7 +84,26 @@ TEST(CliLaunch, BadValuesNameTheKeyAndTheChoices) {
     EXPECT_EQ(r.rc, 2);
     EXPECT_NE(r.err.find("team_threads"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("256"), std::string::npos) << r.err;
+    r = run_cli(dir, "run c.toml --out x --quiet --set run.gpu_state='\"sharde\"'");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("gpu_state"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did you mean \"shared\""), std::string::npos) << r.err;
+    r = run_cli(dir, "run c.toml --out x --quiet --set run.gpu_state='[\"global\", \"shared\"]'");
+    EXPECT_EQ(r.rc, 2) << "gpu_state cannot be swept";
     EXPECT_FALSE(std::filesystem::exists(dir.file("x/run.json")));
+}
+
+// [run] gpu_state is recorded in run.json's run section; the CPU backend ignores it (the same bytes).
+TEST(CliLaunch, GpuStateIsRecordedAndLeavesCpuResultsAlone) {
+    TempDir dir;
+    dir.write("c.toml", kConfig);
+    auto r = run_cli(dir, "run c.toml --out a --quiet --backend cpu");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    r = run_cli(dir, "run c.toml --out b --quiet --backend cpu --set run.gpu_state='\"shared\"'");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(run_json(dir, "a")["run"]["gpu_state"], "auto");
+    EXPECT_EQ(run_json(dir, "b")["run"]["gpu_state"], "shared");
+    EXPECT_EQ(slurp(dir.file("a/final_regret.csv")), slurp(dir.file("b/final_regret.csv")));
 }
 
 // A learner without a lane-parallel round (SCRiBLe: scalar code per instance) cannot put instances in the
