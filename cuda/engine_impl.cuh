@@ -11,7 +11,8 @@
 //   warp     one instance per warp (lanes = coordinates), state contiguous per instance.
 //   block    one instance per block of 256 or 1024 threads, for large d.
 // The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for
-// one ([run] lanes, team_threads). Noise is regenerated from counters, never stored; one launch per loss chunk.
+// one ([run] lanes, team_threads). Orthogonal to the mode, [run] gpu_state = "shared" keeps a prefix of each
+// instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md). Noise is regenerated from counters, never stored; one launch per loss chunk.
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -69,8 +70,8 @@ Mode choose_mode(const EngineShape& s) {
     return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;
 }
 
-/// [run] gpu_state. "auto" keeps the state in device memory until the device measurements of docs/BENCHMARKS.md
-/// ("State on chip") show where shared memory gains.
+/// [run] gpu_state. "auto" keeps the state in device memory: on an H200 shared memory gained in half of the shapes
+/// measured and lost in the other half (docs/GPU.md "State on chip", docs/BENCHMARKS.md "third GPU session").
 inline GpuState gpu_state_of(const LaunchRequest& q) {
     if (q.gpu_state == "shared") return GpuState::Shared;
     if (q.gpu_state == "global" || q.gpu_state == "auto" || q.gpu_state.empty()) return GpuState::Global;
@@ -391,7 +392,7 @@ class CudaEngine final : public InstanceEngine {
         st_.plan = plan_stage(st_.spec, sizeof(R), u, lim, want);
         stage_text_ = describe_stage(st_.plan, st_.spec, st_.interleaved ? "32 instances" : "instance");
         if (want == GpuState::Shared && !st_.plan.on)
-            stage_text_ += " (gpu_state = \"shared\": not even the scalars fit a block's shared memory)";
+            stage_text_ += " (gpu_state = shared: the first array does not fit a block's share of shared memory)";
         if (st_.plan.on) {
             DPR_CUDA_CHECK(cudaFuncSetAttribute(advance_fn(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(st_.plan.bytes)));
