@@ -148,27 +148,29 @@ __device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k, 
     return ws;
 }
 
+/// Copies n elements between device memory g and shared memory s (in: to s), a block's threads taking every
+/// blockDim.x-th element.
+template <class T>
+__device__ void stage_range(T* g, T* s, std::uint64_t n, bool in) {
+    for (std::uint64_t i = threadIdx.x; i < n; i += blockDim.x)
+        if (in) s[i] = g[i];
+        else g[i] = s[i];
+}
+
 /// Copies the staged part of units [first, first + count) between device memory and the block's shared memory
-/// (in: to shared memory), every thread of the block taking every blockDim.x-th element of each range.
+/// (in: to shared memory).
 template <class R>
 __device__ void stage_copy(const DevState<R>& st, unsigned char* smem, std::uint64_t first, std::uint64_t count,
                            bool in) {
     const std::uint64_t per_unit[3] = {st.dbl_per, st.real_per, st.scal_per};
     for_each_stage_copy(st.plan, per_unit, first, count,
                         [&](int kind, std::uint64_t dev, std::uint64_t sh, std::uint64_t n) {
-                            if (kind == 1) {
-                                R* const g = st.real + dev;
-                                R* const s = reinterpret_cast<R*>(smem + st.plan.off_real) + sh;
-                                for (std::uint64_t i = threadIdx.x; i < n; i += blockDim.x)
-                                    if (in) s[i] = g[i];
-                                    else g[i] = s[i];
-                            } else {
-                                double* const g = (kind == 0 ? st.dbl : st.scal) + dev;
-                                double* const s = reinterpret_cast<double*>(smem + (kind == 0 ? 0 : st.plan.off_scal)) + sh;
-                                for (std::uint64_t i = threadIdx.x; i < n; i += blockDim.x)
-                                    if (in) s[i] = g[i];
-                                    else g[i] = s[i];
-                            }
+                            if (kind == 1)
+                                stage_range(st.real + dev, reinterpret_cast<R*>(smem + st.plan.off_real) + sh, n, in);
+                            else
+                                stage_range((kind == 0 ? st.dbl : st.scal) + dev,
+                                            reinterpret_cast<double*>(smem + (kind == 0 ? 0 : st.plan.off_scal)) + sh,
+                                            n, in);
                         });
 }
 
