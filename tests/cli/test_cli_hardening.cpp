@@ -556,7 +556,8 @@ TEST(CliRunMessages, ALongListIsNotEchoedWhole) {
 }
 
 // Issue 24: private-bandit-fw with the paper's calibration asked for eps = 1 at n = 1024, T = 1024 guarantees
-// eps = 1.18; run.json said so, now stderr does too. The sensitivity calibration stays within the request.
+// eps = 1.18; run.json said so, now stderr does too. The sensitivity calibration and the default (conservative:
+// the larger scale of the two) stay within the request, and run.json names the default.
 TEST(CliRunMessages, AGuaranteeAboveTheRequestIsAWarning) {
     TempDir dir;
     const std::string base = "[run]\ninstances = 2\nrounds = 1024\n[adversary]\nkind = \"bco-linear\"\nset = \"simplex\"\n"
@@ -570,4 +571,9 @@ TEST(CliRunMessages, AGuaranteeAboveTheRequestIsAWarning) {
     const CliResult sens = run_cli(dir, "run sens.toml --out s --quiet");
     ASSERT_EQ(sens.rc, 0) << sens.err;
     EXPECT_FALSE(contains(sens.err, "more than requested")) << sens.err;
+    dir.write("default.toml", base);
+    const CliResult dflt = run_cli(dir, "run default.toml --out d --quiet");
+    ASSERT_EQ(dflt.rc, 0) << dflt.err;
+    EXPECT_FALSE(contains(dflt.err, "more than requested")) << dflt.err;
+    EXPECT_TRUE(contains(slurp(dir.file("d/run.json")), "conservative (the larger of")) << slurp(dir.file("d/run.json"));
 }

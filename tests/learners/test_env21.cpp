@@ -493,6 +493,39 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
     }
 }
 
+TEST(Env21, DefaultCalibrationNeverGuaranteesLessThanRequested) {
+    // Issue 24: the paper's Laplace scale (Lemma 5.1) is not conservative for the replace-one Delta when n >~ T
+    // (eps = 1.18 for a requested 1 at n = 1024, T = 1024). The default calibration takes the larger of the paper's
+    // and the sensitivity's scales: its report never exceeds the request, and it is the paper's scale wherever that
+    // one is within the request.
+    const double delta = 1e-6;
+    int paper_exceeds = 0, paper_kept = 0;
+    for (std::uint32_t n : {8u, 64u, 1024u})
+        for (std::uint64_t T : {16ull, 1024ull, 65536ull})
+            for (double eps : {0.1, 1.0, 10.0})
+                for (double noise : {0.0, 1.0}) {
+                    const domains::Domain D = domain(domains::DomainKind::Simplex, n);
+                    const auto dflt = params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"delta", delta}, {"noise", noise}});
+                    const auto paper = params<PrivateBanditFw>(
+                        D, T, {{"epsilon", eps}, {"delta", delta}, {"noise", noise}, {"calibration", 0.0}});
+                    const auto sens = params<PrivateBanditFw>(
+                        D, T, {{"epsilon", eps}, {"delta", delta}, {"noise", noise}, {"calibration", 1.0}});
+                    const std::string where = "n = " + std::to_string(n) + ", T = " + std::to_string(T) +
+                                              ", eps = " + std::to_string(eps) + (noise > 0 ? ", gaussian" : ", laplace");
+                    EXPECT_EQ(dflt.scale, std::max(paper.scale, sens.scale)) << where;
+                    const auto r = PrivateBanditFw::privacy(dflt);
+                    EXPECT_LE(r.epsilon, eps * (1.0 + 1e-9)) << where;
+                    if (noise > 0) EXPECT_LE(r.delta, delta) << where;
+                    if (PrivateBanditFw::privacy(paper).epsilon > eps * (1.0 + 1e-9)) ++paper_exceeds;
+                    else {
+                        ++paper_kept;
+                        EXPECT_EQ(dflt.scale, paper.scale) << where;
+                    }
+                }
+    EXPECT_GT(paper_exceeds, 0) << "the grid must hold a case where the paper's scale is not conservative";
+    EXPECT_GT(paper_kept, 0);
+}
+
 TEST(Env21, FkmAndTheFrankWolfeLearnersLearn) {
     // Sub-linear regret on a fixed-mean affine sequence: the regret per round at T = 2^16 is below half of it at
     // 2^10 (T^{3/4} predicts 0.35) for the non-private learners, and FKM's plays stay within zeta of D.
