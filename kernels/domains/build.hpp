@@ -154,8 +154,9 @@ inline std::uint32_t blocks_of(std::uint32_t nodes, const std::vector<std::uint3
 
 /// App. D's interior ball of a graph set (ALGORITHMS.md §3.3 "Domain assumption and shrinking"), certified against
 /// every facet, into D.ball_centre and D.ball_radius (0: none).
-///   centre c: the mean of 2 LO vertices per edge e (a tree or path that uses e, and one that avoids it where one
-///     exists; the other edges' weights fixed pseudo-random), a point of D with c_e > 0 wherever some vertex uses e;
+///   centre c: the mean of 2 LO vertices per edge e (a tree or path that uses e, and one that avoids it, and for a
+///     tree its parallel edges, where one exists; the other edges' weights fixed pseudo-random), a point of D with
+///     c_e > 0 wherever some vertex uses e;
 ///   radius r: the distance within aff(D) from c to the nearest facet, min over the inequalities a.x <= b of D of
 ///     (b - a.c) / ||P a||, P the projection onto the subspace parallel to aff(D) (project_parallel), skipping those
 ///     constant on aff(D) (||P a|| = 0: a bridge's x_e = 1, a block's own rank equation):
@@ -170,6 +171,9 @@ inline void interior_ball(Domain& D) {
     const std::uint32_t m = D.n;
     for (std::uint32_t e = 0; e < m; ++e) D.ball_centre[e] = 0.0;
     if (D.kind == DomainKind::SpanningTree && D.nodes > Domain::kMaxBallNodes) return;
+    // A set of one point (a tree, a lone s-t path) has no ball, and no learner accepts it: its O(m^3) search for one
+    // (the projections of the s-t path below) would only delay the refusal.
+    if (D.dim_aff == 0) return;
     std::vector<double> v(m, 0.0), x(m), scratch(scratch_size(D));
     std::vector<char> useful(m, 1);
     if (D.kind == DomainKind::StPath)
@@ -186,12 +190,20 @@ inline void interior_ball(Domain& D) {
         z ^= z >> 31;
         return static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5;
     };
+    // A spanning tree's vertex that avoids e also avoids e's parallel edges (same two nodes, either order): else,
+    // on a multigraph, every vertex could use one edge of the class, and the centre would lie on the facet
+    // x(E({u, v})) <= 1 (a radius of 0). On a simple graph no other edge is parallel: the vertices are unchanged.
+    const auto parallel = [&D](std::uint32_t e, std::uint32_t f) {
+        return D.kind == DomainKind::SpanningTree && ((D.tail[e] == D.tail[f] && D.head[e] == D.head[f]) ||
+                                                      (D.tail[e] == D.head[f] && D.head[e] == D.tail[f]));
+    };
     std::uint32_t vertices = 0;
     for (std::uint32_t e = 0; e < m; ++e) {
         if (!useful[e]) continue;
         for (const double sign : {-1.0, 1.0}) {
             for (std::uint32_t f = 0; f < m; ++f)
-                v[f] = f == e ? sign * force : jitter((std::uint64_t{e} << 33) ^ (std::uint64_t{f} << 1) ^ (sign > 0));
+                v[f] = f == e || (sign > 0 && parallel(e, f)) ? sign * force
+                                                              : jitter((std::uint64_t{e} << 33) ^ (std::uint64_t{f} << 1) ^ (sign > 0));
             lo(D, v.data(), x.data(), scratch.data());
             for (std::uint32_t f = 0; f < m; ++f) D.ball_centre[f] += x[f];
             ++vertices;

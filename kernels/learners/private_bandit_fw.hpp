@@ -152,10 +152,16 @@ inline double shrink_alpha(const domains::Domain& D, bool shrink, double zeta) {
 inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Diagnostic& diag) {
     if (!shrink) return true;
     const double r = domains::inradius(D);
-    if (!(r > 0.0))
-        return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, and set = \"%s\" with %u nodes has "
-                                   "none: certifying one visits every node subset, so spanning trees get one up to %u "
-                                   "nodes", domains::domain_name(D.kind), D.nodes, domains::Domain::kMaxBallNodes);
+    if (!(r > 0.0)) {
+        if (D.kind == domains::DomainKind::SpanningTree && D.nodes > domains::Domain::kMaxBallNodes)
+            return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, and set = \"%s\" with %u nodes "
+                                       "has none: certifying one visits every node subset, so spanning trees get one up "
+                                       "to %u nodes", domains::domain_name(D.kind), D.nodes, domains::Domain::kMaxBallNodes);
+        return diag.fail("shrink", "App. D's shrinking needs an interior ball of D, and none was certified for this "
+                                   "set = \"%s\" (%u nodes, %u edges): the centre built from its vertices lies on a "
+                                   "facet (build.hpp interior_ball); run with shrink = false",
+                         domains::domain_name(D.kind), D.nodes, D.n);
+    }
     if (!(zeta < r))
         return diag.fail("zeta", "with shrink = true, zeta must be < r = %g (the interior radius of %s); got %g (the "
                                  "automatic zeta = D n^{1/2} / T^{1/4} falls below r only for large T)",

@@ -433,7 +433,7 @@ TEST(Domains, GraphSetsHaveACertifiedInteriorBall) {
     // description, not by the construction.
     std::mt19937_64 gen(11);
     std::normal_distribution<double> z;
-    std::vector<Keys> graphs(6);
+    std::vector<Keys> graphs(8);
     graphs[0].set(DomainKind::SpanningTree).num(kNodes, 4);
     graphs[1].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 5}, {5, 3}});
     graphs[2].set(DomainKind::SpanningTree).edge_list({{0, 1}, {0, 1}, {1, 2}, {2, 3}, {3, 1}, {3, 4}, {4, 5}, {0, 2}});
@@ -442,6 +442,10 @@ TEST(Domains, GraphSetsHaveACertifiedInteriorBall) {
     graphs[5].set(DomainKind::StPath)
         .edge_list({{2, 4}, {0, 2}, {1, 2}, {0, 1}, {3, 5}, {1, 3}, {3, 4}, {6, 0}, {2, 3}})
         .num(kTarget, 4);
+    // Issue 24: a triangle whose edge (0, 2) is repeated as (2, 0), and a triple edge. Every tree used one edge of
+    // the pair, so the centre lay on the facet x(E({0, 2})) <= 1 and no ball was found (shrink was refused).
+    graphs[6].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 2}, {0, 2}, {2, 0}});
+    graphs[7].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 0}, {0, 1}, {1, 2}, {2, 0}});
     for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
         const Domain D = make(graphs[gi]);
         const std::uint32_t n = D.n;
@@ -493,6 +497,16 @@ TEST(Domains, GraphSetsHaveACertifiedInteriorBall) {
     Keys big;
     big.set(DomainKind::SpanningTree).num(kNodes, Domain::kMaxBallNodes + 1);
     EXPECT_EQ(inradius(make(big)), 0.0); // beyond the enumeration: no ball, and shrink is refused
+    // A set of one point (a chain of 1023 edges from s to t) has dimension 0: no learner accepts it, and the O(m^3)
+    // search for a ball (seconds at m = 1023) is skipped, so the centre stays unset.
+    Keys chain;
+    std::vector<std::pair<int, int>> edges;
+    for (int a = 0; a < 1023; ++a) edges.push_back({a, a + 1});
+    chain.set(DomainKind::StPath).edge_list(edges);
+    const Domain one = make(chain);
+    EXPECT_EQ(one.dim_aff, 0u);
+    EXPECT_EQ(inradius(one), 0.0);
+    for (std::uint32_t e = 0; e < one.n; ++e) ASSERT_EQ(one.ball_centre[e], 0.0) << "edge " << e;
 }
 
 TEST(Domains, BadKeysAndGraphsNameTheKeyEdgeOrNode) {
