@@ -11,6 +11,7 @@
 //       if Lbar_t > Lbar* - 5 K ln(1/beta_0) / eps_0     (doubling_test = "printed", §4 item 14; "plus": +)
 //           and fewer than R runs have started:
 //           Lbar* <- 2 Lbar*; restart Algorithm 1: k = 0, x ~ Unif[d], a new sparse vector (time continues)
+//           (restart_expert = "keep": x = the expert just picked instead of Unif[d]; an ablation, same privacy)
 //
 // "log T" of the spec is read as R = ceil(log2 T) + 1, the number of runs Lbar* can start from 1 before it
 // passes T (a doubling beyond is never needed: L* <= T), and the run count is capped at R, so the privacy
@@ -55,13 +56,18 @@ inline constexpr KeySpec kAdaptiveKeys[] = {
     {"doubling_test", KeyType::Choice, "printed", 0.0, 0.0, "printed|plus",
      "double Lbar* when Lbar_t > Lbar* - 5K ln(1/beta_0)/eps_0 (printed) or + ... (plus: the sign the "
      "proof probably meant, ALGORITHMS.md §4 item 14)"},
+    {"restart_expert", KeyType::Choice, "uniform", 0.0, 0.0, "uniform|keep",
+     "the expert a doubling restarts from: uniform = a fresh uniform draw (Algorithm 2 restarts Algorithm 1, which "
+     "starts uniformly); keep = the expert just picked (post-processing: the same eps; an ablation, "
+     "docs/experiments/afkt23.md §5)"},
 };
 
 /// The experts are the coordinates of the loss row (Geometry::Simplex): adaptive-svt-experts.
 struct RowExperts {
     static constexpr const char* kName = "adaptive-svt-experts";
     static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3]};
+    static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
+                                        kAdaptiveKeys[4]};
     struct Params {
         std::uint32_t n; ///< the number of experts: d
     };
@@ -100,7 +106,8 @@ struct AdaptiveSvt {
     static constexpr int kBeta = key_index(kKeys, "beta");
     static constexpr int kThreshold = key_index(kKeys, "threshold");
     static constexpr int kDoublingTest = key_index(kKeys, "doubling_test");
-    static_assert(kEpsilon == 0 && kBeta == 1 && kThreshold == 2 && kDoublingTest == 3,
+    static constexpr int kRestartExpert = key_index(kKeys, "restart_expert");
+    static_assert(kEpsilon == 0 && kBeta == 1 && kThreshold == 2 && kDoublingTest == 3 && kRestartExpert == 4,
                   "a view of AdaptiveSvt lists kAdaptiveKeys first");
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
@@ -119,6 +126,7 @@ struct AdaptiveSvt {
         double acc;    ///< 8B/eps_0 or 16B/eps_0
         bool strict;
         bool plus;     ///< doubling test with + (else as printed, -)
+        bool keep;     ///< a restart keeps the expert just picked (else a uniform draw)
         double check_scale;  ///< Laplace scale of the check: K / eps_0
         double check_margin; ///< 5 K ln(1/beta_0) / eps_0
         mech::SvtScales svt; ///< eps_0/2 sparse vector over 1-sensitive queries
@@ -144,6 +152,7 @@ struct AdaptiveSvt {
         p.eta = p.eps0 / (2.0 * p.K);
         p.strict = kv.get(kThreshold, 0.0) == 1.0;
         p.plus = kv.get(kDoublingTest, 0.0) == 1.0;
+        p.keep = kv.get(kRestartExpert, 0.0) == 1.0;
         p.acc = (p.strict ? 16.0 : 8.0) * p.B / p.eps0;
         p.check_scale = p.K / p.eps0;
         p.check_margin = 5.0 * p.K * std::log(1.0 / p.beta0) / p.eps0;
@@ -216,7 +225,7 @@ struct AdaptiveSvt {
             const U bar = p.plus ? lbar + U(p.check_margin) : lbar - U(p.check_margin);
             const auto dbl = s.pending & (check > bar) & (runs < U(p.R));
             UI xn = y;
-            if (any(dbl)) {
+            if (any(dbl) && !p.keep) {
                 mech::ExpMechDraw fresh; // a restarted Algorithm 1 starts from a uniform expert
                 fresh.sub = 1;
                 fresh.round = static_cast<std::uint32_t>(t);

@@ -37,7 +37,7 @@ struct BallNetExperts {
     static constexpr const char* kName = "net-oco";
     static constexpr Geometry kGeometry = Geometry::Ball;
     static constexpr KeySpec kKeys[] = {
-        kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
+        kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3], kAdaptiveKeys[4],
         {"rho", KeyType::Real, "auto", 0.0, 1.0, "",
          "net radius: every point of the ball is within rho of a net point; auto = 1/T (Thm 3, L = 1); the regret "
          "includes up to T rho of discretisation; M = ceil(1/rho) + 1 (d = 1) or (ceil(sqrt 2/rho) + 1)^2 (d = 2) "

@@ -350,6 +350,29 @@ TEST(AdaptiveSvtExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
     }
 }
 
+TEST(AdaptiveSvtExperts, KeepingThePickedExpertAtARestartChangesOnlyTheRunsThatRestart) {
+    // restart_expert = "keep" (the ablation of docs/experiments/afkt23.md §5) replaces the uniform restart draw by the
+    // expert the exponential mechanism just picked: post-processing, so the same privacy report; an instance that
+    // never doubles makes the same draws and plays bit for bit; an instance that doubles plays differently.
+    const std::uint32_t d = 300, T = 800, n = 20;
+    const auto uni = test::simulate("adaptive-svt-experts", {{"epsilon", 200.0}}, "halving", {}, d, T, n);
+    const auto keep = test::simulate("adaptive-svt-experts", {{"epsilon", 200.0}, {"restart_expert", 1.0}}, "halving", {},
+                                     d, T, n);
+    EXPECT_EQ(uni.privacy.epsilon, keep.privacy.epsilon);
+    int restarted = 0, differ = 0;
+    for (std::uint32_t k = 0; k < n; ++k) {
+        if (uni.diagnostic("doublings", k) == 0) {
+            EXPECT_EQ(keep.diagnostic("doublings", k), 0.0) << k;
+            EXPECT_EQ(uni.final_realized[k], keep.final_realized[k]) << k;
+        } else {
+            ++restarted;
+            differ += uni.final_realized[k] != keep.final_realized[k];
+        }
+    }
+    EXPECT_GT(restarted, 0);
+    EXPECT_GT(differ, 0) << "keep must change the play after a restart";
+}
+
 TEST(AdaptiveSvtExperts, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     test::TempDir dir;
     const std::pair<std::string, std::string> cases[] = {
