@@ -46,6 +46,8 @@ struct BallNetExperts {
     };
     static constexpr int kRho = key_index(kKeys, "rho");
     static constexpr double kMaxExperts = 2147483648.0; ///< 2^31: the argmin index is 32-bit
+    static constexpr double kLargeNet = 16777216.0;     ///< 2^24 points: above this, check() warns of the cost
+    static constexpr double kNetPointsPerSecond = 1e7;  ///< one CPU thread's pass rate (2-core VM, d = 2, docs/BENCHMARKS.md)
 
     struct Params {
         std::uint32_t n;   ///< the number of experts M
@@ -71,6 +73,14 @@ struct BallNetExperts {
         return v;
     }
 
+    /// The smallest rho whose net has at most kLargeNet points (side <= rho-bound + 2), rounded up to 3 digits so
+    /// that the value printed with %.3g is still above it.
+    static double faster_rho(std::uint32_t dim) {
+        const double lo = dim == 2 ? std::sqrt(2.0) / (std::sqrt(kLargeNet) - 2.0) : 1.0 / (kLargeNet - 2.0);
+        const double unit = std::pow(10.0, std::floor(std::log10(lo)) - 2.0);
+        return std::ceil(lo / unit) * unit;
+    }
+
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         if (pb.d != 1 && pb.d != 2)
             return diag.fail("d", "net-oco needs d in {1, 2} (got %u): a rho-net of the ball has ~(2/rho)^d points", pb.d);
@@ -80,6 +90,16 @@ struct BallNetExperts {
         if (n >= kMaxExperts)
             return diag.fail("rho", "rho = %g gives a net of %.3g points at d = %u; at most 2^31 - 1 (rho >= %.3g)", rho, n,
                              pb.d, pb.d == 2 ? std::sqrt(2.0) / (std::sqrt(kMaxExperts) - 2.0) : 1.0 / (kMaxExperts - 2.0));
+        if (n > kLargeNet) {
+            // Accepted, but a run's cost is the net's size: said before the run starts, with the rho that keeps a
+            // pass at kLargeNet points.
+            diag.fail("rho",
+                      "rho = %g gives a net of %.3g points at d = %u: the first draw and every switch of each "
+                      "instance is a pass over all of them (~%.2g s each on one CPU thread at 1e7 points/s); "
+                      "rho >= %.3g keeps a pass under %.3g points",
+                      rho, n, pb.d, n / kNetPointsPerSecond, faster_rho(pb.d), kLargeNet);
+            diag.warning_only = true;
+        }
         return true;
     }
 

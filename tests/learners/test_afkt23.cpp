@@ -718,6 +718,41 @@ TEST(NetOco, RealizableDriftingWithLittleNoiseFindsTheBestNetPoint) {
     EXPECT_GT(q.mean_regret(), 4 * r.mean_regret());
 }
 
+TEST(NetOco, ANetTooLargeToRunQuicklyIsAWarningWithItsSizeAndARhoThatIsFaster) {
+    // Issue 24: the smallest accepted rho ran for minutes without a word. check() accepts it and warns with the
+    // net's size; the rho it suggests gives a net under the warning's size, and a net below that size is silent.
+    KeyValues kv;
+    kv.num[BallNetExperts::kRho] = 1e-4;
+    kv.given[BallNetExperts::kRho] = true;
+    Problem pb;
+    pb.d = 2;
+    pb.T = 64;
+    Diagnostic diag;
+    EXPECT_TRUE(BallNetExperts::check(kv, pb, diag));
+    ASSERT_NE(diag.key, nullptr);
+    EXPECT_STREQ(diag.key, "rho");
+    EXPECT_TRUE(diag.warning_only);
+    const std::string msg = diag.message;
+    EXPECT_NE(msg.find("net of 2e+08 points at d = 2"), std::string::npos) << msg;
+    for (std::uint32_t dim : {1u, 2u}) {
+        pb.d = dim;
+        kv.num[BallNetExperts::kRho] = dim == 1 ? 1e-8 : 1e-4;
+        Diagnostic big;
+        EXPECT_TRUE(BallNetExperts::check(kv, pb, big));
+        ASSERT_TRUE(big.warning_only) << dim;
+        const std::string text = big.message;
+        const std::size_t at = text.find("rho >= ");
+        ASSERT_NE(at, std::string::npos) << text;
+        kv.num[BallNetExperts::kRho] = std::stod(text.substr(at + 7)); // the suggested rho
+        const double n = BallNetExperts::resolve(kv, pb).n;
+        EXPECT_LE(n, BallNetExperts::kLargeNet) << dim;
+        EXPECT_GT(n, 0.5 * BallNetExperts::kLargeNet) << dim << ": the suggestion is not far from the bound";
+        Diagnostic quiet;
+        EXPECT_TRUE(BallNetExperts::check(kv, pb, quiet));
+        EXPECT_EQ(quiet.key, nullptr) << dim << ": " << quiet.message;
+    }
+}
+
 TEST(NetOco, BadKeysAreRefusedWithExitTwoNamingTheKey) {
     test::TempDir dir;
     const std::pair<std::string, std::string> cases[] = {
