@@ -182,8 +182,10 @@ std::uint64_t available_memory_bytes(std::string* source) {
 }
 
 std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t instances,
-                                bool shard) {
-    const std::uint64_t I = instances ? instances : cfg.run.instances;
+                                DiskRole role) {
+    // An MPI run's rank 0 writes no pieces and gathers every rank's instances into the result files.
+    const bool mpi_root = role == DiskRole::MpiRoot;
+    const std::uint64_t I = instances && !mpi_root ? instances : cfg.run.instances;
     std::uint64_t pieces = 0, outputs = 0;
     for (std::size_t i = 0; i < recs.size() && i < cfg.points.size(); ++i) {
         const std::uint64_t C = cfg.run.checkpoints, nd = recs[i].learner.diagnostic_names.size();
@@ -192,7 +194,8 @@ std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<Poi
         const std::uint64_t row = 24 * (2 + nd + cfg.points[i].swept.size()) + 16;
         outputs = sat_add(outputs, sat_add(sat_mul(I, row), 400 * C + 4096));
     }
-    return sat_add(shard ? sat_mul(2, pieces) : pieces, outputs);
+    if (mpi_root) return outputs;
+    return sat_add(role == DiskRole::Shard ? sat_mul(2, pieces) : pieces, outputs);
 }
 
 std::uint64_t available_disk_bytes(const std::string& dir) {

@@ -55,13 +55,19 @@ struct MemoryEstimate {
 MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
                                    std::size_t chunk_bytes, bool cuda, std::uint64_t instances = 0);
 
-/// Disk a run writes into its output directory, estimated like the memory (docs/OUTPUTS.md "Before anything is
-/// simulated"): its finished pieces, 8 x I x (2C + C' + nd + 1) bytes per point (C' = C for per-instance
-/// sequences, else 0) -- twice for a shard, whose arrays coexist with the pieces until it completes -- plus the
-/// result files while the pieces still exist: final_regret.csv at 24 bytes per number of each row ((2 + nd) per
-/// instance and point, plus the swept values), summary.csv at 400 bytes per point and checkpoint, run.json.
+/// What a process writes into its output directory: a run's pieces and results, a shard's pieces and arrays, or
+/// (rank 0 of an MPI run) the results of every rank and no pieces.
+enum class DiskRole { Run, Shard, MpiRoot };
+
+/// Disk a process writes into its output directory, estimated like the memory (docs/OUTPUTS.md "Before anything
+/// is simulated"): its finished pieces, 8 x I x (2C + C' + nd + 1) bytes per point (C' = C for per-instance
+/// sequences, else 0) -- twice for a shard, whose arrays coexist with the pieces until it completes, none for
+/// MPI rank 0 -- plus the result files while the pieces still exist: final_regret.csv at 24 bytes per number of
+/// each row ((2 + nd) per instance and point, plus the swept values), summary.csv at 400 bytes per point and
+/// checkpoint, run.json. I = `instances` (this process's share; 0 = [run] instances); MPI rank 0 writes the
+/// results of all [run] instances.
 std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t instances,
-                                bool shard);
+                                DiskRole role);
 /// Free space for an unprivileged user in the file system of `dir` (statvfs f_bavail x f_frsize); 0 if unknown.
 std::uint64_t available_disk_bytes(const std::string& dir);
 

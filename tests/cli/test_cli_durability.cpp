@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
+#include "host/cli/run_pipeline.hpp"
+#include "host/engine/memory_estimate.hpp"
 
 namespace dpr::test {
 namespace {
@@ -359,6 +361,29 @@ TEST(CliDurability, ARunThatCannotFitOnTheDiskIsRefusedBeforeItStarts) {
     EXPECT_TRUE(contains(r.err, "of disk in big/run")) << r.err;
     EXPECT_TRUE(contains(r.err, "is free there")) << r.err;
     EXPECT_FALSE(fs::exists(dir.file("big"))) << "the directories the refused run created are removed";
+}
+
+// Issue 24: rank 0 of an MPI run writes no pieces but the result files of every rank. Its estimate was its own
+// share's pieces and results (too high by the pieces, too low by the other ranks' results). Now: at least the
+// result files the whole run writes, at most 2x them, and below a one-process run's estimate (pieces + results).
+TEST(CliDurability, MpiRankZerosDiskEstimateIsTheResultFilesOfEveryRank) {
+    TempDir dir;
+    const std::string toml = "[run]\ninstances = 4000\nrounds = 64\ncheckpoints = 16\nseed = [1, 2, 3]\n"
+                             "[adversary]\nkind = \"bernoulli\"\nd = 4\n[learner]\nalgorithm = \"hedge\"\n";
+    dir.write("c.toml", toml);
+    const CliResult r = run_cli(dir, "run c.toml --out o --quiet");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::uint64_t written = 0;
+    for (const auto& e : fs::directory_iterator(dir.file("o")))
+        if (e.is_regular_file()) written += e.file_size();
+    const config::Config cfg = config::parse_config(toml, "c.toml", {}, cli::run_config_inputs());
+    const std::vector<PointRecord> recs = cli::resolve_points(cfg);
+    const std::uint64_t share = 1000; // rank 0 of 4
+    const std::uint64_t root = estimate_run_disk(cfg, recs, share, DiskRole::MpiRoot);
+    EXPECT_GE(root, written);
+    EXPECT_LE(root, 2 * written);
+    EXPECT_LT(root, estimate_run_disk(cfg, recs, 0, DiskRole::Run));
+    EXPECT_GE(estimate_run_disk(cfg, recs, 0, DiskRole::Run), written);
 }
 
 } // namespace
