@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/errors.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/io/error.hpp"
 
 namespace dpr::api {
@@ -14,12 +14,12 @@ namespace {
 config::Config load(const RunSpec& spec) {
     try {
         return spec.config_path.empty()
-                   ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, cli::run_config_inputs())
-                   : config::load_config(spec.config_path, spec.overrides, cli::run_config_inputs());
+                   ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, run_config_inputs())
+                   : config::load_config(spec.config_path, spec.overrides, run_config_inputs());
     } catch (const config::ConfigError& e) {
-        throw cli::UsageError(e.what());
+        throw UsageError(e.what());
     } catch (const io::IoError& e) {
-        throw cli::UsageError(e.what());
+        throw UsageError(e.what());
     }
 }
 
@@ -31,29 +31,29 @@ Plan plan(config::Config loaded, const RunSpec& spec) {
     Plan p;
     p.config = std::move(loaded); // before resolving: the records point into p.config.points
     const config::Config& cfg = p.config;
-    p.records = cli::resolve_points(cfg);
+    p.records = resolve_points(cfg);
     const std::uint64_t N = cfg.run.instances;
     if (spec.first_instance >= N || spec.instance_count > N - spec.first_instance)
-        throw cli::UsageError("instances [" + std::to_string(spec.first_instance) + ", " +
+        throw UsageError("instances [" + std::to_string(spec.first_instance) + ", " +
                               std::to_string(spec.first_instance + spec.instance_count) + ") are not a slice of [run] "
                               "instances = " + std::to_string(N));
     p.first_instance = spec.first_instance;
     p.instance_count = spec.instance_count ? spec.instance_count : N - spec.first_instance;
-    cli::check_instance_ids(p.first_instance, p.instance_count);
+    check_instance_ids(p.first_instance, p.instance_count);
     bool per_instance = false;
     for (const auto& pt : cfg.points) per_instance |= pt.per_instance;
     try {
         p.backend = choose_backend(spec.backend, per_instance, &p.why_not_cuda);
     } catch (const std::invalid_argument& e) {
-        throw cli::UsageError(e.what());
+        throw UsageError(e.what());
     }
-    cli::check_launch(cfg, p.backend);
+    check_launch(cfg, p.backend);
     return p;
 }
 
 RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks) {
     RunResult out;
-    cli::SimulateOptions so;
+    SimulateOptions so;
     so.backend = plan.backend;
     so.threads = spec.threads ? spec.threads : std::max(1u, std::thread::hardware_concurrency());
     so.on_progress = spec.on_progress;
@@ -83,7 +83,7 @@ RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks) {
         pr.summary = r.rows;
         out.points.push_back(std::move(pr));
     };
-    out.completed = cli::simulate_points(plan.config, plan.records, so);
+    out.completed = simulate_points(plan.config, plan.records, so);
     return out;
 }
 

@@ -14,7 +14,7 @@
 //   plan()     loads the config (or takes one already loaded), resolves every point's learner and adversary,
 //              checks the slice of instances and their ids, chooses the backend and checks the launch request:
 //              everything that can refuse the input, before anything is simulated;
-//   execute()  runs the points in order (host/cli/run_pipeline.hpp simulate_points), each condensed by
+//   execute()  runs the points in order (host/api/pipeline.hpp simulate_points), each condensed by
 //              finish_point() into its rows of summary.csv, or handed to the driver's own per-point hook (a
 //              shard writes its arrays, an MPI rank gathers them); finished pieces may be kept in a
 //              ProgressStore for resuming.

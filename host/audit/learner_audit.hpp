@@ -64,7 +64,7 @@ struct AuditSettings {
 
 struct AuditJob {
     const config::Config* cfg = nullptr; ///< one point (no sweep)
-    LearnerRuntime learner;              ///< its resolved learner and adversary (cli::resolve_points)
+    LearnerRuntime learner;              ///< its resolved learner and adversary (api::resolve_points)
     AdversaryRuntime adversary;
     Backend backend = Backend::Cpu;
     unsigned threads = 1;

@@ -118,4 +118,10 @@ std::string utc_now(const char* fmt) {
     return buf;
 }
 
+void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what) {
+    cmd->add_option("--memory-limit", into,
+                    "refuse " + what + " whose estimated peak memory exceeds this: auto (default: the memory "
+                    "available now), none, or a size such as 16G");
+}
+
 } // namespace dpr::cli

@@ -10,10 +10,15 @@
 #include <vector>
 
 namespace CLI {
+class App;
 class Option;
 }
 
 namespace dpr::cli {
+
+/// The --memory-limit option of `run`, `audit` and `merge` ("refuse a(n) <what> whose estimated peak memory ...";
+/// parsed by api::parse_memory_limit).
+void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what);
 
 /// Throws UsageError("missing <flag>: must be <range>") if the option was not given.
 void require_given(const CLI::Option* option, const std::string& range);

@@ -17,7 +17,7 @@
 #include "host/backend/cuda_api.hpp"
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/config/config.hpp"
 #include "host/io/atomic_file.hpp"
@@ -46,7 +46,7 @@ nlohmann::json num(double v) {
 }
 
 config::ConfigInputs audit_inputs() {
-    config::ConfigInputs in = run_config_inputs();
+    config::ConfigInputs in = api::run_config_inputs();
     in.extra_sections.push_back(audit::audit_section());
     return in;
 }
@@ -145,7 +145,7 @@ void audit_command(const AuditOptions& o) {
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
-    std::vector<PointRecord> recs = resolve_points(cfg);
+    std::vector<PointRecord> recs = api::resolve_points(cfg);
     if (recs.size() != 1)
         throw UsageError("an audit runs one learner on one neighbouring pair, but the config is a sweep of " +
                          std::to_string(recs.size()) + " points (" + cfg.swept_keys.at(0) +
@@ -159,7 +159,7 @@ void audit_command(const AuditOptions& o) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    check_launch(cfg, backend);
+    api::check_launch(cfg, backend);
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     if (backend == Backend::Cuda) {
         const auto info = cuda_api::query_devices();
@@ -181,7 +181,7 @@ void audit_command(const AuditOptions& o) {
     }
     // Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own.
     {
-        const MemoryLimit limit = parse_memory_limit(o.memory_limit);
+        const api::MemoryLimit limit = api::parse_memory_limit(o.memory_limit);
         const std::uint64_t M = cfg.run.instances;
         MemoryEstimate e = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, backend == Backend::Cuda,
                                                std::min<std::uint64_t>(settings.batch, M));
@@ -199,7 +199,7 @@ void audit_command(const AuditOptions& o) {
         std::uint64_t device_bytes = 0;
         if (backend == Backend::Cuda)
             device_bytes = static_cast<std::uint64_t>(cuda_api::query_devices().memory_gib * 1073741824.0);
-        check_memory(e, limit, device_bytes);
+        api::check_memory(e, limit, device_bytes);
     }
     if (std::isinf(job.learner.privacy.epsilon))
         std::cerr << "dpregret: warning: learner \"" << job.learner.name

@@ -7,7 +7,8 @@
 #include <stdexcept>
 
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
+#include "host/cli/args.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/merge_streamed.hpp"
@@ -64,17 +65,17 @@ void merge_command(const MergeOptions& o) {
     }
     config::Config cfg;
     try {
-        cfg = config::load_config(set.config_path, set.overrides, run_config_inputs());
+        cfg = config::load_config(set.config_path, set.overrides, api::run_config_inputs());
     } catch (const std::exception& e) {
         throw UsageError("cannot reload the shards' config " + set.config_path + ": " + e.what());
     }
     if (cfg.resolved_toml != set.resolved_toml)
         throw UsageError(set.config_path + " has changed since the shards ran (its resolved TOML differs from "
                          "shard.json's); merge needs the file the shards were started from");
-    std::vector<PointRecord> recs = resolve_points(cfg);
-    const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
+    std::vector<PointRecord> recs = api::resolve_points(cfg);
+    const api::MemoryLimit memory_limit = api::parse_memory_limit(o.memory_limit);
     if (!o.bounded_memory)
-        check_memory(estimate_merge_memory(cfg, recs), memory_limit, 0,
+        api::check_memory(estimate_merge_memory(cfg, recs), memory_limit, 0,
                      "Merge with dpregret merge --bounded-memory, which holds none of them and writes the same bytes "
                      "(docs/SCALING.md); --memory-limit none merges in memory anyway.",
                      "merge");

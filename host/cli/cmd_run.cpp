@@ -16,7 +16,7 @@
 #include "host/backend/cuda_api.hpp"
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
@@ -52,7 +52,7 @@ struct RunOptions {
 
 /// Every key a run accepts: [run], then each adversary kind and each learner with defaults and ranges.
 void print_keys() {
-    const config::ConfigInputs in = run_config_inputs();
+    const config::ConfigInputs in = api::run_config_inputs();
     std::cout << config::describe_run_keys() << "\n";
     for (const auto& c : in.adversaries) std::cout << config::describe_keys(c) << "\n";
     for (const auto& c : in.learners) std::cout << config::describe_keys(c) << "\n";
@@ -100,7 +100,7 @@ void run_command(const RunOptions& o) {
     }
     config::Config loaded;
     try {
-        loaded = config::load_config(config_path, sets, run_config_inputs());
+        loaded = config::load_config(config_path, sets, api::run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
@@ -114,7 +114,7 @@ void run_command(const RunOptions& o) {
                               : o.backend == "cuda" ? Backend::Cuda
                                                     : Backend::Auto;
     unsigned threads = parse_threads(o.threads);
-    const MemoryLimit memory_limit = parse_memory_limit(o.memory_limit);
+    const api::MemoryLimit memory_limit = api::parse_memory_limit(o.memory_limit);
     if (resumed && loaded.resolved_toml != resumed->spec().resolved_toml)
         throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
                          " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
@@ -122,7 +122,7 @@ void run_command(const RunOptions& o) {
     // The loss files' contents are part of the run's identity (host/engine/input_digest.hpp).
     std::vector<InputFile> inputs;
     try {
-        inputs = digest_inputs(input_paths(loaded));
+        inputs = digest_inputs(api::input_paths(loaded));
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -197,7 +197,7 @@ void run_command(const RunOptions& o) {
         total_work = sat_add(total_work, sat_mul(plan.instance_count, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
-        const std::string excess = privacy_excess(cfg.points[i], recs[i].learner.privacy);
+        const std::string excess = api::privacy_excess(cfg.points[i], recs[i].learner.privacy);
         if (!excess.empty() && ++excess_points <= 3)
             std::cerr << "dpregret: warning: point " << i << ": " << excess << "\n";
     }
@@ -216,7 +216,7 @@ void run_command(const RunOptions& o) {
     const std::uint64_t process_instances = plan.instance_count;
     const MemoryEstimate estimate = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes,
                                                         backend == Backend::Cuda, process_instances);
-    check_memory(estimate, memory_limit, device_bytes);
+    api::check_memory(estimate, memory_limit, device_bytes);
     io::OutputDirectory out;
     if (ranked && !root) { // rank 0 alone owns the output directory; the others learn whether it is usable
         if (mpi::broadcast(0) == 0) {
@@ -276,8 +276,8 @@ void run_command(const RunOptions& o) {
         if (ec) spec.absolute_path = o.config;
         spec.overrides = o.sets;
         spec.resolved_toml = cfg.resolved_toml;
-        spec.batch = piece ? piece : auto_piece_instances(cfg, recs, backend == Backend::Cuda);
-        spec.group_work = group_work_budget(cfg, recs, piece, backend == Backend::Cuda);
+        spec.batch = piece ? piece : api::auto_piece_instances(cfg, recs, backend == Backend::Cuda);
+        spec.group_work = api::group_work_budget(cfg, recs, piece, backend == Backend::Cuda);
         spec.backend_requested = o.backend;
         spec.shard = o.shard;
         spec.version = build_info().version;

@@ -5,20 +5,13 @@
 //
 // The message should name the flag, key or file position and the valid range, e.g.
 //     --scale must be a finite number > 0 (got -1)
-#include <stdexcept>
+#include "host/api/errors.hpp"
 
 namespace dpr::cli {
 
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-/// A command stopped by SIGINT/SIGTERM after cleaning up; it has already said so on stderr. The exit
-/// code is 128 + the signal (130 for SIGINT, 143 for SIGTERM), the shell's convention.
-struct Interrupted : std::runtime_error {
-    explicit Interrupted(int signal_number = 2) : std::runtime_error("interrupted"), signal(signal_number) {}
-    int signal;
-};
+using dpr::UsageError;
+/// Exit code 128 + the signal (130 for SIGINT, 143 for SIGTERM), the shell's convention.
+using dpr::Interrupted;
 
 /// Exit codes of the `dpregret` executable.
 inline constexpr int kExitOk = 0;

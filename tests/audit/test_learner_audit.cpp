@@ -12,7 +12,7 @@
 
 #include "cli/run_cli.hpp"
 #include "host/audit/learner_audit.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 
 namespace dpr {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 using test::TempDir;
 
 config::ConfigInputs inputs() {
-    config::ConfigInputs in = cli::run_config_inputs();
+    config::ConfigInputs in = api::run_config_inputs();
     in.extra_sections.push_back(audit::audit_section());
     return in;
 }
@@ -30,7 +30,7 @@ audit::AuditOutcome run_audit(const TempDir& dir, const std::string& toml, bool 
                               unsigned threads = 2, const std::vector<std::string>& sets = {}, bool common_ids = false) {
     dir.write("audit.toml", toml);
     const config::Config cfg = config::load_config(dir.file("audit.toml"), sets, inputs());
-    const std::vector<PointRecord> recs = cli::resolve_points(cfg);
+    const std::vector<PointRecord> recs = api::resolve_points(cfg);
     audit::AuditJob job;
     job.cfg = &cfg;
     job.learner = recs.at(0).learner;
@@ -58,7 +58,7 @@ TEST(Neighbours, EachRuleChangesRoundT0AsDocumentedAndNothingElse) {
     TempDir dir;
     dir.write("audit.toml", "[run]\nrounds = 6\n[adversary]\nkind = \"bernoulli\"\nd = 5\n[learner]\nalgorithm = \"hedge\"\n");
     const config::Config cfg = config::load_config(dir.file("audit.toml"), {}, inputs());
-    const auto recs = cli::resolve_points(cfg);
+    const auto recs = api::resolve_points(cfg);
     const AdversaryRuntime& base = recs[0].adversary;
     const adversaries::SequenceCtx ctx{1, 0, adversaries::kSharedSequence};
     for (int rule = 0; rule < 2; ++rule) {
@@ -88,7 +88,7 @@ TEST(Neighbours, EachRuleChangesRoundT0AsDocumentedAndNothingElse) {
 TEST(Neighbours, RulesThatLeaveTheLossSetAreRefused) {
     TempDir dir;
     dir.write("audit.toml", "[run]\nrounds = 6\n[adversary]\nkind = \"unit-vectors\"\nd = 3\n[learner]\nalgorithm = \"ftrl-l2-ball\"\n");
-    const auto recs = cli::resolve_points(config::load_config(dir.file("audit.toml"), {}, inputs()));
+    const auto recs = api::resolve_points(config::load_config(dir.file("audit.toml"), {}, inputs()));
     audit::NeighbourSpec spec;
     spec.rule = audit::NeighbourRule::Flip;
     try {

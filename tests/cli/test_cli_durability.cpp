@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/engine/memory_estimate.hpp"
 
 namespace dpr::test {
@@ -376,8 +376,8 @@ TEST(CliDurability, MpiRankZerosDiskEstimateIsTheResultFilesOfEveryRank) {
     std::uint64_t written = 0;
     for (const auto& e : fs::directory_iterator(dir.file("o")))
         if (e.is_regular_file()) written += e.file_size();
-    const config::Config cfg = config::parse_config(toml, "c.toml", {}, cli::run_config_inputs());
-    const std::vector<PointRecord> recs = cli::resolve_points(cfg);
+    const config::Config cfg = config::parse_config(toml, "c.toml", {}, api::run_config_inputs());
+    const std::vector<PointRecord> recs = api::resolve_points(cfg);
     const std::uint64_t share = 1000; // rank 0 of 4
     const std::uint64_t root = estimate_run_disk(cfg, recs, share, DiskRole::MpiRoot);
     EXPECT_GE(root, written);

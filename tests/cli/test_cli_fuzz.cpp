@@ -4,7 +4,7 @@
 // `dpregret run --list-keys` prints) is set, one at a time, to the ends of its valid range, the smallest
 // value above a lower end, the largest finite value, and a few odd values; then [run] rounds and
 // [adversary] d at their small extremes and their maxima. Each case goes through the library steps of
-// `dpregret run` (host/cli/run_pipeline.hpp) in a forked child, with a tiny T and 2 instances:
+// `dpregret run` (host/api/pipeline.hpp) in a forked child, with a tiny T and 2 instances:
 //   accepted  -> the run completes and every written statistic is finite (finish_point checks them), or
 //   refused   -> a ConfigError/UsageError whose message names the key (exit code 2),
 // and never a signal, a hang, a NonFiniteResult or another exception (exit code 1). Values just outside
@@ -33,7 +33,7 @@
 
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/config/detail.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
@@ -56,7 +56,7 @@ constexpr std::uint64_t kMemoryLimit = std::uint64_t{2} << 30;
 constexpr std::uint64_t kMaxSimulatedT = 100000;
 
 const dpr::config::ConfigInputs& inputs() {
-    static const dpr::config::ConfigInputs in = dpr::cli::run_config_inputs();
+    static const dpr::config::ConfigInputs in = dpr::api::run_config_inputs();
     return in;
 }
 
@@ -244,18 +244,18 @@ Result run_in_process(const Case& c) {
     using namespace dpr;
     try {
         const config::Config cfg = config::parse_config(c.toml, c.source, {}, inputs());
-        std::vector<PointRecord> recs = cli::resolve_points(cfg);
-        cli::check_launch(cfg, Backend::Cpu);
-        cli::MemoryLimit limit;
+        std::vector<PointRecord> recs = api::resolve_points(cfg);
+        api::check_launch(cfg, Backend::Cpu);
+        api::MemoryLimit limit;
         limit.bytes = kMemoryLimit;
         limit.source = "the fuzz test's limit";
-        cli::check_memory(estimate_run_memory(cfg, recs, 1, PointJob{}.chunk_bytes, false), limit);
+        api::check_memory(estimate_run_memory(cfg, recs, 1, PointJob{}.chunk_bytes, false), limit);
         for (const config::Point& p : cfg.points)
             if (p.problem.T > kMaxSimulatedT) return {Outcome::Ok, "validated only (T too large to simulate)"};
-        cli::SimulateOptions o;
+        api::SimulateOptions o;
         o.backend = Backend::Cpu;
         o.threads = 1;
-        if (!cli::simulate_points(cfg, recs, o)) return {Outcome::OtherError, "interrupted"};
+        if (!api::simulate_points(cfg, recs, o)) return {Outcome::OtherError, "interrupted"};
         return {Outcome::Ok, ""};
     } catch (const config::ConfigError& e) {
         return {Outcome::Refused, e.what()};

@@ -18,7 +18,7 @@
 
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/io/csv.hpp"
 #include "host/io/npy.hpp"
 #include "kernels/adversaries/cube_coordinate.hpp"
@@ -70,7 +70,7 @@ TEST(CliRunLimits, TooManyInstancesAreRefusedNotTruncated) {
 }
 
 TEST(CliRunLimits, InstanceIdsNeverReachTheSharedSequenceId) {
-    using dpr::cli::check_instance_ids;
+    using dpr::api::check_instance_ids;
     EXPECT_NO_THROW(check_instance_ids(0, 1));
     EXPECT_NO_THROW(check_instance_ids(0, 4294967295ull));        // one process's most
     EXPECT_NO_THROW(check_instance_ids(4294967295ull, 1));        // id 2^32 - 1: block 1, word 0

@@ -27,7 +27,7 @@
 
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/engine/memory_estimate.hpp"
 #include "host/engine/outputs.hpp"
 #include "host/io/csv.hpp"
@@ -245,7 +245,7 @@ TEST(RunMemory, EstimatesSaturateInsteadOfWrapping) {
     EXPECT_EQ(sat_add(kMax - 1, 2), kMax);
     EXPECT_EQ(dpr::human_bytes(kMax), "more than 16 EiB");
     EXPECT_EQ(dpr::human_bytes(1536), "1.5 KiB");
-    const dpr::cli::MemoryLimit m = dpr::cli::parse_memory_limit("1.5G");
+    const dpr::api::MemoryLimit m = dpr::api::parse_memory_limit("1.5G");
     EXPECT_EQ(m.bytes, 1610612736u);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The steps of `dpregret run` between a loaded config and the output files, as a library so that
-// tests can drive them in-process (tests/cli/test_cli_fuzz.cpp) exactly as the command does:
+// The steps of a run between a loaded config and the output files: the library under `dpregret run`
+// (host/cli/cmd_run.cpp) and host/api/run.hpp, which tests also drive in-process
+// (tests/cli/test_cli_fuzz.cpp) exactly as the command does:
 //
 //   config::Config cfg = config::load_config(path, sets, run_config_inputs());
 //   std::vector<PointRecord> recs = resolve_points(cfg);       // UsageError: bad combinations
@@ -11,8 +12,6 @@
 // Everything here that rejects input throws UsageError (exit code 2) with a message that names the
 // key and its valid range, before anything is simulated.
 #include <cstdint>
-
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,7 +22,7 @@
 #include "host/engine/point_runner.hpp"
 #include "host/engine/progress_store.hpp"
 
-namespace dpr::cli {
+namespace dpr::api {
 
 /// What load_config validates a run against: the registered learners and adversaries, and the loss
 /// file hooks (host/engine/loss_file.hpp).
@@ -60,8 +59,6 @@ struct MemoryLimit {
     std::string source;       ///< where the limit comes from, for the message
 };
 MemoryLimit parse_memory_limit(const std::string& text);
-/// The --memory-limit option of `run`, `audit` and `merge` ("refuse a(n) <what> whose estimated peak memory ...").
-void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what);
 
 /// Refuses (UsageError, exit 2) a run whose estimated peak memory exceeds the limit, with the estimate,
 /// its largest terms and the keys that drive them. Also refuses device memory above `device_bytes`
@@ -99,4 +96,4 @@ double group_work_budget(const config::Config& cfg, const std::vector<PointRecor
 
 bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, const SimulateOptions& options);
 
-} // namespace dpr::cli
+} // namespace dpr::api

@@ -1,4 +1,4 @@
-#include "host/cli/run_pipeline.hpp"
+#include "host/api/pipeline.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/cli/errors.hpp"
+#include "host/api/errors.hpp"
 #include "host/config/component_info.hpp"
 #include "host/engine/checkpoints.hpp"
 #include "host/engine/cpu_isa.hpp"
@@ -20,7 +20,7 @@
 #include "kernels/learners/registry.hpp"
 #include "kernels/rng/stream.hpp"
 
-namespace dpr::cli {
+namespace dpr::api {
 
 config::ConfigInputs run_config_inputs() {
     config::ConfigInputs in;
@@ -187,12 +187,6 @@ MemoryLimit parse_memory_limit(const std::string& text) {
     m.bytes = static_cast<std::uint64_t>(bytes);
     m.source = "--memory-limit " + text;
     return m;
-}
-
-void add_memory_limit_option(CLI::App* cmd, std::string& into, const std::string& what) {
-    cmd->add_option("--memory-limit", into,
-                    "refuse " + what + " whose estimated peak memory exceeds this: auto (default: the memory "
-                    "available now), none, or a size such as 16G");
 }
 
 void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64_t device_bytes,
@@ -362,4 +356,4 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
     return true;
 }
 
-} // namespace dpr::cli
+} // namespace dpr::api
