@@ -12,7 +12,10 @@
 //   block    one instance per block of 256 or 1024 threads, for large d.
 // The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for
 // one ([run] lanes, team_threads). Orthogonal to the mode, [run] gpu_state = "shared" keeps a prefix of each
-// instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md). Noise is regenerated from counters, never stored; one launch per loss chunk.
+// instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md); in the warp mode,
+// gpu_state = "registers" keeps a learner's row (Hedge's L) in registers for a launch's rounds (advance_regs_kernel). Noise is regenerated from counters, never stored; one launch per loss chunk.
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -74,8 +77,10 @@ Mode choose_mode(const EngineShape& s) {
 /// measured and lost in the other half (docs/GPU.md "State on chip", docs/BENCHMARKS.md "third GPU session").
 inline GpuState gpu_state_of(const LaunchRequest& q) {
     if (q.gpu_state == "shared") return GpuState::Shared;
+    if (q.gpu_state == "registers") return GpuState::Registers;
     if (q.gpu_state == "global" || q.gpu_state == "auto" || q.gpu_state.empty()) return GpuState::Global;
-    throw std::invalid_argument("[run] gpu_state = \"" + q.gpu_state + "\": must be \"auto\", \"global\" or \"shared\"");
+    throw std::invalid_argument("[run] gpu_state = \"" + q.gpu_state +
+                                "\": must be \"auto\", \"global\", \"shared\" or \"registers\"");
 }
 
 /// Where the state of the instances lives and how it is laid out.
@@ -248,6 +253,59 @@ __global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typenam
     }
 }
 
+/// One launch with each instance's first double array in registers (gpu_state = "registers", register_row_slots):
+/// a warp per instance loads its row once, runs every round of the launch on it with RegWarpTeam<R, K> (lane l
+/// holds coordinates l + 32 j, j < K) and stores it back at the end. The other arrays and the scalars stay in
+/// device memory. The same operations in the same order as the warp mode: the same bits. MinBlocks: resident blocks
+/// of 4 warps per multiprocessor the compiler must allow (__launch_bounds__), i.e. at most 65536 / (128 MinBlocks)
+/// registers a thread (RegOccupancy).
+template <class L, class R, int K, int MinBlocks>
+__global__ void __launch_bounds__(block_threads(Mode::Warp), MinBlocks) advance_regs_kernel(const typename L::Params p, const DevState<R> st,
+                                                                 const DevRun<R> run, std::uint64_t t0, std::uint64_t t1) {
+    __shared__ cuda::WarpStorage<R> tmp[4];
+    const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
+    if (k >= run.instances) return; // whole warps leave together
+    cuda::RegWarpTeam<R, K> team;
+    team.rng = RngKey{run.seed, run.stream};
+    team.id = static_cast<std::uint32_t>(run.first + k);
+    team.lane = threadIdx.x % 32;
+    team.tmp = &tmp[threadIdx.x / 32];
+    const DevWorkspace<R> g = workspace_of(st, k);
+    const std::uint32_t cols = static_cast<std::uint32_t>(st.spec.dbl[0].cols);
+    double row[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const std::uint32_t i = team.lane + 32u * static_cast<std::uint32_t>(j);
+        row[j] = i < cols ? g.dbl[0][i] : 0.0;
+    }
+    Workspace<cuda::RegRow<double, K>, StridedView<R>, StridedView<double>> ws;
+    ws.dbl[0] = cuda::RegRow<double, K>{row};
+#pragma unroll
+    for (int a = 0; a < kMaxStateArrays; ++a) ws.real[a] = g.real[a];
+    ws.scalars = g.scalars;
+    sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
+    double* oe = run.out_expected + k * run.ncheck;
+    double* orr = run.out_realized + k * run.ncheck;
+    sim::advance<L>(
+        p, team, ws, acc, t0, t1,
+        [&](std::uint64_t t) {
+            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
+                                    run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr};
+        },
+        run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
+            if (team.lane == 0) {
+                oe[c] = e;
+                orr[c] = r;
+            }
+        });
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const std::uint32_t i = team.lane + 32u * static_cast<std::uint32_t>(j);
+        if (i < cols) g.dbl[0][i] = row[j];
+    }
+    if (team.lane == 0) run.totals[k] = acc;
+}
+
 template <class L, class R, Mode M>
 __global__ void __launch_bounds__(block_threads(M)) init_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run) {
     if constexpr (M == Mode::Thread) {
@@ -285,6 +343,11 @@ class CudaEngine final : public InstanceEngine {
     CudaEngine(const typename L::Params& p, const EngineShape& s)
         : p_(p), s_(s), nck_(static_cast<std::uint32_t>(s.checkpoints.size())), mode_(choose_mode<L>(s)) {
         st_.spec = L::workspace(p);
+        if (gpu_state_of(s.launch) == GpuState::Registers)
+            regs_k_ = register_row_slots(st_.spec, learners::RowInRegisters<L>::value, mode_ == Mode::Warp);
+        // A measurement switch for d > 512 (docs/GPU.md): DPR_CUDA_REG_BLOCKS=4 caps the registers so that 16 warps
+        // fit a multiprocessor; unset, the compiler's choice (236 registers in float: 8 warps).
+        if (const char* e = std::getenv("DPR_CUDA_REG_BLOCKS"); e && std::atoi(e) >= 4) regs_min_blocks_ = 4;
         st_.interleaved = mode_ == Mode::Thread && L::kInstanceLanes;
         const std::uint64_t nd = st_.spec.elements(false, 1), nr = st_.spec.elements(true, 1),
                             ns = static_cast<std::uint64_t>(st_.spec.n_scalars);
@@ -374,7 +437,16 @@ class CudaEngine final : public InstanceEngine {
     /// st_.plan from the request ([run] gpu_state), the mode's units per block and the device's shared memory;
     /// raises the kernel's dynamic shared-memory limit when the plan needs more than the default 48 KiB.
     void plan_stage_for_launch(std::uint64_t per) {
-        const GpuState want = gpu_state_of(s_.launch);
+        if (regs_k_) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf,
+                          "state in registers: the first of %d arrays, %d coordinates per lane%s; the rest in device memory",
+                          st_.spec.n_dbl + st_.spec.n_real, regs_k_,
+                          regs_k_ == 32 && regs_min_blocks_ >= 4 ? " (at most 128 registers a thread)" : "");
+            stage_text_ = buf;
+            return;
+        }
+        const GpuState want = gpu_state_of(s_.launch) == GpuState::Shared ? GpuState::Shared : GpuState::Global;
         UnitShape u;
         u.per = per;
         u.warps_per_block = static_cast<std::uint32_t>(block_threads(mode_) / 32);
@@ -395,6 +467,9 @@ class CudaEngine final : public InstanceEngine {
         stage_text_ = describe_stage(st_.plan, st_.spec, st_.interleaved ? "32 instances" : "instance");
         if (want == GpuState::Shared && !st_.plan.on)
             stage_text_ += " (gpu_state = shared: the first array does not fit a block's share of shared memory)";
+        if (gpu_state_of(s_.launch) == GpuState::Registers)
+            stage_text_ += " (gpu_state = registers: needs a learner with kRowInRegisters, a warp per instance and "
+                           "its state one row of at most 1024 doubles)";
         if (st_.plan.on) {
             DPR_CUDA_CHECK(cudaFuncSetAttribute(advance_fn(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(st_.plan.bytes)));
@@ -426,6 +501,17 @@ class CudaEngine final : public InstanceEngine {
         const DevRun<R> r = run_args();
         const unsigned n = s_.instances;
         const std::size_t shm = st_.plan.on ? static_cast<std::size_t>(st_.plan.bytes) : 0;
+        if constexpr (learners::RowInRegisters<L>::value) {
+            if (regs_k_ && !init) { // init runs in the warp mode, on device memory: the layouts are the same
+                const unsigned blocks = (n + 3) / 4, bt = block_threads(Mode::Warp);
+                if (regs_k_ == 8) advance_regs_kernel<L, R, 8, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                else if (regs_k_ == 16) advance_regs_kernel<L, R, 16, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                else if (regs_min_blocks_ >= 4) advance_regs_kernel<L, R, 32, 4><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                else advance_regs_kernel<L, R, 32, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                DPR_CUDA_CHECK_LAUNCH();
+                return;
+            }
+        }
         switch (mode_) {
         case Mode::Thread:
             if (init) init_kernel<L, R, Mode::Thread><<<(n + 127) / 128, block_threads(Mode::Thread)>>>(p_, st_, r);
@@ -451,6 +537,8 @@ class CudaEngine final : public InstanceEngine {
     EngineShape s_;
     std::uint32_t nck_;
     Mode mode_;
+    int regs_k_ = 0; ///< coordinates per lane held in registers (gpu_state = "registers"), 0 = not
+    int regs_min_blocks_ = 1; ///< __launch_bounds__ minimum blocks of the K = 32 register kernel
     DevState<R> st_{};
     std::string stage_text_;
     cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_, rows_cum_;

@@ -25,7 +25,7 @@
 namespace dpr::cuda_api {
 
 /// Where an instance's state lives during a launch ([run] gpu_state).
-enum class GpuState { Auto, Global, Shared };
+enum class GpuState { Auto, Global, Shared, Registers };
 
 /// The device's shared-memory limits (cudaDevAttr*) and the kernel's own static shared memory.
 struct SharedLimits {
@@ -135,6 +135,20 @@ DPR_HD void for_each_stage_copy(const StagePlan& p, const std::uint64_t per_unit
 }
 
 /// One line for run.json's launch policy.
+/// Coordinates per lane of a warp that holds an instance's first double array in registers (gpu_state =
+/// "registers", docs/GPU.md "State in registers"), or 0 where that cannot run: the learner must opt in
+/// (kRowInRegisters), its state be that one row (n_dbl = 1, one row; its other arrays and scalars stay in device
+/// memory) of at most kRegRowMaxCols coordinates, and the launch a warp per instance. The slots come in the
+/// compiled sizes 8, 16 and 32 (d <= 256, 512, 1024): fewer wasted predicated iterations at small d.
+inline constexpr std::uint64_t kRegRowMaxCols = 1024;
+inline int register_row_slots(const WorkspaceSpec& spec, bool opted_in, bool warp_mode) {
+    if (!opted_in || !warp_mode || spec.n_dbl != 1 || spec.dbl[0].rows != 1 || spec.dbl[0].cols == 0 ||
+        spec.dbl[0].cols > kRegRowMaxCols)
+        return 0;
+    const std::uint64_t per_lane = (spec.dbl[0].cols + 31) / 32;
+    return per_lane <= 8 ? 8 : per_lane <= 16 ? 16 : 32;
+}
+
 inline std::string describe_stage(const StagePlan& p, const WorkspaceSpec& spec, const char* unit_name) {
     if (!p.on) return "state in device memory";
     const int total = spec.n_dbl + spec.n_real, staged = p.dbl_arrays + p.real_arrays;

@@ -7,6 +7,8 @@
 //                         of a warp (element e of lane l at [e 32 + l]) so that the warp's loads coalesce.
 //   WarpTeam<R>           one instance per warp: lane l handles coordinates l, l + 32, ...; reductions, argmin and
 //                         the inverse CDF's scan are CUB's (WarpReduce, WarpScan), in CUB's fixed order.
+//   RegWarpTeam<R, K>     WarpTeam with its coordinate loops unrolled K per lane, so that a learner's row can live
+//                         in registers for a launch's rounds (the same bits as WarpTeam).
 //   BlockTeam<R, B>       one instance per block of B threads (large d, up to 2^20 experts and more): the same
 //                         with BlockReduce and BlockScan.
 // Reductions combine lanes in CUB's order, which differs from the CPU's tile-and-halving order: coordinate-lane
@@ -191,6 +193,72 @@ struct WarpTeam : TeamCommon<R> {
             acc = acc + __shfl_sync(0xffffffffu, cum, 31);
         }
         return last_positive;
+    }
+};
+
+/// The index a RegWarpTeam hands its loops' bodies: coordinate i and its slot j = (i - lane) / 32 among the lane's
+/// registers. It converts to the coordinate, so a body that indexes loss rows or device-memory views is unchanged.
+struct RegIndex {
+    std::uint32_t i;
+    int j;
+    __device__ operator std::uint32_t() const { return i; }
+};
+
+/// An array of one row held in registers: lane l keeps coordinates l, l + 32, ..., l + 32 (K - 1) in the K values
+/// `v` points to (the kernel's local array). Only indices from the team's unrolled loops (RegIndex, whose j is a
+/// compile-time constant after unrolling) reach it, so the array never leaves the register file.
+template <class T, int K>
+struct RegRow {
+    T* v = nullptr;
+};
+
+/// One instance per warp with the loops over coordinates unrolled to K per lane (d <= 32 K): the same coordinates,
+/// operations and CUB reductions in the same order as WarpTeam -- the same bits -- but a learner's arrays can live
+/// in registers (RegRow) across the rounds of a launch, and each lane has all K coordinates' loads in flight before
+/// their first use. Learners opt in with kRowInRegisters (their round reaches its first double array only through
+/// for_each / reduce indices); cuda/engine_impl.cuh, docs/GPU.md "State in registers".
+template <class R, int K>
+struct RegWarpTeam : WarpTeam<R> {
+    using WarpTeam<R>::load;
+    using WarpTeam<R>::store;
+    using WarpTeam<R>::sum_all;
+    using WarpTeam<R>::max_all;
+
+    template <class T, int K2>
+    __device__ static T load(const RegRow<T, K2>& v, RegIndex x) {
+        return v.v[x.j];
+    }
+    template <class T, int K2>
+    __device__ static void store(const RegRow<T, K2>& v, RegIndex x, T y) {
+        v.v[x.j] = y;
+    }
+
+    template <class F>
+    __device__ void for_each(std::uint32_t n, F&& f) const {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
+            if (i < n) f(RegIndex{i, j});
+        }
+    }
+
+    template <int NS, int NM, class F>
+    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
+        Reduced<R, NS, NM> acc;
+        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
+        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
+            if (i < n) {
+                const Contrib<R, NS, NM> c = f(RegIndex{i, j});
+                for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+                for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+            }
+        }
+        for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
+        for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
+        return acc;
     }
 };
 

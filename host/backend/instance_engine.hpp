@@ -21,7 +21,8 @@ struct LaunchRequest {
     std::string isa = "auto";   ///< CPU instruction set: "avx512", "avx2", "generic" (the fallback)
     unsigned team_threads = 0;  ///< GPU threads per instance with coordinate lanes: 0 = auto, 32, 256 or 1024
     /// GPU: where an instance's state lives during a launch: "global" (device memory, every round), "shared"
-    /// (copied on chip for the launch's rounds, the arrays that fit: cuda/stage_plan.hpp), "auto"
+    /// (copied on chip for the launch's rounds, the arrays that fit: cuda/stage_plan.hpp), "registers" (a one-row
+    /// state in registers for the launch's rounds, where the learner allows it), "auto"
     std::string gpu_state = "auto";
 };
 

@@ -66,10 +66,11 @@ const std::vector<KeySpec>& run_keys() {
         {"team_threads", KeyType::Int, "0", 0.0, 1024.0, nullptr,
          "GPU threads per instance with coordinate lanes: 0 = auto from d, 32 (a warp), 256 or 1024 (a block); "
          "no other value; cannot be swept"},
-        {"gpu_state", KeyType::Choice, "auto", 0, 2, "auto|global|shared",
+        {"gpu_state", KeyType::Choice, "auto", 0, 3, "auto|global|shared|registers",
          "GPU: where an instance's state lives during a launch: shared = copied on chip (shared memory) for the "
-         "launch's rounds, the arrays that fit; global = device memory every round; auto = global for now "
-         "(docs/GPU.md); the same bits either way; cannot be swept"},
+         "launch's rounds, the arrays that fit; registers = a one-row state (hedge, d <= 1024, a warp per "
+         "instance) in registers for the launch's rounds; global = device memory every round; auto = global for "
+         "now (docs/GPU.md); the same bits either way; cannot be swept"},
     };
     return keys;
 }
@@ -452,7 +453,10 @@ class Loader {
             else if (i == kTeamThreads)
                 run_.team_threads = static_cast<unsigned>(x);
             else if (i == kGpuState)
-                run_.gpu_state = static_cast<int>(x) == 1 ? "global" : static_cast<int>(x) == 2 ? "shared" : "auto";
+                run_.gpu_state = static_cast<int>(x) == 1   ? "global"
+                                 : static_cast<int>(x) == 2 ? "shared"
+                                 : static_cast<int>(x) == 3 ? "registers"
+                                                            : "auto";
             else
                 axes_.push_back(std::move(axis));
         }

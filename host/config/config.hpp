@@ -53,7 +53,7 @@ struct RunSettings {
     std::string lanes = "auto";        ///< [run] lanes: "auto", "instances", "coordinates"
     std::string isa = "auto";          ///< [run] isa: "auto", "avx512", "avx2", "generic"
     unsigned team_threads = 0;         ///< [run] team_threads (GPU, coordinate lanes); 0 = auto
-    std::string gpu_state = "auto";    ///< [run] gpu_state (GPU): "auto", "global", "shared"
+    std::string gpu_state = "auto";    ///< [run] gpu_state (GPU): "auto", "global", "shared", "registers"
 };
 
 /// One combination of a sweep: everything the engine needs to run one config point.

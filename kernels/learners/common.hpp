@@ -144,6 +144,18 @@ struct SerialRound<L, std::void_t<decltype(L::kSerialRound)>> {
     static constexpr bool value = L::kSerialRound;
 };
 
+/// Whether a learner's first double array may live in registers on the GPU (kRowInRegisters; false without it):
+/// its init and round reach ws.dbl[0] only with the indices that team.for_each / team.reduce hand their bodies,
+/// never with an index of their own (cuda/teams.cuh RegWarpTeam, docs/GPU.md "State in registers").
+template <class L, class = void>
+struct RowInRegisters {
+    static constexpr bool value = false;
+};
+template <class L>
+struct RowInRegisters<L, std::void_t<decltype(L::kRowInRegisters)>> {
+    static constexpr bool value = L::kRowInRegisters;
+};
+
 /// Number of diagnostics a learner declares (0 without kDiagnostics).
 template <class L, class = void>
 struct DiagnosticCount {

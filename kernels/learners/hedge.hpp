@@ -27,6 +27,8 @@ struct Hedge {
     };
     static constexpr int kEta = key_index(kKeys, "eta");
     static constexpr bool kInstanceLanes = true;
+    /// L is reached only through the team's loop indices: on the GPU it can stay in registers (docs/GPU.md).
+    static constexpr bool kRowInRegisters = true;
 
     struct Params {
         std::uint32_t d;

@@ -92,6 +92,41 @@ TEST(StagePlan, HedgeAtD1024KeepsItsWholeStateOnChip) {
     EXPECT_FALSE(cuda_api::plan_stage(ws, 4, kModes[0].u, hopper(), GpuState::Global).on);
 }
 
+TEST(StagePlan, AOneRowStateGoesToRegistersInTheCompiledSlotSizesUpToD1024) {
+    // gpu_state = "registers": lane l of a warp holds coordinates l + 32 j, j < K, K compiled as 8, 16 or 32.
+    const auto k = [](std::uint32_t d, bool opted = true, bool warp = true) {
+        return cuda_api::register_row_slots(workspace_of("hedge", d, 64), opted, warp);
+    };
+    EXPECT_EQ(k(2), 8);
+    EXPECT_EQ(k(256), 8);
+    EXPECT_EQ(k(257), 16);
+    EXPECT_EQ(k(512), 16);
+    EXPECT_EQ(k(513), 32);
+    EXPECT_EQ(k(1024), 32);
+    EXPECT_EQ(k(1025), 0); // more than 32 doubles per lane: device memory
+    EXPECT_EQ(k(1024, false), 0); // a learner that did not opt in
+    EXPECT_EQ(k(1024, true, false), 0); // not a warp per instance
+    // More than one double array, or a multi-row one, cannot: tree-experts keeps three.
+    EXPECT_EQ(cuda_api::register_row_slots(workspace_of("tree-experts", 64, 64), true, true), 0);
+    WorkspaceSpec two_rows;
+    two_rows.add_double(2, 64);
+    EXPECT_EQ(cuda_api::register_row_slots(two_rows, true, true), 0);
+}
+
+TEST(StagePlan, EveryLearnerThatOptsIntoRegistersHasAOneRowState) {
+    // A learner's kRowInRegisters promise is only usable if its state is one row of d doubles: checked for every
+    // learner of the registry that makes it (Hedge at least), at the largest d the registers take.
+    int opted = 0;
+    for_each_type(learners::AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        const std::string name = L::kName;
+        if (!learners::RowInRegisters<L>::value) return;
+        ++opted;
+        EXPECT_EQ(cuda_api::register_row_slots(workspace_of(name, 1024, 1024), true, true), 32) << name;
+    });
+    EXPECT_GE(opted, 1);
+}
+
 TEST(StagePlan, DpFtrlKeepsLAndScoresOnChipAndTheLevelCacheInDeviceMemory) {
     // dp-ftrl-experts at d = 1024, T = 1024: L, the scores, and the tree's level cache (11 rows of d floats,
     // 44 KiB) -- 56 KiB per instance would leave 4 warps per SM, so the automatic plan stops before the cache.
