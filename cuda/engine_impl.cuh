@@ -15,7 +15,6 @@
 // instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md); in the warp mode,
 // gpu_state = "registers" keeps a learner's row (Hedge's L) in registers for a launch's rounds (advance_regs_kernel). Noise is regenerated from counters, never stored; one launch per loss chunk.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -256,11 +255,11 @@ __global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typenam
 /// One launch with each instance's first double array in registers (gpu_state = "registers", register_row_slots):
 /// a warp per instance loads its row once, runs every round of the launch on it with RegWarpTeam<R, K> (lane l
 /// holds coordinates l + 32 j, j < K) and stores it back at the end. The other arrays and the scalars stay in
-/// device memory. The same operations in the same order as the warp mode: the same bits. MinBlocks: resident blocks
-/// of 4 warps per multiprocessor the compiler must allow (__launch_bounds__), i.e. at most 65536 / (128 MinBlocks)
-/// registers a thread (RegOccupancy).
-template <class L, class R, int K, int MinBlocks>
-__global__ void __launch_bounds__(block_threads(Mode::Warp), MinBlocks) advance_regs_kernel(const typename L::Params p, const DevState<R> st,
+/// device memory. Each round's loss row is loaded into registers at the round's start (RegWarpTeam::load_row), so
+/// that its loads overlap the first pass instead of each waiting at its use. The same operations in the same order
+/// as the warp mode: the same bits.
+template <class L, class R, int K>
+__global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel(const typename L::Params p, const DevState<R> st,
                                                                  const DevRun<R> run, std::uint64_t t0, std::uint64_t t1) {
     __shared__ cuda::WarpStorage<R> tmp[4];
     const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
@@ -289,8 +288,9 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp), MinBlocks) advance_
     sim::advance<L>(
         p, team, ws, acc, t0, t1,
         [&](std::uint64_t t) {
-            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
-                                    run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr};
+            return team.load_row(ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
+                                                  run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr},
+                                 run.d);
         },
         run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
             if (team.lane == 0) {
@@ -345,9 +345,6 @@ class CudaEngine final : public InstanceEngine {
         st_.spec = L::workspace(p);
         if (gpu_state_of(s.launch) == GpuState::Registers)
             regs_k_ = register_row_slots(st_.spec, learners::RowInRegisters<L>::value, mode_ == Mode::Warp);
-        // A measurement switch for d > 512 (docs/GPU.md): DPR_CUDA_REG_BLOCKS=4 caps the registers so that 16 warps
-        // fit a multiprocessor; unset, the compiler's choice (236 registers in float: 8 warps).
-        if (const char* e = std::getenv("DPR_CUDA_REG_BLOCKS"); e && std::atoi(e) >= 4) regs_min_blocks_ = 4;
         st_.interleaved = mode_ == Mode::Thread && L::kInstanceLanes;
         const std::uint64_t nd = st_.spec.elements(false, 1), nr = st_.spec.elements(true, 1),
                             ns = static_cast<std::uint64_t>(st_.spec.n_scalars);
@@ -440,9 +437,8 @@ class CudaEngine final : public InstanceEngine {
         if (regs_k_) {
             char buf[160];
             std::snprintf(buf, sizeof buf,
-                          "state in registers: the first of %d arrays, %d coordinates per lane%s; the rest in device memory",
-                          st_.spec.n_dbl + st_.spec.n_real, regs_k_,
-                          regs_k_ == 32 && regs_min_blocks_ >= 4 ? " (at most 128 registers a thread)" : "");
+                          "state in registers: the first of %d arrays, %d coordinates per lane; the rest in device memory",
+                          st_.spec.n_dbl + st_.spec.n_real, regs_k_);
             stage_text_ = buf;
             return;
         }
@@ -504,10 +500,9 @@ class CudaEngine final : public InstanceEngine {
         if constexpr (learners::RowInRegisters<L>::value) {
             if (regs_k_ && !init) { // init runs in the warp mode, on device memory: the layouts are the same
                 const unsigned blocks = (n + 3) / 4, bt = block_threads(Mode::Warp);
-                if (regs_k_ == 8) advance_regs_kernel<L, R, 8, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
-                else if (regs_k_ == 16) advance_regs_kernel<L, R, 16, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
-                else if (regs_min_blocks_ >= 4) advance_regs_kernel<L, R, 32, 4><<<blocks, bt>>>(p_, st_, r, t0, t1);
-                else advance_regs_kernel<L, R, 32, 1><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                if (regs_k_ == 8) advance_regs_kernel<L, R, 8><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                else if (regs_k_ == 16) advance_regs_kernel<L, R, 16><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                else advance_regs_kernel<L, R, 32><<<blocks, bt>>>(p_, st_, r, t0, t1);
                 DPR_CUDA_CHECK_LAUNCH();
                 return;
             }
@@ -538,7 +533,6 @@ class CudaEngine final : public InstanceEngine {
     std::uint32_t nck_;
     Mode mode_;
     int regs_k_ = 0; ///< coordinates per lane held in registers (gpu_state = "registers"), 0 = not
-    int regs_min_blocks_ = 1; ///< __launch_bounds__ minimum blocks of the K = 32 register kernel
     DevState<R> st_{};
     std::string stage_text_;
     cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_, rows_cum_;

@@ -212,6 +212,15 @@ struct RegRow {
     T* v = nullptr;
 };
 
+/// A round's loss row with this lane's K coordinates (l + 32 j) loaded into registers at the round's start
+/// (RegWarpTeam::load_row), all K loads in flight before the first use; it is also the row in device memory, for
+/// the accessors that take a plain index.
+template <class R, int K>
+struct RegLossRow : ScalarLossRow<R> {
+    double ex[K];
+    R re[K];
+};
+
 /// One instance per warp with the loops over coordinates unrolled to K per lane (d <= 32 K): the same coordinates,
 /// operations and CUB reductions in the same order as WarpTeam -- the same bits -- but a learner's arrays can live
 /// in registers (RegRow) across the rounds of a launch, and each lane has all K coordinates' loads in flight before
@@ -223,6 +232,8 @@ struct RegWarpTeam : WarpTeam<R> {
     using WarpTeam<R>::store;
     using WarpTeam<R>::sum_all;
     using WarpTeam<R>::max_all;
+    using WarpTeam<R>::loss;
+    using WarpTeam<R>::loss_exact;
 
     template <class T, int K2>
     __device__ static T load(const RegRow<T, K2>& v, RegIndex x) {
@@ -233,8 +244,36 @@ struct RegWarpTeam : WarpTeam<R> {
         v.v[x.j] = y;
     }
 
+    template <int K2>
+    __device__ static R loss(const RegLossRow<R, K2>& l, RegIndex x) {
+        return l.re[x.j];
+    }
+    template <int K2>
+    __device__ static double loss_exact(const RegLossRow<R, K2>& l, RegIndex x) {
+        return l.ex[x.j];
+    }
+
+    /// Row r's first n coordinates of this lane, in registers (the rest of a RegLossRow reads r itself).
+    __device__ RegLossRow<R, K> load_row(const ScalarLossRow<R>& r, std::uint32_t n) const {
+        RegLossRow<R, K> out;
+        static_cast<ScalarLossRow<R>&>(out) = r;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
+            out.ex[j] = i < n ? r.exact[i] : 0.0;
+            out.re[j] = i < n ? r.real[i] : R(0);
+        }
+        return out;
+    }
+
+    /// The loops cover 32 K coordinates: a larger n is a launch-policy bug, stopped here rather than computed wrong.
+    __device__ static void check_width(std::uint32_t n) {
+        if (n > 32u * K) __trap();
+    }
+
     template <class F>
     __device__ void for_each(std::uint32_t n, F&& f) const {
+        check_width(n);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
@@ -247,6 +286,7 @@ struct RegWarpTeam : WarpTeam<R> {
         Reduced<R, NS, NM> acc;
         for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
         for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
+        check_width(n);
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
