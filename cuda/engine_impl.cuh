@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cuda/buffer.cuh"
 #include "cuda/check.cuh"
@@ -257,14 +258,14 @@ __global__ void __launch_bounds__(block_threads(M)) advance_kernel(const typenam
 /// holds coordinates l + 32 j, j < K) and stores it back at the end. The other arrays and the scalars stay in
 /// device memory. Each round's loss row is loaded into registers at the round's start (RegWarpTeam::load_row), so
 /// that its loads overlap the first pass instead of each waiting at its use. The same operations in the same order
-/// as the warp mode: the same bits.
-template <class L, class R, int K>
+/// as the warp mode: the same bits. Full: the state row and the loss rows are exactly 32 K wide (no bounds tests).
+template <class L, class R, int K, bool Full>
 __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel(const typename L::Params p, const DevState<R> st,
                                                                  const DevRun<R> run, std::uint64_t t0, std::uint64_t t1) {
     __shared__ cuda::WarpStorage<R> tmp[4];
     const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
     if (k >= run.instances) return; // whole warps leave together
-    cuda::RegWarpTeam<R, K> team;
+    cuda::RegWarpTeam<R, K, Full> team;
     team.rng = RngKey{run.seed, run.stream};
     team.id = static_cast<std::uint32_t>(run.first + k);
     team.lane = threadIdx.x % 32;
@@ -272,11 +273,7 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel
     const DevWorkspace<R> g = workspace_of(st, k);
     const std::uint32_t cols = static_cast<std::uint32_t>(st.spec.dbl[0].cols);
     double row[K];
-#pragma unroll
-    for (int j = 0; j < K; ++j) {
-        const std::uint32_t i = team.lane + 32u * static_cast<std::uint32_t>(j);
-        row[j] = i < cols ? g.dbl[0][i] : 0.0;
-    }
+    team.each_slot(cols, [&](cuda::RegIndex x) { row[x.j] = g.dbl[0][x.i]; }, [&](int j) { row[j] = 0.0; });
     Workspace<cuda::RegRow<double, K>, StridedView<R>, StridedView<double>> ws;
     ws.dbl[0] = cuda::RegRow<double, K>{row};
 #pragma unroll
@@ -298,11 +295,7 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel
                 orr[c] = r;
             }
         });
-#pragma unroll
-    for (int j = 0; j < K; ++j) {
-        const std::uint32_t i = team.lane + 32u * static_cast<std::uint32_t>(j);
-        if (i < cols) g.dbl[0][i] = row[j];
-    }
+    team.for_each(cols, [&](cuda::RegIndex x) { g.dbl[0][x.i] = row[x.j]; });
     if (team.lane == 0) run.totals[k] = acc;
 }
 
@@ -500,9 +493,16 @@ class CudaEngine final : public InstanceEngine {
         if constexpr (learners::RowInRegisters<L>::value) {
             if (regs_k_ && !init) { // init runs in the warp mode, on device memory: the layouts are the same
                 const unsigned blocks = (n + 3) / 4, bt = block_threads(Mode::Warp);
-                if (regs_k_ == 8) advance_regs_kernel<L, R, 8><<<blocks, bt>>>(p_, st_, r, t0, t1);
-                else if (regs_k_ == 16) advance_regs_kernel<L, R, 16><<<blocks, bt>>>(p_, st_, r, t0, t1);
-                else advance_regs_kernel<L, R, 32><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                const std::uint64_t w = 32u * static_cast<std::uint64_t>(regs_k_);
+                const bool full = st_.spec.dbl[0].cols == w && s_.d == w;
+                const auto go = [&](auto kk) {
+                    constexpr int KK = decltype(kk)::value;
+                    if (full) advance_regs_kernel<L, R, KK, true><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                    else advance_regs_kernel<L, R, KK, false><<<blocks, bt>>>(p_, st_, r, t0, t1);
+                };
+                if (regs_k_ == 8) go(std::integral_constant<int, 8>{});
+                else if (regs_k_ == 16) go(std::integral_constant<int, 16>{});
+                else go(std::integral_constant<int, 32>{});
                 DPR_CUDA_CHECK_LAUNCH();
                 return;
             }

@@ -225,8 +225,10 @@ struct RegLossRow : ScalarLossRow<R> {
 /// operations and CUB reductions in the same order as WarpTeam -- the same bits -- but a learner's arrays can live
 /// in registers (RegRow) across the rounds of a launch, and each lane has all K coordinates' loads in flight before
 /// their first use. Learners opt in with kRowInRegisters (their round reaches its first double array only through
-/// for_each / reduce indices); cuda/engine_impl.cuh, docs/GPU.md "State in registers".
-template <class R, int K>
+/// for_each / reduce indices); cuda/engine_impl.cuh, docs/GPU.md "State in registers". Full: the rows are exactly
+/// 32 K wide (d = 256, 512, 1024), so a loop over all of them needs no per-coordinate bounds test (ptxas keeps only
+/// 7 predicates: the 32 tests of K = 32 were recomputed every pass, about 7 instructions per coordinate).
+template <class R, int K, bool Full = false>
 struct RegWarpTeam : WarpTeam<R> {
     using WarpTeam<R>::load;
     using WarpTeam<R>::store;
@@ -257,12 +259,15 @@ struct RegWarpTeam : WarpTeam<R> {
     __device__ RegLossRow<R, K> load_row(const ScalarLossRow<R>& r, std::uint32_t n) const {
         RegLossRow<R, K> out;
         static_cast<ScalarLossRow<R>&>(out) = r;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
-            out.ex[j] = i < n ? r.exact[i] : 0.0;
-            out.re[j] = i < n ? r.real[i] : R(0);
-        }
+        const double* const ex = r.exact + this->lane; // one base: coordinate lane + 32 j is an immediate offset
+        const R* const re = r.real + this->lane;
+        each_slot(n, [&](RegIndex x) {
+            out.ex[x.j] = ex[32 * x.j];
+            out.re[x.j] = re[32 * x.j];
+        }, [&](int j) {
+            out.ex[j] = 0.0;
+            out.re[j] = R(0);
+        });
         return out;
     }
 
@@ -271,14 +276,29 @@ struct RegWarpTeam : WarpTeam<R> {
         if (n > 32u * K) __trap();
     }
 
-    template <class F>
-    __device__ void for_each(std::uint32_t n, F&& f) const {
+    /// f(RegIndex{lane + 32 j, j}) for the slots j < K whose coordinate is below n, in order of j; absent(j) for
+    /// the others. Full: n = 32 K takes an unrolled loop without bounds tests.
+    template <class F, class G>
+    __device__ void each_slot(std::uint32_t n, F&& f, G&& absent) const {
         check_width(n);
+        if constexpr (Full) {
+            if (n == 32u * K) {
+#pragma unroll
+                for (int j = 0; j < K; ++j) f(RegIndex{this->lane + 32u * static_cast<std::uint32_t>(j), j});
+                return;
+            }
+        }
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
             if (i < n) f(RegIndex{i, j});
+            else absent(j);
         }
+    }
+
+    template <class F>
+    __device__ void for_each(std::uint32_t n, F&& f) const {
+        each_slot(n, f, [](int) {});
     }
 
     template <int NS, int NM, class F>
@@ -286,16 +306,11 @@ struct RegWarpTeam : WarpTeam<R> {
         Reduced<R, NS, NM> acc;
         for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
         for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
-        check_width(n);
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const std::uint32_t i = this->lane + 32u * static_cast<std::uint32_t>(j);
-            if (i < n) {
-                const Contrib<R, NS, NM> c = f(RegIndex{i, j});
-                for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
-                for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
-            }
-        }
+        each_slot(n, [&](RegIndex x) {
+            const Contrib<R, NS, NM> c = f(x);
+            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+        }, [](int) {});
         for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
         for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
         return acc;
