@@ -73,12 +73,15 @@ Mode choose_mode(const EngineShape& s) {
     return tt == 32 ? Mode::Warp : tt == 256 ? Mode::Block256 : Mode::Block1024;
 }
 
-/// [run] gpu_state. "auto" keeps the state in device memory: on an H200 shared memory gained in half of the shapes
-/// measured and lost in the other half (docs/GPU.md "State on chip", docs/BENCHMARKS.md "third GPU session").
+/// [run] gpu_state. "auto" keeps a one-row state in registers where the learner allows it (register_row_slots: on an
+/// H200 Hedge ran 1.1-1.6x faster there in every shape and precision measured, docs/BENCHMARKS.md "fourth GPU
+/// session"), otherwise in device memory: shared memory gained in half of the shapes measured and lost in the
+/// other half (docs/GPU.md "State on chip", docs/BENCHMARKS.md "third GPU session").
 inline GpuState gpu_state_of(const LaunchRequest& q) {
     if (q.gpu_state == "shared") return GpuState::Shared;
     if (q.gpu_state == "registers") return GpuState::Registers;
-    if (q.gpu_state == "global" || q.gpu_state == "auto" || q.gpu_state.empty()) return GpuState::Global;
+    if (q.gpu_state == "auto" || q.gpu_state.empty()) return GpuState::Auto;
+    if (q.gpu_state == "global") return GpuState::Global;
     throw std::invalid_argument("[run] gpu_state = \"" + q.gpu_state +
                                 "\": must be \"auto\", \"global\", \"shared\" or \"registers\"");
 }
@@ -336,7 +339,7 @@ class CudaEngine final : public InstanceEngine {
     CudaEngine(const typename L::Params& p, const EngineShape& s)
         : p_(p), s_(s), nck_(static_cast<std::uint32_t>(s.checkpoints.size())), mode_(choose_mode<L>(s)) {
         st_.spec = L::workspace(p);
-        if (gpu_state_of(s.launch) == GpuState::Registers)
+        if (const GpuState g = gpu_state_of(s.launch); g == GpuState::Registers || g == GpuState::Auto)
             regs_k_ = register_row_slots(st_.spec, learners::RowInRegisters<L>::value, mode_ == Mode::Warp);
         st_.interleaved = mode_ == Mode::Thread && L::kInstanceLanes;
         const std::uint64_t nd = st_.spec.elements(false, 1), nr = st_.spec.elements(true, 1),

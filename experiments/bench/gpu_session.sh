@@ -43,7 +43,7 @@ run_point() { # algorithm d T instances precision [extra run keys] -> prints "wa
         printf '[adversary]\nkind = "bernoulli"\nd = %s\n[learner]\nalgorithm = "%s"\n' "$d" "$alg"
         [ "$alg" = hedge ] || printf 'epsilon = 1.0\n'
     } > "$dir/c.toml"
-    if ! env ${DPR_POINT_ENV:-} timeout 60 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
+    if ! timeout 60 "$BIN/dpregret" run "$dir/c.toml" --out "$dir/o" --backend cuda --quiet > "$dir/log" 2>&1; then
         echo "FAILED $(tail -3 "$dir/log" | tr '\n' ' ')"; return
     fi
     python3 - "$dir/o/run.json" <<'EOF'
@@ -59,16 +59,16 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     csv="$OUT/gpu_bench.csv"
     echo "algorithm,d,T,precision,n1,n2,wall1_s,wall2_s,rate_n2,marginal_rate,policy,run_keys" > "$csv"
     # (algorithm d T n1 n2 [run keys]): n2 sized to a few 1e10..1e11 expert-rounds; the run keys (a ';'-separated
-    # list such as lanes="instances";team_threads=256) override the automatic launch policy; a key env:NAME=VALUE
-    # sets an environment variable for that point's runs instead (DPR_CUDA_REG_BLOCKS, docs/GPU.md)
+    # list such as lanes="instances";team_threads=256) override the automatic launch policy
     default_shapes() {
         cat <<'EOF'
 dp-ftrl-experts 1024 1024 8192 65536
 hedge 1024 1024 8192 65536
 dp-ftrl-experts 1024 1024 8192 65536 lanes="instances"
-hedge 1024 1024 65536 262144 gpu_state="registers"
-hedge 1024 1024 65536 262144 gpu_state="registers";env:DPR_CUDA_REG_BLOCKS=4
-hedge 256 1024 131072 524288 gpu_state="registers"
+hedge 1024 1024 65536 262144
+hedge 1024 1024 65536 262144 gpu_state="global"
+hedge 256 1024 131072 524288
+hedge 256 1024 131072 524288 gpu_state="global"
 hedge 1024 1024 8192 65536 lanes="instances"
 dp-ftrl-experts 1024 1024 8192 65536 team_threads=256
 dp-ftrl-experts 16 1024 65536 524288
@@ -81,8 +81,7 @@ EOF
     { if [ -n "${DPR_BENCH_LINES:-}" ]; then cat "$DPR_BENCH_LINES"; else default_shapes; fi; } |
     while read -r alg d T n1 n2 keys; do
         k2=${keys//\"/}
-        DPR_POINT_ENV=$(printf '%s' "${keys:-}" | tr ';' '\n' | sed -n 's/^env://p' | tr '\n' ' ')
-        extra=$(printf '%s' "${keys:-}" | tr ';' '\n' | grep -v '^env:'); [ -n "$extra" ] && extra="$extra\n"
+        extra=$(printf '%s' "${keys:-}" | tr ';' '\n'); [ -n "$extra" ] && extra="$extra\n"
         for prec in ${DPR_PRECISIONS:-float double}; do
             a=$(run_point "$alg" "$d" "$T" "$n1" "$prec" "$extra"); b=$(run_point "$alg" "$d" "$T" "$n2" "$prec" "$extra")
             case "$a$b" in *FAILED*) echo "$alg d=$d T=$T $prec: $a | $b"; echo "$alg,$d,$T,$prec,$n1,$n2,,,,,FAILED,${k2:-}" >> "$csv"; continue;; esac

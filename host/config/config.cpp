@@ -69,8 +69,8 @@ const std::vector<KeySpec>& run_keys() {
         {"gpu_state", KeyType::Choice, "auto", 0, 3, "auto|global|shared|registers",
          "GPU: where an instance's state lives during a launch: shared = copied on chip (shared memory) for the "
          "launch's rounds, the arrays that fit; registers = a one-row state (hedge, d <= 1024, a warp per "
-         "instance) in registers for the launch's rounds; global = device memory every round; auto = global for "
-         "now (docs/GPU.md); the same bits either way; cannot be swept"},
+         "instance) in registers for the launch's rounds; global = device memory every round; auto = registers "
+         "where they hold the state, else global (docs/GPU.md); the same bits either way; cannot be swept"},
     };
     return keys;
 }

@@ -104,6 +104,10 @@ TEST(CliLaunch, GpuStateIsRecordedAndLeavesCpuResultsAlone) {
     EXPECT_EQ(run_json(dir, "a")["run"]["gpu_state"], "auto");
     EXPECT_EQ(run_json(dir, "b")["run"]["gpu_state"], "shared");
     EXPECT_EQ(slurp(dir.file("a/final_regret.csv")), slurp(dir.file("b/final_regret.csv")));
+    r = run_cli(dir, "run c.toml --out c --quiet --backend cpu --set run.gpu_state='\"registers\"'");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(run_json(dir, "c")["run"]["gpu_state"], "registers");
+    EXPECT_EQ(slurp(dir.file("a/final_regret.csv")), slurp(dir.file("c/final_regret.csv")));
 }
 
 // A learner without a lane-parallel round (SCRiBLe: scalar code per instance) cannot put instances in the

@@ -257,8 +257,9 @@ TEST(GpuEngine, StateOnChipGivesTheBitsOfStateInDeviceMemory) {
 TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
     // gpu_state = "registers": Hedge's L in registers for a launch's rounds and each round's loss row loaded into
     // registers at its start (RegWarpTeam, K = 8, 16, 32 slots per lane) computes what the warp computes with L in
-    // device memory, chunked differently. A learner that does not opt in falls back to device memory, says why,
-    // and gives the same bits too.
+    // device memory, chunked differently (d = 100 and 300 test the bounds of a partial row, d = 1024 the full-row
+    // kernel). A learner that does not opt in falls back to device memory, says why, and gives the same bits too;
+    // "auto" chooses the registers wherever they can hold the row.
     DPR_REQUIRE_GPU();
     const std::uint64_t T = 130;
     int in_registers = 0;
@@ -268,6 +269,7 @@ TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
             for (Precision prec : {Precision::Double, Precision::Float}) {
                 const Outcome b = run(c, d, T, true, prec, "coordinates", 32, 37, "registers");
                 const Outcome a = run(c, d, T, true, prec, "coordinates", 32, 128, "global");
+                const Outcome u = run(c, d, T, true, prec, "coordinates", 32, 64, "auto");
                 const std::string what = c.learner + " d=" + std::to_string(d) + " | " + b.policy;
                 const bool regs = b.policy.find("state in registers") != std::string::npos;
                 in_registers += regs;
@@ -276,6 +278,11 @@ TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
                 EXPECT_EQ(a.expected, b.expected) << what;
                 EXPECT_EQ(a.realized, b.realized) << what;
                 EXPECT_EQ(a.diagnostics, b.diagnostics) << what;
+                // auto puts the row in registers wherever it can (docs/GPU.md), with the same bits
+                EXPECT_EQ(u.policy.find("state in registers") != std::string::npos, regs) << u.policy;
+                EXPECT_EQ(u.policy.find("gpu_state = registers"), std::string::npos) << "auto is no request: " << u.policy;
+                EXPECT_EQ(a.expected, u.expected) << what;
+                EXPECT_EQ(a.realized, u.realized) << what;
             }
         }
     EXPECT_EQ(in_registers, 4 * 2) << "the register path ran in fewer cases than planned";
