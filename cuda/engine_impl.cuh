@@ -14,6 +14,7 @@
 // one ([run] lanes, team_threads). Orthogonal to the mode, [run] gpu_state = "shared" keeps a prefix of each
 // instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md); in the warp mode,
 // gpu_state = "registers" keeps a learner's row (Hedge's L) in registers for a launch's rounds (advance_regs_kernel). Noise is regenerated from counters, never stored; one launch per loss chunk.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -302,6 +303,14 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel
     if (team.lane == 0) run.totals[k] = acc;
 }
 
+/// The loss rows in precision R: out[j] = (R) in[j] (grid-stride).
+template <class R>
+__global__ void round_rows_kernel(const double* in, R* out, std::size_t n) {
+    for (std::size_t j = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+         j += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        out[j] = static_cast<R>(in[j]);
+}
+
 template <class L, class R, Mode M>
 __global__ void __launch_bounds__(block_threads(M)) init_kernel(const typename L::Params p, const DevState<R> st, const DevRun<R> run) {
     if constexpr (M == Mode::Thread) {
@@ -376,9 +385,14 @@ class CudaEngine final : public InstanceEngine {
         rows_exact_.upload(losses, n);
         if (cum) rows_cum_.upload(cum, n);
         has_cum_ = cum != nullptr;
-        host_real_.resize(n);
-        for (std::size_t j = 0; j < n; ++j) host_real_[j] = static_cast<R>(losses[j]);
-        rows_real_.upload(host_real_);
+        // The rows in the run's precision: rounded on the device (the same IEEE rounding as on the host), so that
+        // each chunk crosses PCIe once; in double they are the exact rows themselves.
+        if constexpr (!std::is_same_v<R, double>) {
+            if (rows_real_.size() < n) rows_real_.resize(n);
+            const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1u << 16));
+            round_rows_kernel<R><<<blocks, 256>>>(rows_exact_.data(), rows_real_.data(), n);
+            DPR_CUDA_CHECK_LAUNCH();
+        }
         launch(false, t0, t1);
         DPR_CUDA_CHECK(cudaDeviceSynchronize());
     }
@@ -483,7 +497,8 @@ class CudaEngine final : public InstanceEngine {
         r.out_expected = exp_.data();
         r.out_realized = real_out_.data();
         r.rows_exact = rows_exact_.data();
-        r.rows_real = rows_real_.data();
+        if constexpr (std::is_same_v<R, double>) r.rows_real = rows_exact_.data();
+        else r.rows_real = rows_real_.data();
         r.rows_cum = has_cum_ ? rows_cum_.data() : nullptr;
         r.d = s_.d;
         return r;
@@ -541,7 +556,6 @@ class CudaEngine final : public InstanceEngine {
     cuda::DeviceBuffer<double> dbl_, scal_, exp_, real_out_, rows_exact_, rows_cum_;
     bool has_cum_ = false;
     cuda::DeviceBuffer<R> real_, rows_real_;
-    std::vector<R> host_real_;
     cuda::DeviceBuffer<sim::InstanceTotals<double, std::uint64_t>> acc_;
     cuda::DeviceBuffer<std::uint64_t> ck_;
 };

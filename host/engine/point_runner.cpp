@@ -105,12 +105,26 @@ PointOutcome run_point(const PointJob& job) {
                     std::copy_n(r == 0 ? last_row.data() : rows.data() + (r - 1) * d, d, rows.data() + r * d);
             last_row.assign(rows.end() - static_cast<std::ptrdiff_t>(d), rows.end());
             if (with_cum) cum.resize((t1 - t0) * d);
-            for (std::uint64_t t = t0; t < t1; ++t) {
-                const double* row = rows.data() + (t - t0) * d;
-                if (with_cum) std::copy(L.begin(), L.end(), cum.begin() + static_cast<std::ptrdiff_t>((t - t0) * d));
-                for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
-                while (next_ck < nck && s.checkpoints[next_ck] == t)
+            // The running L (and the L_{t-1} rows) over the rounds up to the chunk's next checkpoint, then the
+            // comparator there. Coordinates are independent, so wide rows (d = 2^20: 2^30 additions a run) are
+            // split over the threads in blocks of kSumCols coordinates: each L[i] sees the same additions in the
+            // same order, the same bits on any number of threads.
+            constexpr std::uint32_t kSumCols = 1u << 16;
+            for (std::uint64_t a = t0; a < t1;) {
+                const std::uint64_t b =
+                    next_ck < nck && s.checkpoints[next_ck] < t1 ? s.checkpoints[next_ck] + 1 : t1;
+                parallel_for((d + kSumCols - 1) / kSumCols, job.threads, [&](std::uint64_t blk, unsigned) {
+                    const std::uint32_t i0 = static_cast<std::uint32_t>(blk * kSumCols);
+                    const std::uint32_t i1 = static_cast<std::uint32_t>(std::min<std::uint64_t>(d, (blk + 1) * kSumCols));
+                    for (std::uint64_t t = a; t < b; ++t) {
+                        const double* row = rows.data() + (t - t0) * d;
+                        if (with_cum) std::copy(L.begin() + i0, L.begin() + i1, cum.begin() + static_cast<std::ptrdiff_t>((t - t0) * d + i0));
+                        for (std::uint32_t i = i0; i < i1; ++i) L[i] += row[i];
+                    }
+                });
+                while (next_ck < nck && s.checkpoints[next_ck] == b - 1)
                     shared_cmp[next_ck++] = job.adversary.comparator(L.data(), d);
+                a = b;
             }
             chunk_rows = rows.data();
         }

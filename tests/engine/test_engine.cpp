@@ -1,5 +1,6 @@
 // The simulation engine end to end (issue 3 tests): twins, a hand-computed regret, Hedge's bound,
 // invariance to threads and to the number of instances, per-instance sequences.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -63,7 +64,58 @@ std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint
     return std::vector<double>(o.regret.begin(), o.regret.begin() + 3); // instance 0
 }
 
+/// The comparator run_point records (min_i L_t(i) at each checkpoint) for a `file` matrix, on `threads` threads.
+std::vector<double> comparators_of(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T,
+                                   unsigned threads) {
+    using namespace dpr;
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
+    KeyValues akv;
+    for (const auto& c : ainfo)
+        if (c.name == "file") {
+            const int i = c.key_index("path");
+            akv.given[i] = true;
+            akv.str[i] = "hand-made";
+            akv.list[i] = losses.data();
+            akv.list_size[i] = static_cast<std::uint32_t>(losses.size());
+        }
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    PointJob job;
+    job.learner = resolve_learner("hedge", test::key_values(linfo, "hedge", {{"eta", 0.5}}), pb);
+    job.adversary = resolve_adversary("file", akv, pb);
+    job.shape.d = d;
+    job.shape.T = T;
+    job.shape.instances = 2;
+    for (std::uint64_t t = 1; t <= T; ++t) job.shape.checkpoints.push_back(t);
+    job.threads = threads;
+    return run_point(job).comparator;
+}
+
 } // namespace
+
+TEST(Engine, TheComparatorOfWideRowsIsTheMinimumOfTheRunningSumsOnAnyNumberOfThreads) {
+    // d = 2^16 + 7: the running sums are split into two blocks of coordinates over the threads. The best expert
+    // moves between the blocks (round 1: i = 3, then i = d - 2 in the second block), so a block summed for the
+    // wrong rounds, or a checkpoint read before its block was added, gives a wrong minimum.
+    const std::uint32_t d = (1u << 16) + 7;
+    const std::uint64_t T = 4;
+    std::vector<double> losses(d * T, 1.0);
+    losses[0 * d + 3] = 0.0;                            // t = 1: L_1(3) = 0
+    losses[1 * d + (d - 2)] = 0.0;                      // t = 2: L_2(3) = 1, L_2(d - 2) = 1
+    losses[2 * d + (d - 2)] = 0.0;                      // t = 3: L_3(d - 2) = 1, the rest >= 2
+    for (std::uint32_t i = 0; i < d; ++i) losses[3 * d + i] = (i % 5) * 0.25; // t = 4
+    std::vector<double> want(T);
+    std::vector<double> L(d, 0.0);
+    for (std::uint64_t t = 0; t < T; ++t) {
+        for (std::uint32_t i = 0; i < d; ++i) L[i] += losses[t * d + i];
+        want[t] = *std::min_element(L.begin(), L.end());
+    }
+    EXPECT_EQ(want, (std::vector<double>{0.0, 1.0, 1.0, 1.25})); // t = 4: L(d - 2) = 1 + ((d - 2) % 5) / 4
+    EXPECT_EQ(comparators_of(losses, d, T, 1), want);
+    EXPECT_EQ(comparators_of(losses, d, T, 2), want);
+}
 
 TEST(Engine, HedgeRegretOnASmallMatrixMatchesTheHandComputation) {
     // d = 2, eta = ln 2 so that weights are powers of two. Losses (1,0), (0,1), (1,0):
