@@ -1,5 +1,5 @@
 #pragma once
-// The library API of a run (issue 11 item 1): an experiment in, its results out, no files and no process-wide
+// The library API of a run: an experiment in, its results out, no files and no process-wide
 // state, for programs that embed dpregret (a notebook binding, a driver of its own) -- and the layer under
 // `dpregret run` itself, which adds the files, the memory check, shards, resume and MPI around it.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// `dpregret audit`: an empirical lower bound on the eps of a whole online learner (issue 10; docs/AUDITS.md).
+// `dpregret audit`: an empirical lower bound on the eps of a whole online learner (docs/AUDITS.md).
 //
 // The config's learner runs on two neighbouring loss sequences (host/audit/neighbour.hpp): M instances on the
 // base sequence D (instance ids 0 .. M-1) and M on its neighbour D' (ids M .. 2M-1), so every trial has its own

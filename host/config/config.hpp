@@ -138,8 +138,8 @@ struct ConfigInputs {
     std::vector<SectionSchema> extra_sections;
 };
 
-/// Version of how points get their stream keys, in run.json as `point_stream_keys`: 1 = point index + 1 (before
-/// issue 11), 2 = point_stream_key() (without common random numbers).
+/// Version of how points get their stream keys, in run.json as `point_stream_keys`: 1 = point index + 1 (the first
+/// contract), 2 = point_stream_key() (without common random numbers).
 inline constexpr int kPointStreamKeys = 2;
 
 /// The stream key of a point without common random numbers: a hash of its resolved settings (Point::settings,

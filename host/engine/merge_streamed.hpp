@@ -1,5 +1,5 @@
 #pragma once
-// dpregret merge --bounded-memory (issue 11 item 3; docs/SCALING.md "Memory of the merge"): the outputs of a run
+// dpregret merge --bounded-memory (docs/SCALING.md "Memory of the merge"): the outputs of a run
 // from its shards without holding a point's per-instance values in memory.
 //
 // finish_point_streamed() does what merge_point() + finish_point() do, reading the shards' arrays in blocks of

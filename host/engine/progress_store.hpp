@@ -1,5 +1,5 @@
 #pragma once
-// Resumable runs (issue 11 item 4; docs/OUTPUTS.md "Resume"): a run keeps, in <out>/.progress/, every finished
+// Resumable runs (docs/OUTPUTS.md "Resume"): a run keeps, in <out>/.progress/, every finished
 // piece of work -- instances [b B, (b + 1) B) of one point -- as the per-instance arrays its outputs are computed
 // from (one array file per piece), each piece written atomically and marked done by a small JSON file written after
 // its array. A sweep whose points each fit in a piece saves groups of whole points instead (group_name), so that

@@ -1,5 +1,5 @@
 #pragma once
-// Shards of a run and their exact merge (issue 11 item 3; docs/SCALING.md):
+// Shards of a run and their exact merge (docs/SCALING.md):
 //
 //   dpregret run CONFIG.toml --shard 2/7 --out s2    instances [floor(2N/7), floor(3N/7)) of every point
 //   dpregret merge s0 s1 ... s6 --out DIR              summary.csv and final_regret.csv byte-identical to the

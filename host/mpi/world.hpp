@@ -1,5 +1,5 @@
 #pragma once
-// MPI for `mpirun -n R dpregret run ...` (issue 11 item 5; docs/SCALING.md). dpregret is built with MPI when
+// MPI for `mpirun -n R dpregret run ...` (docs/SCALING.md). dpregret is built with MPI when
 // CMake finds it (OpenMPI from apt: scripts/deps.sh) and works without it; MPI is initialised only when the
 // process was started by an MPI launcher (OMPI_COMM_WORLD_SIZE / PMIX_RANK / PMI_SIZE in the environment), so a
 // plain `dpregret run` never touches it. Everything MPI-specific lives in world.cpp; in a build without MPI the same

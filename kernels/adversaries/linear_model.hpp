@@ -1,6 +1,6 @@
 #pragma once
 // kind = "squared-realizable" / "absolute-realizable": realizable convex losses on the unit l2 ball, the OCO
-// loss families of AFKT23 Alg. 3 (ALGORITHMS.md C6; issue 8 item 2) and of ENV21 §3.3 ("|<a_t, x> - b_t| with
+// loss families of AFKT23 Alg. 3 (ALGORITHMS.md C6) and of ENV21 §3.3 ("|<a_t, x> - b_t| with
 // b_t = <a_t, c>"):
 //   squared-realizable    l_t(x) = (<a_t, x> - b_t)^2 / 2     (LossFamily::Squared: L = 2, beta = 1 on the ball)
 //   absolute-realizable   l_t(x) = |<a_t, x> - b_t|           (LossFamily::Absolute: L = 1, not smooth)

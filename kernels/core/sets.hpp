@@ -24,7 +24,7 @@ inline constexpr const char* geometry_name(Geometry g) {
 
 /// The form of the losses an adversary draws (its row layout) and a learner can be charged on. Linear losses are
 /// the engine's default: row = l_t (d numbers), charge <l_t, x_t>, comparator of §0.3 from L_T. The other
-/// families are the convex "linear-model" losses of AFKT23 Alg. 3 (ALGORITHMS.md C6, issue 8 item 2) and ENV21
+/// families are the convex "linear-model" losses of AFKT23 Alg. 3 (ALGORITHMS.md C6) and ENV21
 /// §3.3, given by a row of d + 1 numbers: a_t (d coordinates, ||a_t||_2 <= 1) and b_t (|b_t| <= 1):
 ///   Squared   l_t(x) = (<a_t, x> - b_t)^2 / 2     convex, 2-Lipschitz and 1-smooth on the unit ball
 ///   Absolute  l_t(x) = |<a_t, x> - b_t|           convex, 1-Lipschitz, not smooth

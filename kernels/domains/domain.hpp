@@ -1,5 +1,5 @@
 #pragma once
-// Decision sets given by a linear-optimisation (LO) oracle (ALGORITHMS.md B3, ENV21 §3.3; issue 9 item 1): the
+// Decision sets given by a linear-optimisation (LO) oracle (ALGORITHMS.md B3, ENV21 §3.3): the
 // sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp) play, and the
 // projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
 //

@@ -37,7 +37,7 @@
 // private-bandit-fw on the simplex, n = 1024, 16384 instances: 2.5x; cuda/engine_impl.cuh). Results do not change:
 // the same scalar code runs either way.
 //
-// Optional shared cumulative losses (ALGORITHMS.md §3.4 item 3 of issue 8): a learner may declare
+// Optional shared cumulative losses (ALGORITHMS.md §3.4): a learner may declare
 //   static constexpr bool kReadsCumulative = true;
 // and then read L_{t-1}(i) = sum_{s<t} l_s(i) through team.cum_exact(row, idx) in round t. The engine computes
 // these prefix sums once per point for a shared (oblivious) sequence -- it keeps them anyway for the
@@ -103,7 +103,7 @@ struct PrivacyReport {
     double gdp_mu = 0.0;
 };
 
-/// Planted privacy bugs (issue 10; docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep
+/// Planted privacy bugs (docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep
 /// reporting the correct learner's (eps, delta) while providing less privacy, so that the auditor can be shown
 /// to catch them. Only `dpregret audit --allow-planted` applies one, through the learner's optional
 ///   static bool plant(Params&, Planted);   // false: this learner has no such variant

@@ -1,10 +1,10 @@
-// The audit statistics (host/audit/epsilon_bound.hpp; issue 10 item 4, "the auditor is itself tested"):
+// The audit statistics (host/audit/epsilon_bound.hpp: "the auditor is itself tested"):
 // Clopper-Pearson bounds against closed forms and their coverage, and the threshold audit on mechanisms whose
 // eps is known -- the Laplace mechanism (tight to 0.98 at eps = 1 with 1e6 trials per side, never above its eps
 // in >= 95 of 100 audits), a planted Laplace mechanism with half the noise it claims (flagged), and the
 // Gaussian mechanism at its exact (eps, delta) (Balle & Wang 2018's curve; the bound stays below it); and the
 // sparse vector (mech::AboveThreshold) through its halting index, with the planted variant without threshold noise
-// (one of issue 10's planted bugs) flagged at the same budget; and the exponential mechanism, with the planted
+// (one of the planted bugs of docs/AUDITS.md) flagged at the same budget; and the exponential mechanism, with the planted
 // variant at twice its temperature flagged.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// `dpregret audit` on whole learners (issue 10 items 1-4; docs/AUDITS.md): the neighbouring sequences change
+// `dpregret audit` on whole learners (docs/AUDITS.md): the neighbouring sequences change
 // exactly round t0 as their rule says; bad [audit] keys are refused naming the key; the statistic depends only on
 // (config, instance id), not on the batch size or the thread count; and the planted-bug suite: each planted bug is
 // flagged VIOLATION at the budget its test states, and the correct learner is consistent at the same budget and on

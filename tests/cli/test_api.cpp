@@ -1,4 +1,4 @@
-// The library API (host/api/run.hpp; issue 11 item 1): in-process, its numbers are the CLI's files' numbers, and a
+// The library API (host/api/run.hpp): in-process, its numbers are the CLI's files' numbers, and a
 // slice of the instances is exactly those rows of the whole run.
 #include <gtest/gtest.h>
 
@@ -115,7 +115,7 @@ TEST(Api, PlanRefusesBeforeRunningAndExecuteHandsEachPointToTheHook) {
     for (std::size_t p = 0; p < seen.size(); ++p) EXPECT_EQ(seen[p], whole.points[p].regret) << "point " << p;
 }
 
-// Instance ids past 2^32 (issue 11 item 2; docs/RANDOMNESS.md §2): a run of 2^32 + 5 instances is refused in one
+// Instance ids past 2^32 (docs/RANDOMNESS.md §2): a run of 2^32 + 5 instances is refused in one
 // process (exit 2, naming --shard) and valid in shards. Ids from 2^32 - 1 on run in block 1 under their own stream
 // key: their numbers are reproducible slice by slice and differ from block 0's instances with the same counter word.
 TEST(Api, InstanceIdsPastTwoToThe32AreValidInShards) {

@@ -1,4 +1,4 @@
-// No lost work, no silent mixing (issue 24; docs/OUTPUTS.md "Durability, locks and checksums"), tested as a
+// No lost work, no silent mixing (docs/OUTPUTS.md "Durability, locks and checksums"), tested as a
 // cluster user meets it: two processes on one directory, a process killed while it holds the directory, a
 // finished piece damaged by a crash or a bad disk, an input file rewritten between a kill and --resume or between
 // two shards, a shard's manifest edited, a failure while the outputs are written. The "two processes" tests are
@@ -363,7 +363,7 @@ TEST(CliDurability, ARunThatCannotFitOnTheDiskIsRefusedBeforeItStarts) {
     EXPECT_FALSE(fs::exists(dir.file("big"))) << "the directories the refused run created are removed";
 }
 
-// Issue 24: rank 0 of an MPI run writes no pieces but the result files of every rank. Its estimate was its own
+// Rank 0 of an MPI run writes no pieces but the result files of every rank. Its estimate was its own
 // share's pieces and results (too high by the pieces, too low by the other ranks' results). Now: at least the
 // result files the whole run writes (at most 3x them: the estimate takes 24 bytes per CSV number, Hedge's print
 // in about 12), and exactly a one-process run's estimate less its pieces (8 x I x (2C + nd + 1) + 8C + 4096 bytes

@@ -1,4 +1,4 @@
-// Every documented key range, extremes included (issue 12): no accepted value may crash or produce a NaN.
+// Every documented key range, extremes included: no accepted value may crash or produce a NaN.
 //
 // For every learner and every adversary kind, each of its keys (from the same declarations that
 // `dpregret run --list-keys` prints) is set, one at a time, to the ends of its valid range, the smallest

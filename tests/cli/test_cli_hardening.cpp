@@ -1,4 +1,4 @@
-// `dpregret run` at the limits the docs state (issue 12): every accepted value either runs or is
+// `dpregret run` at the limits the docs state: every accepted value either runs or is
 // refused with exit code 2 naming the key; nothing is truncated, nothing that looks complete is left
 // behind after a failure.
 #include <cmath>
@@ -539,7 +539,7 @@ TEST(CliLearnerRanges, TheLargestAcceptedNoiseRunsAndGivesFiniteRegretInEitherPr
         }
 }
 
-// Issue 24: a list of 2200 numbers was echoed whole in the refusal (20 KB of stderr); the message now shows its
+// A list of 2200 numbers was echoed whole in the refusal (20 KB of stderr); the message now shows its
 // start and how many values it holds.
 TEST(CliRunMessages, ALongListIsNotEchoedWhole) {
     TempDir dir;
@@ -555,7 +555,7 @@ TEST(CliRunMessages, ALongListIsNotEchoedWhole) {
     EXPECT_LT(r.err.size(), 1000u) << r.err;
 }
 
-// Issue 24: private-bandit-fw with the paper's calibration asked for eps = 1 at n = 1024, T = 1024 guarantees
+// With the paper's calibration, private-bandit-fw asked for eps = 1 at n = 1024, T = 1024 guarantees
 // eps = 1.18; run.json said so, now stderr does too. The sensitivity calibration and the default (conservative:
 // the larger scale of the two) stay within the request, and run.json names the default.
 TEST(CliRunMessages, AGuaranteeAboveTheRequestIsAWarning) {

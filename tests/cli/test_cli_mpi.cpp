@@ -1,4 +1,4 @@
-// `mpirun -n R dpregret run` (issue 11 item 5; docs/SCALING.md): R ranks split every point's instances as shards
+// `mpirun -n R dpregret run` (docs/SCALING.md): R ranks split every point's instances as shards
 // do, rank 0 gathers them exactly and writes summary.csv and final_regret.csv byte-identical to one process.
 // Skipped when this build has no MPI or mpirun is not installed (scripts/deps.sh installs OpenMPI).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// `dpregret run --resume DIR` (issue 11 item 4; docs/OUTPUTS.md "Resume"): a run killed with SIGKILL at any
+// `dpregret run --resume DIR` (docs/OUTPUTS.md "Resume"): a run killed with SIGKILL at any
 // moment -- while simulating, between pieces, while writing its outputs -- and resumed, possibly several times,
 // ends with summary.csv and final_regret.csv byte-identical to an uninterrupted run's; the piece size never
 // changes the bytes; bad resumes exit 2 with the reason.

@@ -1,4 +1,4 @@
-// `dpregret run` never loses or fakes results (issue 12, items 3-7): no NaN or infinite statistic is
+// `dpregret run` never loses or fakes results: no NaN or infinite statistic is
 // written (the run fails naming the point, the instance and the round); a run that cannot fit in memory
 // is refused before simulating; an unusable --out is found before simulating; the default --out is
 // unique; a signal at any time before run.json is in place leaves no result, exits 128 + signal, and

@@ -1,4 +1,4 @@
-// `dpregret run --shard I/K` and `dpregret merge` (issue 11 item 3; docs/SCALING.md): sharded and merged equals
+// `dpregret run --shard I/K` and `dpregret merge` (docs/SCALING.md): sharded and merged equals
 // unsharded, byte for byte (summary.csv, final_regret.csv) and in run.json but for timing and host fields; shards
 // that do not belong together are refused with exit 2 and the reason.
 #include <gtest/gtest.h>
@@ -151,7 +151,7 @@ std::vector<std::string> rows_of(const std::string& final_csv, const std::string
     return out;
 }
 
-// Reproducibility contract v2 (issue 11 item 2): without common random numbers a point's streams are keyed by its
+// Reproducibility contract v2: without common random numbers a point's streams are keyed by its
 // resolved settings, so adding, removing or reordering sweep values leaves every other point's numbers unchanged.
 TEST(ReproducibilityV2, ReorderingOrExtendingASweepLeavesEveryPointsNumbers) {
     TempDir dir;

@@ -1,4 +1,4 @@
-// The decision sets of kernels/domains/ (issue 9 item 1): every LO oracle against brute force over the set's
+// The decision sets of kernels/domains/: every LO oracle against brute force over the set's
 // vertices on small instances (random and tied directions), the affine-hull dimension against the rank of the
 // vertex differences, the diameter against the largest vertex distance, the parallel-subspace projection and the
 // Euclidean projection by their defining properties, and the graph validation's errors naming the edge or node.
@@ -442,7 +442,7 @@ TEST(Domains, GraphSetsHaveACertifiedInteriorBall) {
     graphs[5].set(DomainKind::StPath)
         .edge_list({{2, 4}, {0, 2}, {1, 2}, {0, 1}, {3, 5}, {1, 3}, {3, 4}, {6, 0}, {2, 3}})
         .num(kTarget, 4);
-    // Issue 24: a triangle whose edge (0, 2) is repeated as (2, 0), and a triple edge. Every tree used one edge of
+    // A triangle whose edge (0, 2) is repeated as (2, 0), and a triple edge. Every tree used one edge of
     // the pair, so the centre lay on the facet x(E({0, 2})) <= 1 and no ball was found (shrink was refused).
     graphs[6].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 2}, {0, 2}, {2, 0}});
     graphs[7].set(DomainKind::SpanningTree).edge_list({{0, 1}, {1, 0}, {0, 1}, {1, 2}, {2, 0}});

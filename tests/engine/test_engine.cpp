@@ -1,4 +1,4 @@
-// The simulation engine end to end (issue 3 tests): twins, a hand-computed regret, Hedge's bound,
+// The simulation engine end to end: twins, a hand-computed regret, Hedge's bound,
 // invariance to threads and to the number of instances, per-instance sequences.
 #include <algorithm>
 #include <cmath>
@@ -131,7 +131,7 @@ TEST(Engine, HedgeRegretOnASmallMatrixMatchesTheHandComputation) {
 
 TEST(Engine, HedgeWithInfiniteEtaIsFollowTheLeaderSplittingTies) {
     // eta = inf is the softmax's limit: x_t uniform over argmin L_{t-1} (hedge.hpp). It gave NaN regret
-    // (inf * 0) before issue 12. d = 3, losses (1,0,0), (0,1,0), (1,1,1):
+    // (inf * 0) before it was fixed. d = 3, losses (1,0,0), (0,1,0), (1,1,1):
     //   t=1: no leader yet, x = (1/3,1/3,1/3), charged 1/3; L_1 = (1,0,0)      -> regret 1/3
     //   t=2: leaders {2,3}, x = (0,1/2,1/2), charged 1/2; L_2 = (1,1,0)        -> regret 5/6
     //   t=3: leader {3}, x = (0,0,1), charged 1;         L_3 = (2,2,1), min 1 -> regret 5/6

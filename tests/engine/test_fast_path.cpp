@@ -369,7 +369,7 @@ TEST(FastPath_Stat, MetaTheFloatDoubleTestRejectsADifferentNoiseScale) {
     EXPECT_FALSE(same_law(a, b, &why)) << why;
 }
 
-// ---- argmin semantics, identical for every team (issue 12 item 14: an all-NaN argmin used to return
+// ---- argmin semantics, identical for every team (an all-NaN argmin used to return
 // 0xFFFFFFFF and DP-FTPL then read out of bounds) ----------------------------------------------------------
 namespace {
 

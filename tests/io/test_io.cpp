@@ -349,7 +349,7 @@ TEST(CsvRead, ErrorPositionsAreFileLineColumn) {
     EXPECT_TRUE(std::isnan(read_csv_matrix(in, "ok.csv", allow).values[1]));
 }
 
-// Issue 12 item 10: 1e-400 is a valid number that underflows (like strtod, to the nearest double), not
+// 1e-400 is a valid number that underflows (like strtod, to the nearest double), not
 // a parse error; a UTF-8 byte order mark is not part of the first field.
 TEST(CsvRead, UnderflowIsTheNearestDoubleAndAByteOrderMarkIsIgnored) {
     std::istringstream in("\xEF\xBB\xBF" "0.5,1e-400\n-1e-400,4.9406564584124654e-324\n2e-320,1\n");
@@ -368,7 +368,7 @@ TEST(CsvRead, UnderflowIsTheNearestDoubleAndAByteOrderMarkIsIgnored) {
     EXPECT_EQ(h.rows, 1u);
 }
 
-// Issue 12 item 10: binary input is refused from its first block, not parsed as one enormous line (a
+// Binary input is refused from its first block, not parsed as one enormous line (a
 // 2 GB NUL-filled file used to take 19 s and 4.2 GB before "no data rows").
 TEST(CsvRead, BinaryInputIsRefusedBeforeParsing) {
     TempDir dir;

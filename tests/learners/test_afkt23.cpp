@@ -719,7 +719,7 @@ TEST(NetOco, RealizableDriftingWithLittleNoiseFindsTheBestNetPoint) {
 }
 
 TEST(NetOco, ANetTooLargeToRunQuicklyIsAWarningWithItsSizeAndARhoThatIsFaster) {
-    // Issue 24: the smallest accepted rho ran for minutes without a word. check() accepts it and warns with the
+    // The smallest accepted rho ran for minutes without a word. check() accepts it and warns with the
     // net's size; the rho it suggests gives a net under the warning's size, and a net below that size is silent.
     KeyValues kv;
     kv.num[BallNetExperts::kRho] = 1e-4;

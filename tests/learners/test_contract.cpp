@@ -99,7 +99,7 @@ TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
     EXPECT_TRUE(c::DiagnosticsConsistent<DpFtrlSphere>::value); // kDiagnostics and its reader
 }
 
-// Issue 12 item 1: every learner's workspace() was computed in 32 bits and wrapped (scrible-cube at
+// Every learner's workspace() was computed in 32 bits and wrapped (scrible-cube at
 // d = 858993460 asked for 6 MB and segfaulted). The per-instance state of every learner, resolved at the
 // largest d values, must hold at least its d-sized array (d - 1 for the simplex's n = d - 1) and grow with d.
 TEST(LearnerWorkspace, StateSizesAre64BitForEveryLearnerUpToTheLargestD) {
@@ -128,7 +128,7 @@ TEST(LearnerWorkspace, StateSizesAre64BitForEveryLearnerUpToTheLargestD) {
             }
             if (lr.reads_cumulative) {
                 // L_{t-1} comes from the engine (kReadsCumulative): the learner's own state must not grow with d
-                // (issue 8 item 3: O(1) per instance at d = 2^20).
+                // (O(1) per instance at d = 2^20).
                 if (previous > 0) EXPECT_EQ(lr.state_bytes, previous) << c.name << " d = " << d;
                 EXPECT_LE(lr.state_bytes, 1024u) << c.name << " d = " << d;
                 previous = lr.state_bytes;

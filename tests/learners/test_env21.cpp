@@ -1,4 +1,4 @@
-// ENV21 (issue 9): private-bandit-fw (PRIVATEBANDIT, ALGORITHMS.md B2), garber-kretzu (P = 0) and fkm (C8) on the
+// ENV21: private-bandit-fw (PRIVATEBANDIT, ALGORITHMS.md B2), garber-kretzu (P = 0) and fkm (C8) on the
 // decision sets of kernels/domains/, against the bco-linear adversary (affine losses with a zero in D). The
 // properties of ALGORITHMS.md §3.3: the one-point estimator is unbiased for linear losses in the subspace parallel
 // to aff(D); E||g~_R||^2 within Lemma C.2; Frank-Wolfe's rate against an exact solution; played points within zeta
@@ -494,7 +494,7 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
 }
 
 TEST(Env21, DefaultCalibrationNeverGuaranteesLessThanRequested) {
-    // Issue 24: the paper's Laplace scale (Lemma 5.1) is not conservative for the replace-one Delta when n >~ T
+    // The paper's Laplace scale (Lemma 5.1) is not conservative for the replace-one Delta when n >~ T
     // (eps = 1.18 for a requested 1 at n = 1024, T = 1024). The default calibration takes the larger of the paper's
     // and the sensitivity's scales: its report never exceeds the request, and it is the paper's scale wherever that
     // one is within the request.

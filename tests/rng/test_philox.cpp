@@ -61,7 +61,7 @@ TEST(Philox, CounterLayoutPutsEachFieldInItsWord) {
 TEST(Philox, LayoutLimitsAreEnforced) {
     EXPECT_EQ(check_layout(1, 1000, 1 << 20, 1 << 20), LayoutError::Ok);
     EXPECT_EQ(check_layout(1ull << 32, 1, 1, 1), LayoutError::Seed);
-    // ids 0 .. instances - 1 must stay below the shared sequence's id 0xFFFFFFFF (item 14 of issue 12)
+    // ids 0 .. instances - 1 must stay below the shared sequence's id 0xFFFFFFFF
     EXPECT_EQ(check_layout(1, (1ull << 32) - 1, 1, 1), LayoutError::Ok);
     EXPECT_EQ(check_layout(1, 1ull << 32, 1, 1), LayoutError::Instances);
     EXPECT_EQ(check_layout(1, (1ull << 32) + 1, 1, 1), LayoutError::Instances);

@@ -1,4 +1,4 @@
-// Learner and adversary streams never share counters (issue 11 item 2; docs/RANDOMNESS.md §2). A draw's Philox
+// Learner and adversary streams never share counters (docs/RANDOMNESS.md §2). A draw's Philox
 // counter carries its purpose in the top byte of word 3 (kernels/rng/stream.hpp make_counter), so two draws of
 // different purposes never share a counter, whatever their other fields. What keeps learners and adversaries
 // apart is therefore which purposes each side uses: the adversaries (kernels/adversaries/) draw only under
