@@ -18,6 +18,7 @@
 //     state in device memory, in every launch mode, precision and chunking; so does a row kept in registers
 //     (gpu_state = "registers").
 // Skipped (not failed) without a device.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -262,10 +263,17 @@ TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
     // "auto" chooses the registers wherever they can hold the row.
     DPR_REQUIRE_GPU();
     const std::uint64_t T = 130;
+    std::vector<std::string> opted; // every learner with kRowInRegisters (Hedge at least)
+    for_each_type(learners::AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        if (learners::RowInRegisters<L>::value) opted.push_back(L::kName);
+    });
+    ASSERT_FALSE(opted.empty());
+    const auto opts_in = [&](const std::string& n) { return std::find(opted.begin(), opted.end(), n) != opted.end(); };
     int in_registers = 0;
     for (const std::uint32_t d : {100u, 300u, 1000u, 1024u})
         for (const Case& c : cases(d, T)) {
-            if (c.learner != "hedge" && c.learner != "dp-ftrl-experts") continue;
+            if (!opts_in(c.learner) && c.learner != "dp-ftrl-experts") continue; // dp-ftrl-experts: a control
             for (Precision prec : {Precision::Double, Precision::Float}) {
                 const Outcome b = run(c, d, T, true, prec, "coordinates", 32, 37, "registers");
                 const Outcome a = run(c, d, T, true, prec, "coordinates", 32, 128, "global");
@@ -273,7 +281,7 @@ TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
                 const std::string what = c.learner + " d=" + std::to_string(d) + " | " + b.policy;
                 const bool regs = b.policy.find("state in registers") != std::string::npos;
                 in_registers += regs;
-                EXPECT_EQ(regs, c.learner == "hedge") << what;
+                EXPECT_EQ(regs, opts_in(c.learner)) << what;
                 if (!regs) EXPECT_NE(b.policy.find("gpu_state = registers: needs"), std::string::npos) << what;
                 EXPECT_EQ(a.expected, b.expected) << what;
                 EXPECT_EQ(a.realized, b.realized) << what;
@@ -285,5 +293,5 @@ TEST(GpuEngine, StateInRegistersGivesTheBitsOfTheWarpInDeviceMemory) {
                 EXPECT_EQ(a.realized, u.realized) << what;
             }
         }
-    EXPECT_EQ(in_registers, 4 * 2) << "the register path ran in fewer cases than planned";
+    EXPECT_EQ(in_registers, static_cast<int>(opted.size()) * 4 * 2) << "the register path ran in fewer cases than planned";
 }
