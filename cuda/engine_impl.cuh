@@ -183,19 +183,19 @@ __device__ void stage_copy(const DevState<R>& st, unsigned char* smem, std::uint
                         });
 }
 
-template <class L, class R, class Team>
-__device__ void run_instance(const typename L::Params& p, const Team& team, const DevState<R>& st, const DevRun<R>& run,
-                             std::uint64_t k, std::uint64_t t0, std::uint64_t t1, unsigned char* smem,
-                             std::uint64_t g_first) {
-    const DevWorkspace<R> ws = workspace_of(st, k, smem, g_first);
+/// Rounds [t0, t1) of instance k on the workspace ws: its totals in, the rounds, its checkpoint sums and totals
+/// out. row_of(r) turns a round's row in device memory into what the team reads (the row itself, or its registers).
+template <class L, class R, class Team, class WS, class RowOf>
+__device__ void advance_instance(const typename L::Params& p, const Team& team, const WS& ws, const DevRun<R>& run,
+                                 std::uint64_t k, std::uint64_t t0, std::uint64_t t1, RowOf&& row_of) {
     sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
     double* oe = run.out_expected + k * run.ncheck;
     double* orr = run.out_realized + k * run.ncheck;
     sim::advance<L>(
         p, team, ws, acc, t0, t1,
         [&](std::uint64_t t) {
-            return ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
-                                    run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr};
+            return row_of(ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
+                                           run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr});
         },
         run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
             if (team.rank() == 0) {
@@ -204,6 +204,14 @@ __device__ void run_instance(const typename L::Params& p, const Team& team, cons
             }
         });
     if (team.rank() == 0) run.totals[k] = acc;
+}
+
+template <class L, class R, class Team>
+__device__ void run_instance(const typename L::Params& p, const Team& team, const DevState<R>& st, const DevRun<R>& run,
+                             std::uint64_t k, std::uint64_t t0, std::uint64_t t1, unsigned char* smem,
+                             std::uint64_t g_first) {
+    advance_instance<L, R>(p, team, workspace_of(st, k, smem, g_first), run, k, t0, t1,
+                           [](const ScalarLossRow<R>& r) { return r; });
 }
 
 /// One launch: the rounds [t0, t1) of every instance. With a stage plan, a block first copies the staged state of
@@ -283,24 +291,9 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel
 #pragma unroll
     for (int a = 0; a < kMaxStateArrays; ++a) ws.real[a] = g.real[a];
     ws.scalars = g.scalars;
-    sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
-    double* oe = run.out_expected + k * run.ncheck;
-    double* orr = run.out_realized + k * run.ncheck;
-    sim::advance<L>(
-        p, team, ws, acc, t0, t1,
-        [&](std::uint64_t t) {
-            return team.load_row(ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
-                                                  run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr},
-                                 run.d);
-        },
-        run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
-            if (team.lane == 0) {
-                oe[c] = e;
-                orr[c] = r;
-            }
-        });
+    advance_instance<L, R>(p, team, ws, run, k, t0, t1,
+                           [&](const ScalarLossRow<R>& r) { return team.load_row(r, run.d); });
     team.for_each(cols, [&](cuda::RegIndex x) { g.dbl[0][x.i] = row[x.j]; });
-    if (team.lane == 0) run.totals[k] = acc;
 }
 
 /// The loss rows in precision R: out[j] = (R) in[j] (grid-stride).

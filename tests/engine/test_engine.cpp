@@ -35,8 +35,9 @@ TEST(Engine, DpFtrlWithNoiseDiffersFromHedgeAndReportsItsEpsilon) {
 
 namespace {
 
-/// Hedge through the registry and CPU executor on a hand-made loss matrix (the `file` adversary).
-std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T, double eta) {
+/// A point of Hedge (eta) against a hand-made loss matrix (the `file` adversary), checkpoints at every round.
+dpr::PointJob hedge_job(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T, double eta,
+                        std::uint32_t instances) {
     using namespace dpr;
     Problem pb;
     pb.d = d;
@@ -57,40 +58,24 @@ std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint
     job.adversary = resolve_adversary("file", akv, pb);
     job.shape.d = d;
     job.shape.T = T;
-    job.shape.instances = 3;
-    job.shape.checkpoints = {1, 2, 3};
+    job.shape.instances = instances;
+    for (std::uint64_t t = 1; t <= T; ++t) job.shape.checkpoints.push_back(t);
     job.threads = 1;
-    const PointOutcome o = run_point(job);
-    return std::vector<double>(o.regret.begin(), o.regret.begin() + 3); // instance 0
+    return job;
 }
 
-/// The comparator run_point records (min_i L_t(i) at each checkpoint) for a `file` matrix, on `threads` threads.
+/// Hedge through the registry and CPU executor on a hand-made loss matrix: instance 0's regret at each round.
+std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T, double eta) {
+    const dpr::PointOutcome o = dpr::run_point(hedge_job(losses, d, T, eta, 3));
+    return std::vector<double>(o.regret.begin(), o.regret.begin() + static_cast<std::ptrdiff_t>(T));
+}
+
+/// The comparator run_point records (min_i L_t(i) at each round) for a `file` matrix, on `threads` threads.
 std::vector<double> comparators_of(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T,
                                    unsigned threads) {
-    using namespace dpr;
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
-    KeyValues akv;
-    for (const auto& c : ainfo)
-        if (c.name == "file") {
-            const int i = c.key_index("path");
-            akv.given[i] = true;
-            akv.str[i] = "hand-made";
-            akv.list[i] = losses.data();
-            akv.list_size[i] = static_cast<std::uint32_t>(losses.size());
-        }
-    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
-    PointJob job;
-    job.learner = resolve_learner("hedge", test::key_values(linfo, "hedge", {{"eta", 0.5}}), pb);
-    job.adversary = resolve_adversary("file", akv, pb);
-    job.shape.d = d;
-    job.shape.T = T;
-    job.shape.instances = 2;
-    for (std::uint64_t t = 1; t <= T; ++t) job.shape.checkpoints.push_back(t);
+    dpr::PointJob job = hedge_job(losses, d, T, 0.5, 2);
     job.threads = threads;
-    return run_point(job).comparator;
+    return dpr::run_point(job).comparator;
 }
 
 } // namespace
