@@ -134,7 +134,6 @@ DPR_HD void for_each_stage_copy(const StagePlan& p, const std::uint64_t per_unit
     }
 }
 
-/// One line for run.json's launch policy.
 /// Coordinates per lane of a warp that holds an instance's first double array in registers (gpu_state =
 /// "registers", docs/GPU.md "State in registers"), or 0 where that cannot run: the learner must opt in
 /// (kRowInRegisters), its state be that one row (n_dbl = 1, one row; its other arrays and scalars stay in device
@@ -149,6 +148,7 @@ inline int register_row_slots(const WorkspaceSpec& spec, bool opted_in, bool war
     return per_lane <= 8 ? 8 : per_lane <= 16 ? 16 : 32;
 }
 
+/// One line for run.json's launch policy.
 inline std::string describe_stage(const StagePlan& p, const WorkspaceSpec& spec, const char* unit_name) {
     if (!p.on) return "state in device memory";
     const int total = spec.n_dbl + spec.n_real, staged = p.dbl_arrays + p.real_arrays;
