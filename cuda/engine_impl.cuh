@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(block_threads(Mode::Warp)) advance_regs_kernel
     for (int a = 0; a < kMaxStateArrays; ++a) ws.real[a] = g.real[a];
     ws.scalars = g.scalars;
     advance_instance<L, R>(p, team, ws, run, k, t0, t1,
-                           [&](const ScalarLossRow<R>& r) { return team.load_row(r, run.d); });
+                           [&](const ScalarLossRow<R>& r) { return team.load_row(r, run.d < 32u * K ? run.d : 32u * K); });
     team.for_each(cols, [&](cuda::RegIndex x) { g.dbl[0][x.i] = row[x.j]; });
 }
 
