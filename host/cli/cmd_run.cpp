@@ -240,13 +240,13 @@ void run_command(const RunOptions& o) {
         std::uint64_t disk = estimate_run_disk(cfg, recs, process_instances,
                                                ranked ? DiskRole::MpiRoot : sharded ? DiskRole::Shard : DiskRole::Run);
         if (resumed) disk -= std::min(disk, resumed->stored_bytes()); // the finished pieces are there already
-        const std::uint64_t free_disk = available_disk_bytes(out.path());
-        if (free_disk != 0 && disk > free_disk)
+        const std::optional<std::uint64_t> free_disk = available_disk_bytes(out.path());
+        if (!fits_on_disk(disk, free_disk))
             throw UsageError("this run needs about " + human_bytes(disk) + " of disk in " + out.path() +
                              (ranked ? std::string(" (the result files of every rank's instances)")
                                      : std::string(" (its finished pieces, 8 bytes x instances x (2 x checkpoints + "
                                                    "diagnostics + 1) per point, and the result files)")) +
-                             ", but " + human_bytes(free_disk) +
+                             ", but " + human_bytes(*free_disk) +
                              " is free there. Free space, choose another --out, or reduce [run] instances, "
                              "checkpoints or the sweep");
     } catch (const io::IoError& e) {

@@ -23,12 +23,12 @@
 #include <stdexcept>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <sys/resource.h>
-#include <sys/statvfs.h>
 
 #include <CLI/CLI.hpp>
 
@@ -39,6 +39,7 @@
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/engine/cpu_isa.hpp"
+#include "host/engine/memory_estimate.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
@@ -297,12 +298,6 @@ std::uint64_t min_output_bytes(const Common& c, std::uint64_t cols, bool vector)
     return 2 * values;
 }
 
-std::string gib(std::uint64_t bytes) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-    return buf;
-}
-
 /// Refuses an output that cannot fit before drawing anything: the free space of the destination's file
 /// system, and the file size limit of this process (ulimit -f).
 void check_output_fits(const Common& c, std::uint64_t cols, bool vector) {
@@ -311,19 +306,16 @@ void check_output_fits(const Common& c, std::uint64_t cols, bool vector) {
     rlimit lim{};
     if (::getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && need > lim.rlim_cur)
         throw UsageError("--out " + c.out + ": the file would take " + what + std::to_string(need) + " bytes (" +
-                         gib(need) + "), above this process's file size limit of " +
+                         human_bytes(need) + "), above this process's file size limit of " +
                          std::to_string(static_cast<std::uint64_t>(lim.rlim_cur)) +
                          " bytes (ulimit -f); reduce --n or --T");
     std::string dir = std::filesystem::path(c.out).parent_path().string();
     if (dir.empty()) dir = ".";
-    struct statvfs fs {};
-    if (::statvfs(dir.c_str(), &fs) == 0) {
-        const std::uint64_t avail = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-        if (need > avail)
-            throw UsageError("--out " + c.out + ": the file would take " + what + std::to_string(need) +
-                             " bytes (" + gib(need) + "), but only " + std::to_string(avail) + " bytes (" +
-                             gib(avail) + ") are free there; reduce --n or --T");
-    }
+    const std::optional<std::uint64_t> avail = available_disk_bytes(dir);
+    if (!fits_on_disk(need, avail))
+        throw UsageError("--out " + c.out + ": the file would take " + what + std::to_string(need) + " bytes (" +
+                         human_bytes(need) + "), but only " + std::to_string(*avail) + " bytes (" +
+                         human_bytes(*avail) + ") are free there; reduce --n or --T");
 }
 
 /// Writes an n x cols matrix (or, when `vector` is set, a length-n vector; cols must be 1), streaming: at

@@ -198,10 +198,12 @@ std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<Poi
     return sat_add(role == DiskRole::Shard ? sat_mul(2, pieces) : pieces, outputs);
 }
 
-std::uint64_t available_disk_bytes(const std::string& dir) {
+std::optional<std::uint64_t> available_disk_bytes(const std::string& dir) {
     struct statvfs st {};
-    if (::statvfs(dir.c_str(), &st) != 0) return 0;
+    if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
     return sat_mul(static_cast<std::uint64_t>(st.f_bavail), static_cast<std::uint64_t>(st.f_frsize));
 }
+
+bool fits_on_disk(std::uint64_t need, std::optional<std::uint64_t> free) { return !free || need <= *free; }
 
 } // namespace dpr

@@ -30,6 +30,7 @@
 // instance count whose state does not fit in 64 bits is refused too.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,12 @@ enum class DiskRole { Run, Shard, MpiRoot };
 /// results of all [run] instances.
 std::uint64_t estimate_run_disk(const config::Config& cfg, const std::vector<PointRecord>& recs, std::uint64_t instances,
                                 DiskRole role);
-/// Free space for an unprivileged user in the file system of `dir` (statvfs f_bavail x f_frsize); 0 if unknown.
-std::uint64_t available_disk_bytes(const std::string& dir);
+/// Free space for an unprivileged user in the file system of `dir` (statvfs f_bavail x f_frsize); nullopt if it
+/// cannot be read. 0 is a full file system, not "unknown".
+std::optional<std::uint64_t> available_disk_bytes(const std::string& dir);
+/// Whether `need` bytes fit in `free` bytes; where the free space is unknown, assumed to (every write still checks
+/// its errors). A full file system (free = 0) fits nothing.
+bool fits_on_disk(std::uint64_t need, std::optional<std::uint64_t> free);
 
 /// What this process holds now (resident set, /proc/self/statm); 0 if unknown. estimate_run_memory counts it (the
 /// config and its resolved points: about 4 KiB per point of a sweep), and an automatic limit adds it to the memory

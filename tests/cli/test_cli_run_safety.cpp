@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -247,6 +248,20 @@ TEST(RunMemory, EstimatesSaturateInsteadOfWrapping) {
     EXPECT_EQ(dpr::human_bytes(1536), "1.5 KiB");
     const dpr::api::MemoryLimit m = dpr::api::parse_memory_limit("1.5G");
     EXPECT_EQ(m.bytes, 1610612736u);
+}
+
+// A full file system has 0 bytes free, which is not "unknown": the disk checks of `run` and `sample` used to take
+// 0 for "could not read" and let a run start on a full disk (to fail at its end). Unknown free space (statvfs
+// fails) is still assumed to fit: every write checks its errors.
+TEST(RunDisk, AFullFileSystemFitsNothingAndUnknownFreeSpaceIsNotZero) {
+    EXPECT_FALSE(dpr::fits_on_disk(1, std::uint64_t{0}));
+    EXPECT_TRUE(dpr::fits_on_disk(0, std::uint64_t{0}));
+    EXPECT_FALSE(dpr::fits_on_disk(4097, std::uint64_t{4096}));
+    EXPECT_TRUE(dpr::fits_on_disk(4096, std::uint64_t{4096}));
+    EXPECT_TRUE(dpr::fits_on_disk(~std::uint64_t{0}, std::nullopt));
+    EXPECT_EQ(dpr::available_disk_bytes("/no/such/directory/here"), std::nullopt);
+    const std::optional<std::uint64_t> here = dpr::available_disk_bytes(".");
+    ASSERT_TRUE(here.has_value()) << "statvfs of the working directory";
 }
 
 /// Peak RSS in bytes of `dpregret run CONFIG --out OUT --quiet --threads 1` in `dir` (measured in a child process of
