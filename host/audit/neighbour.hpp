@@ -1,5 +1,5 @@
 #pragma once
-// The neighbouring loss sequence of an audit (ALGORITHMS.md §0.4 replace-one): the base
+// The neighbouring loss sequence of an audit (replace-one neighbours: docs/AUDITS.md "What is run"): the base
 // sequence of the config's adversary with one round t0 replaced, by a documented rule or from a file.
 //
 //   flip    losses in [0,1]^d (simplex): l'_{t0}(j) = 1 - l_{t0}(j) for j = coordinate, or for every j
