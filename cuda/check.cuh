@@ -1,7 +1,7 @@
 #pragma once
-// The CUDA error macro (STYLE.md habit 5): records the expression, file and line and throws a typed
-// error; used after every API call and, via DPR_CUDA_CHECK_LAUNCH, after every kernel launch, in
-// release builds too.
+// The CUDA error macro (docs/ARCHITECTURE.md §8, one check macro): records the expression, file and line and
+// throws a typed error; used after every API call and, via DPR_CUDA_CHECK_LAUNCH, after every kernel launch,
+// in release builds too.
 #include <cuda_runtime.h>
 
 #include <stdexcept>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Instance-rounds per second of `svt-experts` (AFKT23 Alg. 1, ALGORITHMS.md C1) on the halving adversary at
+"""Instance-rounds per second of `svt-experts` (AFKT23 Alg. 1, docs/spec/afkt23.md §C1) on the halving adversary at
 d = 2^10, 2^16, 2^20: dpregret vs a vectorised NumPy version; and exponential-mechanism draws per second
 (Gumbel-max over the same d random scores, c = 0.5): `dpregret sample expmech --scores s.npy` (the learners'
 code path, wall time of the whole command including start-up and writing the indices, all hardware threads)
@@ -86,7 +86,7 @@ def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None):
 
 
 def numpy_potential(d, T, n, eta, eps0, alpha, K, seed, totals):
-    """AFKT23 Algorithm 5 written from ALGORITHMS.md C4 (paper sensitivity: Lap(2/eps0) threshold, Lap(4/eps0)
+    """AFKT23 Algorithm 5 written from docs/spec/afkt23.md §C4 (paper sensitivity: Lap(2/eps0) threshold, Lap(4/eps0)
     queries; query (ln phi(t*) - ln phi(t-1)) / eta against 2 alpha / eta; x ~ exp(-eta L_{t-1})) on a halving
     sequence, n instances at once; appends each instance's total loss to `totals`, returns the mean switches."""
     rng = np.random.default_rng(seed)
@@ -153,7 +153,7 @@ def check_potential(a):
 
 
 def numpy_tree(d, T, n, eps, B, K, tau, p, seed, totals):
-    """AFKT23 Algorithm 4 written from ALGORITHMS.md C3 with the engine's documented split (Laplace node noise
+    """AFKT23 Algorithm 4 written from docs/spec/afkt23.md §C3 with the engine's documented split (Laplace node noise
     2Bh/eps, h = ceil(log2 T) + 1; selections eps/(2KB) each, c = eps/(4KB)) on n independent realizable
     sequences (x* never loses, the others Bernoulli(p)); appends each total loss to `totals`, returns mean sets."""
     rng = np.random.default_rng(seed)
@@ -259,13 +259,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--check", action="store_true",
                     help="instead of timing: compare the mean total loss of dpregret and of this NumPy implementation "
-                         "(written from ALGORITHMS.md C1, independent RNG) at d = 1024, T = 4096, 2000 instances each")
+                         "(written from docs/spec/afkt23.md §C1, independent RNG) at d = 1024, T = 4096, "
+                         "2000 instances each")
     ap.add_argument("--check-potential", action="store_true",
                     help="instead of timing: the same comparison for potential-svt-experts (AFKT23 Alg. 5) against a "
-                         "NumPy implementation written from ALGORITHMS.md C4, at keys where its phases end")
+                         "NumPy implementation written from docs/spec/afkt23.md §C4, at keys where its phases end")
     ap.add_argument("--check-tree", action="store_true",
                     help="instead of timing: the same comparison for tree-experts (AFKT23 Alg. 4) against a NumPy "
-                         "implementation written from ALGORITHMS.md C3, on per-instance realizable sequences")
+                         "implementation written from docs/spec/afkt23.md §C3, on per-instance realizable sequences")
     a = ap.parse_args()
     if a.check_tree:
         return check_tree(a)

@@ -7,7 +7,8 @@ run measured itself (run.json "throughput"."instance_rounds_per_second": instanc
 of the simulation proper), then runs a NumPy implementation of the SAME algorithm, vectorised over
 instances, in this process on the same machine, and reports both and their ratio.
 
-NumPy implementation (fair: what a careful researcher would write; ALGORITHMS.md A4, kernels/learners/dp_mab.hpp):
+NumPy implementation (fair: what a careful researcher would write; docs/spec/as17.md §A4,
+kernels/learners/dp_mab.hpp):
   per round, for all I instances at once:
     v = -eta Lhat; v -= max; w = exp(v); p = (1 - gamma) w / sum w + gamma / d     (I x d)
     charge <l_t, p_t> (pseudo-regret) as p @ l
@@ -35,7 +36,7 @@ from benchlib import run_config
 
 
 def thm41_params(d, T, eps):
-    """lambda, B~, eta, gamma of Thm 4.1 (ALGORITHMS.md A4), gamma capped at 1 as dpregret does."""
+    """lambda, B~, eta, gamma of Thm 4.1 (docs/spec/as17.md §A4), gamma capped at 1 as dpregret does."""
     lam = 1.0 / eps
     btilde = 1.0 + lam * math.log(d * T * T)
     eta = math.sqrt(math.log(d) / (3.0 * d * T * btilde * btilde))

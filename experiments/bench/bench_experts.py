@@ -11,8 +11,8 @@ use), and reports all three and the ratios.
 
 NumPy implementation (fair: what a careful researcher would write):
   * Hedge: L (I x d) cumulative losses; per round a max-subtracted softmax, the expected loss, L += l.
-  * DP-FTRL experts (AS17 Alg. 1 + 2, padded tree, Laplace nodes): the O(h N) tree of ALGORITHMS.md
-    §1.4 keeping the noise of the nodes currently in S_t per level (no regeneration needed), and the
+  * DP-FTRL experts (AS17 Alg. 1 + 2, padded tree, Laplace nodes): the O(h N) tree of
+    docs/spec/model.md §1.4 keeping the noise of the nodes currently in S_t per level (no regeneration needed), and the
     padding as b (G1 - G2), G ~ Gamma(r) (the same identity dpregret uses), numpy.random.Generator
     (PCG64) for all draws.
 NumPy per-round cost does not depend on t, so for large d*T it runs a prefix of the rounds (stated in

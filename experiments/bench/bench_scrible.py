@@ -61,7 +61,7 @@ def thm45(setname, n, T, eps):
 
 
 class Losses:
-    """The three workloads (ALGORITHMS.md §3.2; docs/ADVERSARIES.md laws). Shared by all instances (one row
+    """The three workloads (docs/spec/checks.md §3.2; docs/ADVERSARIES.md laws). Shared by all instances (one row
     per round, as dpregret's shared sequence) or, with per_instance, one sequence per instance (I rows)."""
 
     def __init__(self, setname, d, rng, I=1, per_instance=False):

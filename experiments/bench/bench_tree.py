@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Coordinate-rounds per second of the other AS17 tree learners: dpregret vs vectorised NumPy versions.
 
-Learners (kernels/learners/dp_ftrl_olo.hpp, dp_ftpl.hpp; ALGORITHMS.md A1, A2) and the workload each runs on:
+Learners (kernels/learners/dp_ftrl_olo.hpp, dp_ftpl.hpp; docs/spec/as17.md §A1, §A2) and the workload each runs on:
   dp-ftrl-sphere   unit l2 ball, Laplace tree, eta = 1/sqrt(T)        adversary unit-vectors
   dp-ftrl-cube     [-1,1]^d, Laplace tree, eta = sqrt(d/T)            adversary cube-drift
   dp-ftpl-experts  simplex vertices, Gaussian tree, argmin of L~      adversary bernoulli
@@ -15,7 +15,7 @@ runs a NumPy implementation of the SAME algorithm vectorised over instances x co
 on the same machine, and reports both and their ratio.
 
 NumPy implementation (fair: what a careful researcher would write):
-  * the O(h N) tree of ALGORITHMS.md §1.4 keeping the noise of the nodes currently in S_t per level (no
+  * the O(h N) tree of docs/spec/model.md §1.4 keeping the noise of the nodes currently in S_t per level (no
     regeneration), a fresh padding of r_t = k - popcount(t-1) node draws per round drawn in one shot
     (Laplace: b (G1 - G2), G ~ Gamma(r); Gaussian: one normal of sd sqrt(r) sigma), exactly the law
     dpregret uses; numpy.random.Generator (PCG64);

@@ -4,7 +4,7 @@ after compilation. Runs inside the virtual environment bench_experts.py creates 
 prints one JSON object.
 
   hedge            L (I x d); per round a max-subtracted softmax, the expected loss <x_t, l_t>, L += l_t.
-  dp-ftrl-experts  AS17 Alg. 1 + 2, padded tree, Laplace nodes, with the O(h N) tree of ALGORITHMS.md §1.4:
+  dp-ftrl-experts  AS17 Alg. 1 + 2, padded tree, Laplace nodes, with the O(h N) tree of docs/spec/model.md §1.4:
                    the noise of the nodes currently in S_t is kept per level (levels: (k+1) x I x d), and the
                    padding of prefix t-1, a sum of r_t Laplace(lambda) draws, is drawn as k Laplace draws of
                    which the first r_t are summed (exact in law; 20x faster on CPU than lambda (G1 - G2),
@@ -75,7 +75,7 @@ def main():
         def step(carry, t):
             L, levels, tree, total, key = carry
             key, kl, kg1, kg2, kn = jax.random.split(key, 5)
-            r = k - lax.population_count(t - 1)  # padding draws of prefix t-1 (ALGORITHMS.md §1.5)
+            r = k - lax.population_count(t - 1)  # padding draws of prefix t-1 (docs/spec/model.md §1.5)
             if a.gamma_padding:
                 shape = jnp.maximum(r, 1).astype(dt)
                 pad = jnp.where(r > 0, lam * (jax.random.gamma(kg1, shape, (I, d), dt) -

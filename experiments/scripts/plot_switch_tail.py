@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The tail of AFKT23 Algorithm 1's switch count against Lemma 3.1 (ALGORITHMS.md C1, §3.4).
+"""The tail of AFKT23 Algorithm 1's switch count against Lemma 3.1 (docs/spec/afkt23.md §C1,
+docs/spec/checks.md §3.4).
 
 Lemma 3.1 splits time into m = ceil(log2 d) epochs on which the potential phi halves; the number of switches
 Z_i in epoch i satisfies Pr[Z_i >= k + 1] <= (2/3)^k (each switch lands, with probability >= 1/3, on an

@@ -106,7 +106,8 @@ std::uint64_t differing_round(const AdversaryRuntime& base, const adversaries::S
         if (found)
             throw std::invalid_argument("[audit] neighbour_path: the file differs from the base sequence in rounds " +
                                         std::to_string(found) + " and " + std::to_string(t) +
-                                        "; neighbours differ in exactly one round (replace-one, ALGORITHMS.md §0.4)");
+                                        "; neighbours differ in exactly one round "
+                                        "(replace-one, docs/spec/model.md §0.4)");
         found = t;
     }
     if (!found)

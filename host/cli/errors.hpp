@@ -1,5 +1,5 @@
 #pragma once
-// Errors a user can fix by changing the command line or an input file (DESIGN.md §6): main() prints
+// Errors a user can fix by changing the command line or an input file (docs/ARCHITECTURE.md §6): main() prints
 // "dpregret: error: <what>" on stderr and exits with code 2, as it does for CLI11's own parse errors.
 // Anything else that escapes a command (an I/O failure while writing results, a bug) exits with 1.
 //

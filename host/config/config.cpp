@@ -42,7 +42,7 @@ std::uint32_t point_stream_key(const Point& p) {
 const std::vector<KeySpec>& run_keys() {
     static const std::vector<KeySpec> keys = {
         {"seed", KeyType::Int, "1", 0.0, 4294967295.0, nullptr,
-         "run seed: the Philox key of every draw (DESIGN.md §2); may be swept"},
+         "run seed: the Philox key of every draw (docs/ARCHITECTURE.md §2); may be swept"},
         {"instances", KeyType::Int, "1000", 1.0, 4503599627370496.0, nullptr,
          "independent learner instances per point, ids 0 .. instances-1 (up to 2^52; one process runs at most "
          "2^32-1 of them: more need --shard or mpirun); cannot be swept"},

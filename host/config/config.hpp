@@ -32,7 +32,7 @@
 namespace dpr::config {
 
 /// Bad input in an experiment file or a --set override. what() is the complete message without a
-/// prefix; the CLI prints "error: " + what() and exits with code 2 (DESIGN.md §6).
+/// prefix; the CLI prints "error: " + what() and exits with code 2 (docs/ARCHITECTURE.md §6).
 class ConfigError : public std::runtime_error {
   public:
     ConfigError(std::string key, const std::string& message)
@@ -65,7 +65,7 @@ struct RunSettings {
 struct Point {
     std::size_t index = 0;           ///< position in Config::points
     std::uint32_t stream = 0;        ///< RNG stream key: 0 for every point with common random numbers,
-                                     ///< point_stream_key() without (DESIGN.md §2)
+                                     ///< point_stream_key() without (docs/ARCHITECTURE.md §2)
     std::string learner;             ///< [learner] algorithm
     std::size_t learner_index = 0;   ///< its position in ConfigInputs::learners (= TypeList position)
     std::string adversary;           ///< [adversary] kind

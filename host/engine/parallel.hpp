@@ -1,7 +1,7 @@
 #pragma once
 // A minimal fork-join loop over [0, n) on `threads` std::threads. Work is handed out in blocks from an
 // atomic counter; every index is processed by exactly one thread with deterministic code, so results
-// never depend on the thread count or on scheduling (DESIGN.md §4).
+// never depend on the thread count or on scheduling (docs/ARCHITECTURE.md §4).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Progress bar on a terminal, periodic plain lines otherwise (DESIGN.md §6).
+// Progress bar on a terminal, periodic plain lines otherwise (docs/ARCHITECTURE.md §6).
 #include "host/progress/progress.hpp"
 
 #include <algorithm>

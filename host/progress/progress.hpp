@@ -1,6 +1,6 @@
 #pragma once
-// Progress of a long run (DESIGN.md §6). On a terminal (isatty(stderr)): one line redrawn in place with
-// '\r' -- a bar, percent, done/total units, rate and ETA. Otherwise (a log file, a batch system): a plain
+// Progress of a long run (docs/ARCHITECTURE.md §6). On a terminal (isatty(stderr)): one line redrawn in
+// place with '\r' -- a bar, percent, done/total units, rate and ETA. Otherwise (a log file, a batch system): a plain
 // line every `interval_s` seconds (default 10) with the same numbers, so logs stay readable.
 //
 //   ProgressReporter progress(total_instance_rounds, "instance-rounds", {.label = "run"});

@@ -1,5 +1,5 @@
 #pragma once
-// Summaries of per-instance values (DESIGN.md §4): count, mean, standard deviation, standard error, and
+// Summaries of per-instance values (docs/ARCHITECTURE.md §4): count, mean, standard deviation, standard error, and
 // the 5/25/50/75/95% quantiles with distribution-free confidence intervals.
 //
 // Moments. Moments::add is Welford's update and Moments::merge is Chan, Golub & LeVeque's pairwise

@@ -1,5 +1,5 @@
 #pragma once
-// The convex workloads of ENV21 §3.3 (ALGORITHMS.md §3.3: "‖x − c_t‖₂ with c_t ∈ D; |⟨a_t, x⟩ − b_t| with
+// The convex workloads for ENV21 (docs/spec/checks.md §3.3: "‖x − c_t‖₂ with c_t ∈ D; |⟨a_t, x⟩ − b_t| with
 // b_t = ⟨a_t, c⟩") on any decision set of kernels/domains/ (Geometry::Polytope, named by the `set` keys, as for
 // bco-linear). The learners see only f_t(x_t) (kernels/learners/private_bandit_fw.hpp, bco_detail::loss_value).
 // Both families are 1-Lipschitz with a zero in D, so |f_t| <= D + zeta at the plays: the clip and the

@@ -1,7 +1,8 @@
 #pragma once
-// kind = "bco-linear": ENV21 §3.3's first workload (ALGORITHMS.md §3.3 "linear losses f_t(x) = <l_t, x - x_0>,
-// shifted so that f_t has a zero in D") on any decision set of kernels/domains/ (Geometry::Polytope, named by
-// this adversary's `set` keys, kernels/domains/build.hpp). LossFamily::Affine: f_t(x) = <a_t, x> - b_t.
+// kind = "bco-linear": the first ENV21 workload (docs/spec/checks.md §3.3 "linear losses f_t(x) =
+// <l_t, x - x_0>, shifted so that f_t has a zero in D") on any decision set of kernels/domains/
+// (Geometry::Polytope, named by this adversary's `set` keys, kernels/domains/build.hpp). LossFamily::Affine:
+// f_t(x) = <a_t, x> - b_t.
 //
 // Law, for a set D in R^n (n = d, or the number of edges of a graph set):
 //   mu_i ~ U(-1, 1)                     fixed per sequence: the open uniform of (kSubMeans, round 0, element i),
@@ -13,9 +14,10 @@
 // The losses are oblivious and shared by the instances of a point (or per instance). Row of round t: a_t at
 // 0..n-1, b_t at n (loss_row_width = n + 1).
 //
-// Comparator (ALGORITHMS.md B2 "Record": "closed form for linear f_t -- one LO call"): with A_t = sum_{s<=t} a_s
-// and B_t = sum_{s<=t} b_s (the running sum of the rows the engine keeps), min_{x in D} sum_s f_s(x) =
-// <A_t, LO(A_t)> - B_t, exact up to the oracle's tie-break. The engine calls comparator() at every checkpoint.
+// Comparator (ENV21 Alg. 1; docs/spec/env21.md §B2, what to record: a closed form for linear f_t, one LO call):
+// with A_t = sum_{s<=t} a_s and B_t = sum_{s<=t} b_s (the running sum of the rows the engine keeps),
+// min_{x in D} sum_s f_s(x) = <A_t, LO(A_t)> - B_t, exact up to the oracle's tie-break. The engine calls
+// comparator() at every checkpoint.
 #include <cmath>
 #include <cstdint>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
-// kind = "bernoulli": i.i.d. Bernoulli losses with one better expert — ALGORITHMS.md §3.2 experts
-// workload (a) ("i.i.d. Bernoulli losses with one expert better by gap Delta") and the MAB workload
+// kind = "bernoulli": i.i.d. Bernoulli losses with one better expert — the AS17 experts workload (a) of
+// docs/spec/checks.md §3.2 ("i.i.d. Bernoulli losses with one expert better by gap Delta") and the MAB workload
 // "Bernoulli arms with gap".
 //
 // Law: one best expert x* (key `best`, or x* ~ Unif[d] from the stream (kSubHidden, round 0) when

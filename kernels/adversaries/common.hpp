@@ -1,5 +1,5 @@
 #pragma once
-// What every oblivious adversary shares (DESIGN.md §3, docs/ADVERSARIES.md): the address of its loss
+// What every oblivious adversary shares (docs/ARCHITECTURE.md §3, docs/ADVERSARIES.md): the address of its loss
 // sequence, the layout of its draws in the counter-based stream, and the few derivations that several
 // adversaries use (a hidden best expert, a row of Bernoulli losses, a normalised Gaussian vector).
 //

@@ -1,6 +1,6 @@
 #pragma once
-// kind = "cube-coordinate": one random signed coordinate per round, the ALGORITHMS.md §3.2 cube
-// workload "single random coordinate +-1 per round" (the sqrt(N T) worst case of OLO over [-1,1]^d).
+// kind = "cube-coordinate": one random signed coordinate per round, the AS17 cube workload of
+// docs/spec/checks.md §3.2 "single random coordinate +-1 per round" (the sqrt(N T) worst case of OLO over [-1,1]^d).
 //
 // Law: for every round t independently, i_t ~ Unif[d] and sigma_t ~ Unif{-1, +1}, and
 //     l_t = sigma_t e_{i_t}      (exactly one nonzero entry; ||l_t||_1 = ||l_t||_inf = 1).

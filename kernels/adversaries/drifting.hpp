@@ -1,6 +1,6 @@
 #pragma once
-// kind = "drifting": noisy losses around a fixed direction, the ALGORITHMS.md §3.2 sphere workload
-// "drifting l_t = theta + xi_t normalised" (OLO over the unit l2 ball).
+// kind = "drifting": noisy losses around a fixed direction, the AS17 sphere workload of docs/spec/checks.md
+// §3.2 "drifting l_t = theta + xi_t normalised" (OLO over the unit l2 ball).
 //
 // Law: theta = Z / ||Z||_2, Z ~ N(0, I_d) drawn once per sequence (Z(i) from the stream
 // (kSubDirection, round 0, element i)), so theta is uniform on the unit sphere; for every round t

@@ -1,5 +1,5 @@
 #pragma once
-// kind = "halving": random halving, ALGORITHMS.md §3.4 workload W1 (oblivious, realizable), the
+// kind = "halving": random halving, AFKT23 workload W1 of docs/spec/checks.md §3.4 (oblivious, realizable), the
 // workload on which AFKT23 Alg. 1's switch count and log^2 d / eps (log^1.5 d / eps) regret are
 // measured.
 //

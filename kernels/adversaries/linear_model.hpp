@@ -1,7 +1,7 @@
 #pragma once
 // kind = "squared-realizable" / "absolute-realizable": realizable convex losses on the unit l2 ball, the OCO
-// loss families of AFKT23 Alg. 3 (ALGORITHMS.md C6) and of ENV21 §3.3 ("|<a_t, x> - b_t| with
-// b_t = <a_t, c>"):
+// loss families of AFKT23 Alg. 3 (Thm 4; docs/spec/afkt23.md §C6) and of the ENV21 workloads
+// (docs/spec/checks.md §3.3: "|<a_t, x> - b_t| with b_t = <a_t, c>"):
 //   squared-realizable    l_t(x) = (<a_t, x> - b_t)^2 / 2     (LossFamily::Squared: L = 2, beta = 1 on the ball)
 //   absolute-realizable   l_t(x) = |<a_t, x> - b_t|           (LossFamily::Absolute: L = 1, not smooth)
 // with b_t = <a_t, x*>, so both equal a function of <a_t, x - x*> and vanish at x*: L* = 0 (the realizable

@@ -1,5 +1,6 @@
 #pragma once
-// kind = "lower-bound": the mixture adversary of AFKT23 Theorem 5 (ALGORITHMS.md §C7, workload W2).
+// kind = "lower-bound": the mixture adversary of AFKT23 Theorem 5 (docs/spec/afkt23.md §C7; workload W2 of
+// docs/spec/checks.md §3.4).
 //
 // Law. l^0 = 0 and l^j(x) = 0 if x = j, 1 otherwise. j ~ Unif[d] from the stream (kSubHidden,
 // round 0), once per sequence, and

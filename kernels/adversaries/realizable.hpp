@@ -1,6 +1,6 @@
 #pragma once
-// kind = "realizable": stochastic realizable experts — ALGORITHMS.md §3.4 workload W4 (expert i has
-// Bernoulli(mu_i) losses, mu_{x*} = 0): the setting of AFKT23 (L* = 0).
+// kind = "realizable": stochastic realizable experts — AFKT23 workload W4 of docs/spec/checks.md §3.4
+// (expert i has Bernoulli(mu_i) losses, mu_{x*} = 0): the setting of AFKT23 (L* = 0).
 //
 // Law: x* ~ Unif[d] from the stream (kSubHidden, round 0), drawn once per sequence; the means
 //     mu_i = p                                    (p_min = auto: every expert but x* alike; W3 with L* = 0)

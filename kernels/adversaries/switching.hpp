@@ -1,6 +1,6 @@
 #pragma once
-// kind = "switching": Bernoulli losses whose best expert changes abruptly — the ALGORITHMS.md §3.2
-// MAB workload "an abruptly switching best arm" (and experts workload (a) with switches).
+// kind = "switching": Bernoulli losses whose best expert changes abruptly — the AS17 MAB workload of
+// docs/spec/checks.md §3.2 "an abruptly switching best arm" (and experts workload (a) with switches).
 //
 // Law. Switch rounds 1 <= s_1 < s_2 < ... < s_K <= T (key switch_at; auto = 1 + floor(r T / 4),
 // r = 1, 2, 3, duplicates and values outside [2, T] dropped) cut the rounds into segments

@@ -1,6 +1,6 @@
 #pragma once
-// kind = "unit-vectors": i.i.d. uniformly random unit vectors, the ALGORITHMS.md §3.2 sphere workload
-// "random unit vectors" (OLO over the unit l2 ball).
+// kind = "unit-vectors": i.i.d. uniformly random unit vectors, the AS17 sphere workload of docs/spec/checks.md
+// §3.2 "random unit vectors" (OLO over the unit l2 ball).
 //
 // Law: l_t = Z_t / ||Z_t||_2 with Z_t ~ N(0, I_d), so l_t is uniform on the unit sphere S^{d-1},
 // independently over t. Z_t(i) is one Box-Muller normal from the stream (kSubLoss, round t,

@@ -1,6 +1,6 @@
 #pragma once
 // Lane values: the vocabulary per-coordinate (or per-instance) code is written in, so that one source
-// runs as SIMD lanes on a CPU and as the lanes of a warp on a GPU (DESIGN.md §1, §5).
+// runs as SIMD lanes on a CPU and as the lanes of a warp on a GPU (docs/ARCHITECTURE.md §1, §5).
 //
 // A "lane value" V is either a plain scalar (float, double, std::uint32_t, ...: one lane, what a GPU
 // thread or the serial CPU oracle computes) or a CPU SIMD pack of W lanes (host/simd/pack.hpp, a type

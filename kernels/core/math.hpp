@@ -7,7 +7,7 @@
 
 namespace dpr {
 
-/// ceil(log2(x)) for x >= 1 (0 for x = 1): the tree depth k of ALGORITHMS.md §1.4/§1.5.
+/// ceil(log2(x)) for x >= 1 (0 for x = 1): the tree depth k of docs/spec/model.md §1.4/§1.5.
 DPR_HD constexpr inline std::uint32_t ceil_log2(std::uint64_t x) {
     std::uint32_t k = 0;
     while ((std::uint64_t{1} << k) < x) ++k;

@@ -1,5 +1,5 @@
 #pragma once
-// Decision sets and loss sets (ALGORITHMS.md §0.2). A learner declares the decision set it plays in;
+// Decision sets and loss sets (AS17 §2; docs/spec/model.md §0.2). A learner declares the decision set it plays in;
 // an adversary declares the loss set its losses come from; the host refuses a pairing whose sets do
 // not match (naming both keys), and the engine computes the comparator in closed form (§0.3).
 #include <cstdint>
@@ -24,17 +24,17 @@ inline constexpr const char* geometry_name(Geometry g) {
 
 /// The form of the losses an adversary draws (its row layout) and a learner can be charged on. Linear losses are
 /// the engine's default: row = l_t (d numbers), charge <l_t, x_t>, comparator of §0.3 from L_T. The other
-/// families are the convex "linear-model" losses of AFKT23 Alg. 3 (ALGORITHMS.md C6) and ENV21
+/// families are the convex "linear-model" losses of AFKT23 Alg. 3 (docs/spec/afkt23.md §C6) and ENV21
 /// §3.3, given by a row of d + 1 numbers: a_t (d coordinates, ||a_t||_2 <= 1) and b_t (|b_t| <= 1):
 ///   Squared   l_t(x) = (<a_t, x> - b_t)^2 / 2     convex, 2-Lipschitz and 1-smooth on the unit ball
 ///   Absolute  l_t(x) = |<a_t, x> - b_t|           convex, 1-Lipschitz, not smooth
 /// Adversaries of these families are realizable by contract: they draw b_t = <a_t, x*> for one fixed x* in X,
 /// so min_{x in X} sum_{s<=t} l_s(x) = 0 at every t and the comparator is 0 (kernels/sim/comparator.hpp).
-///   Affine    l_t(x) = <a_t, x> - b_t                  ENV21 §3.3's linear losses shifted to vanish at a point of
+///   Affine    l_t(x) = <a_t, x> - b_t                  the ENV21 workloads' linear losses shifted to vanish at a point of
 ///                                                      D (b_t = <a_t, x_0>, x_0 in D); not realizable: the
 ///                                                      comparator is min_{x in D} <A_t, x> - B_t, one LO call
 ///                                                      (the adversary's comparator(), Geometry::Polytope)
-///   Distance  l_t(x) = ||x - c_t||_2                   ENV21 §3.3's distance losses, c_t in D: convex,
+///   Distance  l_t(x) = ||x - c_t||_2                   the ENV21 workloads' distance losses, c_t in D: convex,
 ///                                                      1-Lipschitz, zero at c_t; row = c_t at 0..d-1, then 0 (the
 ///                                                      width of the other families); not realizable when c_t
 ///                                                      moves: the adversary's comparator() solves the weighted

@@ -3,7 +3,7 @@
 // correctly rounded primitives (+, -, *, /, fused multiply-add vfma, select, bit casts; the build forbids the
 // compiler to contract a * b + c on its own, so every fusion is an explicit vfma, kernels/core/lanes.hpp), so
 // a scalar on the CPU, every SIMD width and a GPU thread compute the same bits. This is what lets results be
-// bitwise independent of the ISA and comparable bit for bit with the GPU (DESIGN.md §4); the price is that
+// bitwise independent of the ISA and comparable bit for bit with the GPU (docs/ARCHITECTURE.md §4); the price is that
 // these are not the C library's functions (they agree with glibc to <= 1 ulp on the domains below;
 // tests/simd/test_simd.cpp measures it). The polynomials are evaluated by Horner's rule in vfma steps: half
 // the operations of separate multiplies and adds (the CPU's ISAs with FMA and every GPU do one in one

@@ -35,7 +35,7 @@
 namespace dpr::domains {
 
 inline constexpr KeySpec kSetKey{"set", KeyType::Choice, "simplex", 0, 6, kDomainChoices,
-                                 "the decision set D (ALGORITHMS.md B3): its LO oracle, diameter and affine hull"};
+                                 "the decision set D (docs/spec/env21.md §B3): LO oracle, diameter and affine hull"};
 inline constexpr KeySpec kKKey{"k", KeyType::Int, "auto", 1, 4294967295.0, nullptr,
                                "set = k-subsets: k in [1, d - 1] (D = {x in [0,1]^d : sum x = k}); auto = max(1, floor(d/4))"};
 inline constexpr KeySpec kRadiusKey{"radius", KeyType::Real, "1", 0.0, 1e6, nullptr,
@@ -152,8 +152,8 @@ inline std::uint32_t blocks_of(std::uint32_t nodes, const std::vector<std::uint3
     return count;
 }
 
-/// App. D's interior ball of a graph set (ALGORITHMS.md §3.3 "Domain assumption and shrinking"), certified against
-/// every facet, into D.ball_centre and D.ball_radius (0: none).
+/// App. D's interior ball of a graph set (ENV21 App. D; docs/spec/env21.md §B2, domain assumption and shrinking),
+/// certified against every facet, into D.ball_centre and D.ball_radius (0: none).
 ///   centre c: the mean of 2 LO vertices per edge e (a tree or path that uses e, and one that avoids it, and for a
 ///     tree its parallel edges, where one exists; the other edges' weights fixed pseudo-random), a point of D with
 ///     c_e > 0 wherever some vertex uses e;

@@ -1,5 +1,5 @@
 #pragma once
-// Decision sets given by a linear-optimisation (LO) oracle (ALGORITHMS.md B3, ENV21 §3.3): the
+// Decision sets given by a linear-optimisation (LO) oracle (docs/spec/env21.md §B3, docs/spec/checks.md §3.3): the
 // sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp) play, and the
 // projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
 //
@@ -17,11 +17,11 @@
 // towards the lower index (coordinate, edge), so every oracle is a deterministic function of v.
 //
 // Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples its
-// direction (ALGORITHMS.md B2 "For non-full-dimensional domains sample u in the linear subspace parallel to
-// aff(D) and use n_eff = dim aff(D)"): project_parallel() maps z in R^n to that subspace -- z minus its mean
-// (simplex, k-subsets), minus its mean over the block of each edge (spanning tree: x(B) = rank(B) is constant on
-// every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for its
-// node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
+// direction (docs/spec/env21.md §B2, domain assumption: on a set that is not full-dimensional, u is drawn in the
+// subspace parallel to aff(D) and n_eff = dim aff(D)): project_parallel() maps z in R^n to that subspace -- z minus
+// its mean (simplex, k-subsets), minus its mean over the block of each edge (spanning tree: x(B) = rank(B) is
+// constant on every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for
+// its node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
 // gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
 // (project(): l2 ball and cube in closed form; simplex, l1 ball and k-subsets by bisection on the shift of a
 // clipped vector, 100 halvings, so to about 1e-15 relative).
@@ -245,8 +245,8 @@ DPR_HD inline bool centre(const Domain& D, double* c) {
     return true;
 }
 
-/// The radius r of a ball around centre() inside D, within aff(D) (ENV21 App. D's interior ball; ALGORITHMS.md §3.3
-/// "Domain assumption and shrinking"): the distance from the centre to the nearest facet --
+/// The radius r of a ball around centre() inside D, within aff(D) (ENV21 App. D's interior ball; docs/spec/env21.md
+/// §B2, domain assumption and shrinking): the distance from the centre to the nearest facet --
 ///   simplex 1/sqrt(n(n-1)) (facet x_i = 0, its normal e_i - 1/n within the hyperplane has norm sqrt((n-1)/n)),
 ///   k-subsets min(k, n-k)/sqrt(n(n-1)) (facets x_i = 0 and x_i = 1 likewise), l1 ball r/sqrt(n), l2 ball r,
 ///   cube 1. Graph sets: the radius kernels/domains/build.hpp certified against every facet (0 where none was).

@@ -1,5 +1,5 @@
 #pragma once
-// adaptive-svt-experts: AFKT23 Algorithm 2 (ALGORITHMS.md C2, Theorem 2), Algorithm 1 (svt_experts.hpp) run with
+// adaptive-svt-experts: AFKT23 Algorithm 2 (Theorem 2; docs/spec/afkt23.md §C2), Algorithm 1 (svt_experts.hpp) run with
 // an estimate Lbar* of L* that doubles when a private check says the best expert's loss has caught up with it:
 //
 //   R = ceil(log2 T) + 1 runs at most (Lbar* = 1, 2, 4, ... past T), eps_0 = eps / (2R), beta_0 = beta / T
@@ -52,10 +52,10 @@ inline constexpr KeySpec kAdaptiveKeys[] = {
     {"beta", KeyType::Real, "0.05", 0.0, 1.0, "", "failure probability of Thm 2: beta_0 = beta/T enters K and B", true,
      true},
     {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
-     "Lthr = Lbar* + 4/eta + 8B/eps_0 (paper) or + 16B/eps_0 (strict, ALGORITHMS.md §4 item 13)"},
+     "Lthr = Lbar* + 4/eta + 8B/eps_0 (paper) or + 16B/eps_0 (strict, AFKT23 Lemma 2.3; docs/spec/checks.md §4.13)"},
     {"doubling_test", KeyType::Choice, "printed", 0.0, 0.0, "printed|plus",
      "double Lbar* when Lbar_t > Lbar* - 5K ln(1/beta_0)/eps_0 (printed) or + ... (plus: the sign the "
-     "proof probably meant, ALGORITHMS.md §4 item 14)"},
+     "proof probably meant, AFKT23 Alg. 2 line 3; docs/spec/checks.md §4.14)"},
     {"restart_expert", KeyType::Choice, "uniform", 0.0, 0.0, "uniform|keep",
      "the expert a doubling restarts from: uniform = a fresh uniform draw (Algorithm 2 restarts Algorithm 1, which "
      "starts uniformly); keep = the expert just picked (post-processing: the same eps; an ablation, "

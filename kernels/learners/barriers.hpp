@@ -1,5 +1,5 @@
 #pragma once
-// Self-concordant barriers for SCRiBLe (ALGORITHMS.md A5, barriers table): for each decision set K the
+// Self-concordant barriers for SCRiBLe (AS17 §4.2; docs/spec/as17.md §A5, barriers table): for each decision set K the
 // barrier R, its complexity nu, the FTRL step argmin_{x in int K} eta <g, x> + R(x), the eigenpairs of
 // the Hessian (the axes of the Dikin ellipsoid the learner explores along), and the slack of a point.
 //
@@ -53,7 +53,7 @@ namespace dpr::learners::barriers {
 
 inline constexpr double kEps = std::numeric_limits<double>::epsilon();
 
-/// Damped Newton settings for FTRL steps without a closed form (ALGORITHMS.md A5: "damped Newton").
+/// Damped Newton settings for FTRL steps without a closed form (docs/spec/as17.md §A5: "damped Newton").
 struct NewtonSettings {
     double tol = 1e-12;           ///< stop when the Newton decrement sqrt(grad^T H^{-1} grad) <= tol
     std::uint32_t max_iter = 100; ///< fixed cap
@@ -341,7 +341,7 @@ struct Simplex {
     DPR_HD static std::uint32_t params(std::uint32_t d) { return d - 1; }
     DPR_HD static double nu(std::uint32_t n) { return static_cast<double>(n) + 1.0; }
     DPR_HD static std::uint64_t aux_size(std::uint32_t) { return 1; } // x_N = 1 - sum y
-    /// Y = [0,1]^d: ||Y||_1 = d; Delta = d (X in the non-negative orthant; ALGORITHMS.md A3).
+    /// Y = [0,1]^d: ||Y||_1 = d; Delta = d (X in the non-negative orthant; AS17 Lemma 4.2, docs/spec/as17.md §A3).
     static mech::LossSetNorms loss_norms(std::uint32_t d) { return mech::experts_loss_norms(d); }
     static double x_norm1(std::uint32_t) { return 1.0; }
 
@@ -416,7 +416,7 @@ struct Simplex {
             }
         } else {
             for (std::uint32_t l = 0; l < n; ++l) v[l] = 1.0 / (x[l] * x[l]) - dk;
-            hi = static_cast<double>(n) / inv_c; // f(c n) >= 0 (ALGORITHMS.md-style interlacing bound)
+            hi = static_cast<double>(n) / inv_c; // f(c n) >= 0 (interlacing bound)
         }
         const double tau = secular_root(n, v, inv_c, lo, hi);
         double nrm = 0.0;

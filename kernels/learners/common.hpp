@@ -12,7 +12,7 @@
 //   static Params resolve(const KeyValues&, const Problem&);
 //   static bool check(const KeyValues&, const Problem&, Diagnostic&);
 //   static PrivacyReport privacy(const Params&); the (eps, delta) it actually provides, computed from
-//                                                its noise parameters (DESIGN.md §3)
+//                                                its noise parameters (docs/ARCHITECTURE.md §3)
 //   DPR_HD static WorkspaceSpec workspace(const Params&);     its per-instance state (kernels/core/team.hpp):
 //                                                arrays of double, arrays in the run's precision, scalars
 //   template <class Team, class WS> DPR_HD static void init(const Params&, const Team&, const WS&);
@@ -37,7 +37,7 @@
 // private-bandit-fw on the simplex, n = 1024, 16384 instances: 2.5x; cuda/engine_impl.cuh). Results do not change:
 // the same scalar code runs either way.
 //
-// Optional shared cumulative losses (ALGORITHMS.md §3.4): a learner may declare
+// Optional shared cumulative losses (AFKT23 learners; docs/spec/checks.md §3.4): a learner may declare
 //   static constexpr bool kReadsCumulative = true;
 // and then read L_{t-1}(i) = sum_{s<t} l_s(i) through team.cum_exact(row, idx) in round t. The engine computes
 // these prefix sums once per point for a shared (oblivious) sequence -- it keeps them anyway for the
@@ -51,7 +51,7 @@
 // Problem::loss, and gives round() rows of loss_row_width(family, d) numbers: a_t at 0..d-1 and b_t at d, read
 // with team.loss_exact_at(row, d). round() returns l_t(x_t); the comparator of these (realizable) families is 0.
 //
-// Optional diagnostics (ALGORITHMS.md "Record" lists): a learner may also declare
+// Optional diagnostics (the "what to record" lists of the docs/spec/ pages): a learner may also declare
 //   static constexpr std::array<const char*, N> kDiagnostics = {"max_noise_inf", ...};
 //   DPR_HD static void diagnostics(const Params&, const double* scalars, double* out);   // out[0..N)
 // keeping what it needs in its workspace scalars; the engine reads them once per instance after round T and
@@ -70,7 +70,7 @@
 
 namespace dpr::learners {
 
-/// Who an instance is, for learners with scalar streams (SCRiBLe; DESIGN.md §2).
+/// Who an instance is, for learners with scalar streams (SCRiBLe; docs/ARCHITECTURE.md §2).
 struct InstanceCtx {
     std::uint32_t seed;
     std::uint32_t stream;   ///< 0 with common random numbers across points
@@ -90,12 +90,12 @@ struct InstanceCtx {
     }
 };
 
-/// The privacy guarantee a learner provides (DESIGN.md §3), reported per point in run.json.
+/// The privacy guarantee a learner provides (docs/ARCHITECTURE.md §3), reported per point in run.json.
 struct PrivacyReport {
     double epsilon = kInf;            ///< inf for non-private learners
     double delta = 0.0;
     const char* accountant = "none";  ///< how epsilon was computed from the noise
-    const char* calibration = "none"; ///< "paper" or "strict" (ALGORITHMS.md §1.5), "none"
+    const char* calibration = "none"; ///< "paper" or "strict" (docs/spec/model.md §1.5), "none"
     const char* mechanism = "none";   ///< what carries the noise
     double noise_scale = 0.0;         ///< per-node Laplace b or Gaussian sigma actually used
     /// mu-Gaussian-DP of the released outputs when the noise is Gaussian (mech::Guarantee::gdp_mu), else 0;

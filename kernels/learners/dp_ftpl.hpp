@@ -1,5 +1,5 @@
 #pragma once
-// DP-FTPL with Gaussian tree noise: Agarwal & Singh 2017 §3.2, Thm 3.5, App. A (ALGORITHMS.md A2):
+// DP-FTPL with Gaussian tree noise: Agarwal & Singh 2017 §3.2, Thm 3.5, App. A (docs/spec/as17.md §A2):
 //   x_t = argmin_{x in X} <x, L~_{t-1}>,   L~_{t-1} = L_{t-1} + Z_{t-1}   (one linear-optimisation step)
 // with the tree noise Z (node law N(0, sigma^2 I), padded tree: Z_{t-1} ~ N(0, k sigma^2 I), k = ceil(log2
 // T)) doubling as the FTPL perturbation (Gaussian smoothing, Abernethy-Lee-Sinha-Tewari 2014). One template,
@@ -10,14 +10,14 @@
 //   dp-ftpl-ball     X = Y = unit l2 ball:        x_t = -L~/||L~||_2 (0 if L~ = 0). D_X = 1, L_Y = 1.
 //   dp-ftpl-cube     X = [-1,1]^d, Y = unit l1:   x_t(i) = -sign(L~(i)) (0 on 0). D_X = sqrt(d), L_Y = 1.
 //
-// Node scale (Thm 3.5 as reconstructed in ALGORITHMS.md A2; [RECON — verify], constants are keys):
+// Node scale (Thm 3.5 as reconstructed in docs/spec/as17.md §A2; [RECON — verify], constants are keys):
 //   sigma      = max{sigma_reg, sigma_priv}
 //   sigma_reg  = reg_constant L_Y sqrt(T / (sqrt(d) k)),  reg_constant = (2 pi)^(-1/4) [DERIVED: the s that
 //                minimises the bound below]; 0 when k = 0 (T = 1: no prefix carries noise)
 //   sigma_priv = priv_constant x the Gaussian tree calibration (calibration.hpp), i.e. for "paper"
 //                L_Y k ln(k/delta)/eps (Thm A.1 [SRC:003 Thm 2.3]); "strict": sqrt(h') Delta_2
 //                sqrt(2 ln(1.25/delta))/eps. 0 when privacy = false or epsilon = inf.
-// privacy = false is the non-private twin "FTPL with noise scaled only for regret" (ALGORITHMS.md C8):
+// privacy = false is the non-private twin "FTPL with noise scaled only for regret" (docs/spec/afkt23.md §C8):
 // sigma = sigma_reg. epsilon = inf gives the same twin. noise = "none" removes the perturbation too
 // (Follow The Leader, a control). privacy() reports the guarantee the sigma actually used provides
 // (tree_guarantee: zCDP / classical Gaussian at the given delta), also for the twin when delta > 0.
@@ -88,7 +88,7 @@ struct DpFtpl {
          "privacy parameter delta in [0,1) of the Gaussian noise; must be > 0 when privacy = true", false,
          /*max_exclusive=*/true},
         {"privacy", KeyType::Bool, "true", 0.0, 1.0, "",
-         "false = the non-private twin: sigma = sigma_reg (noise scaled only for regret, ALGORITHMS.md C8)"},
+         "false = the non-private twin: sigma = sigma_reg (noise scaled only for regret, docs/spec/afkt23.md §C8)"},
         {"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
          "node noise N(0, sigma^2); none = no perturbation at all (Follow The Leader, a control)"},
         {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",

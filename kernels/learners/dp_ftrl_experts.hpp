@@ -1,6 +1,6 @@
 #pragma once
 // DP-FTRL for prediction with expert advice: Agarwal & Singh 2017 Algorithm 1 + Algorithm 2 with the
-// entropic regulariser (ALGORITHMS.md A1, "Experts" row):
+// entropic regulariser (Cor. 3.2, "Experts" row; docs/spec/as17.md §A1):
 //   L~_{t-1} = L_{t-1} + Z_{t-1}   (tree-aggregated prefix sum; Z = node noise over S_{t-1} + padding)
 //   x_t(i)  = exp(-eta L~_{t-1}(i)) / sum_j exp(-eta L~_{t-1}(j))
 // charged the expected loss <l_t, x_t> (§0.3 item 1). Node noise Lap^d(lambda) (pure eps-DP, Lemma 3.3)
@@ -9,7 +9,7 @@
 //   ||Y||_1 = d, ||Y||_2 = sqrt(d), replace-one Delta_1 = d, Delta_2 = sqrt(d) (§0.4).
 // Only L~_0 .. L~_{T-1} are released (FTRL never uses L~_T), so h' = ceil(log2 T) (§1.4).
 // With noise off (epsilon = inf or noise = "none") every operation equals Hedge's with the same eta:
-// the two produce bitwise identical regret (tests/learners/test_as17_fullinfo.cpp).
+// the two produce bitwise identical regret (tests/engine/test_engine.cpp, DpFtrlWithNoiseOffEqualsHedgeExactly).
 //
 // Per-instance state: L[d] = L_{t-1} exactly (double); the level cache of the tree noise (k + 1 rows of d,
 // kernels/mechanisms/noisy_prefix.hpp: the tree part of Z equals the regenerated definition bitwise) and a
@@ -38,7 +38,7 @@ struct DpFtrlExperts {
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
          "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         "learning rate; auto = sqrt(ln d / (2T)) (ALGORITHMS.md A1, experts row)", true},
+         "learning rate; auto = sqrt(ln d / (2T)) (AS17 Cor. 3.2, experts; docs/spec/as17.md §A1)", true},
         {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
          "padded = AS17 Alg. 2 (identically distributed noise, §1.5); binary = standard mechanism (§1.4)"},
         {"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
@@ -69,7 +69,7 @@ struct DpFtrlExperts {
         std::uint8_t planted; ///< 0; a planted bug of the audit suite otherwise (plant() below)
     };
 
-    /// Experts loss set [0,1]^d (ALGORITHMS.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
+    /// Experts loss set [0,1]^d (docs/spec/model.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
     static mech::LossSetNorms norms(std::uint32_t d) { return mech::experts_loss_norms(d); }
     static double default_eta(std::uint32_t d, std::uint64_t T) {
         return std::sqrt(std::log(static_cast<double>(d)) / (2.0 * static_cast<double>(T)));

@@ -1,7 +1,7 @@
 #pragma once
 // DP-FTRL for online linear optimisation over the sphere and the cube: Agarwal & Singh 2017
-// Algorithm 1 + Algorithm 2 with R(x) = ||x||_2^2 (ALGORITHMS.md A1, Cor. 3.2 table rows "Sphere" and
-// "Cube"):
+// Algorithm 1 + Algorithm 2 with R(x) = ||x||_2^2 (Cor. 3.2 table rows "Sphere" and "Cube";
+// docs/spec/as17.md §A1):
 //   L~_{t-1} = L_{t-1} + Z_{t-1}    (tree-aggregated prefix sum; Z = node noise over S_{t-1} + padding)
 //   x_t      = argmin_{x in X} eta <x, L~_{t-1}> + ||x||_2^2 = Proj_X(-(eta/2) L~_{t-1})
 //     dp-ftrl-sphere  X = Y = unit l2 ball,        eta = 1/sqrt(T),  x_t = y / max(1, ||y||_2)
@@ -55,8 +55,8 @@ struct DpFtrlOlo {
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
          "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         kSphere ? "learning rate; auto = 1/sqrt(T) (ALGORITHMS.md A1 table, sphere row)"
-                 : "learning rate; auto = sqrt(d/T) (ALGORITHMS.md A1 table, cube row)",
+         kSphere ? "learning rate; auto = 1/sqrt(T) (AS17 Cor. 3.2, sphere; docs/spec/as17.md §A1)"
+                 : "learning rate; auto = sqrt(d/T) (AS17 Cor. 3.2, cube; docs/spec/as17.md §A1)",
          true},
         {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
          "padded = AS17 Alg. 2 (identically distributed noise, §1.5); binary = standard mechanism (§1.4)"},
@@ -196,7 +196,7 @@ struct DpFtrlOlo {
     }
 
     /// max_{t=1..T} ||Z_{t-1}||_inf, Z_{t-1} = L~_{t-1} - L_{t-1} the noise x_t was computed from
-    /// (ALGORITHMS.md A1 "What to record"); 0 with noise off.
+    /// (docs/spec/as17.md §A1, what to record); 0 with noise off.
     DPR_HD static void diagnostics(const Params&, const double* scalars, double* out) { out[0] = scalars[0]; }
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // dp-ftrl-smooth: AFKT23 Algorithm 3 = DP-FTRL of Kairouz et al. 2021 for online convex optimisation over the
-// unit l2 ball (ALGORITHMS.md C6, Theorem 4), charged the convex linear-model losses of kernels/core/sets.hpp
+// unit l2 ball (Theorem 4; docs/spec/afkt23.md §C6), charged the convex linear-model losses of kernels/core/sets.hpp
 // (adversaries squared-realizable / absolute-realizable):
 //   G~_{t-1} = sum_{s<t} g_s + Z_{t-1}                  (tree-aggregated prefix sum of the gradients; §1.4)
 //   x_t      = argmin_{||x|| <= D} <G~_{t-1}, x> + (lambda/2) ||x||^2 = -G~_{t-1} / max(lambda, ||G~_{t-1}||_2)
@@ -35,11 +35,12 @@
 //               using ||g_t|| <= L and E||Z_{t-1}||_2 <= sigma sqrt(d ceil(log2 T)) (at most ceil(log2 T) nodes
 //               of variance sigma^2 per coordinate):
 //                   lambda = sqrt(2 T (L^2 + L sigma sqrt(d ceil(log2 T)))) / D,
-//               regret ~ sqrt(T) (ALGORITHMS.md C6's non-realizable baseline, (T sqrt(d)/eps)^{1/2}-type).
+//               regret ~ sqrt(T) (the non-realizable baseline of docs/spec/afkt23.md §C6,
+//               (T sqrt(d)/eps)^{1/2}-type).
 //   auto        realizable for squared losses (smooth), general for absolute losses.
 // With the noise off (epsilon = inf or noise = none) sigma = 0: lambda = 32 beta (realizable) or sqrt(2T) L
 // (general), and the learner is lazy projected gradient descent x_t = Proj(-sum_{s<t} g_s / lambda)
-// (ALGORITHMS.md C8 "Lazy OGD / FTRL-L2"; tests/learners/test_afkt23.cpp checks it against a direct
+// ("Lazy OGD / FTRL-L2", docs/spec/afkt23.md §C8; tests/learners/test_afkt23_oco.cpp checks it against a direct
 // implementation).
 //
 // Per-instance state: G_{t-1} (d doubles, exact), the tree's level cache (rows of d in the run's precision,

@@ -1,11 +1,11 @@
 #pragma once
-// EXP3 for adversarial multi-armed bandits (ALGORITHMS.md C8), with optional uniform exploration
-// (then it is Algorithm 5 of AS17 with B~ = 1, ALGORITHMS.md A4):
+// EXP3 for adversarial multi-armed bandits (docs/spec/afkt23.md §C8), with optional uniform exploration
+// (then it is Algorithm 5 of AS17 with B~ = 1; AS17 §4.1, docs/spec/as17.md §A4):
 //   q_t(i)  = exp(-eta Lhat_{t-1}(i)) / sum_j exp(-eta Lhat_{t-1}(j))      (max-subtracted, §5)
 //   p_t     = (1 - gamma) q_t + gamma / N
 //   i_t ~ p_t;  feedback c_t = l_t(i_t)   (the only coordinate of l_t the update reads)
 //   lhat_t  = (c_t / p_t(i_t)) e_{i_t},   Lhat_t = Lhat_{t-1} + lhat_t     (Lhat in double: §5)
-// charged the pseudo-regret term <l_t, p_t> (expected) and l_t(i_t) (realised), ALGORITHMS.md §0.3 item 3.
+// charged the pseudo-regret term <l_t, p_t> (expected) and l_t(i_t) (realised), docs/spec/model.md §0.3 item 3.
 // gamma = 0 is plain EXP3: with eta = sqrt(2 ln N / (N T)) its pseudo-regret is <= sqrt(2 N T ln N).
 // With gamma > 0 and eta = gamma / N, gamma = sqrt(N ln N / (3T)) it is Exp2 with (John's = uniform)
 // exploration, pseudo-regret <= 2 sqrt(3 N T ln N) (Bubeck, Cesa-Bianchi, Kakade 2012, Thm 1; C8).
@@ -25,7 +25,7 @@
 // max_t eta |lhat_t(i_t)| (the Lemma 4.4 condition, diagnostics), ref. The weights W(i) = exp(-eta Lhat(i) - ref)
 // are kept between rounds: only W(i_t) changes in round t, so a round costs one exp instead of N (the pass over
 // the arms is then multiply-adds). ref is a past maximum of -eta Lhat, rebased to the current maximum whenever
-// that moves more than kRebase away (max-subtracted log-sum-exp, ALGORITHMS.md §5: noisy Lhat can have any
+// that moves more than kRebase away (max-subtracted log-sum-exp, docs/spec/checks.md §5: noisy Lhat can have any
 // sign); with instance lanes each lane rebases on its own. Each W(i) is recomputed from Lhat(i) and ref, never
 // updated multiplicatively, so no rounding accumulates.
 //
@@ -49,7 +49,7 @@ struct Exp3 {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, 1e6, "",
-         "learning rate; auto = sqrt(2 ln N / (N T)) (EXP3, ALGORITHMS.md C8)", true},
+         "learning rate; auto = sqrt(2 ln N / (N T)) (EXP3, docs/spec/afkt23.md §C8)", true},
         {"gamma", KeyType::Real, "0", 0.0, 1.0, "",
          "uniform exploration: p_t = (1 - gamma) q_t + gamma/N; 0 = plain EXP3, > 0 = AS17 Alg. 5 with "
          "B~ = 1 (C8: eta = gamma/N, gamma = sqrt(N ln N/(3T)) gives 2 sqrt(3 N T ln N))"},

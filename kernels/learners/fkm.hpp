@@ -1,5 +1,5 @@
 #pragma once
-// fkm: Flaxman-Kalai-McMahan bandit gradient descent (ALGORITHMS.md C8 "FKM"), the projection-based reference of
+// fkm: Flaxman-Kalai-McMahan bandit gradient descent (docs/spec/afkt23.md §C8 "FKM"), the projection-based reference of
 // ENV21's experiments, on the decision sets of kernels/domains/ that have a cheap Euclidean projection (simplex,
 // l1 ball, l2 ball, cube, k-subsets; the graph sets are refused: that is what the projection-free learners are for).
 // Non-private.

@@ -1,7 +1,8 @@
 #pragma once
-// FTRL with the squared-l2 regulariser = lazy projected online gradient descent (ALGORITHMS.md C8
-// "Lazy OGD / FTRL-L2"), the non-private twin of DP-FTRL over the sphere and the cube (A1 table, rows
-// "Sphere" and "Cube"; §3.2 "A1, noise off = non-private FTRL"):
+// FTRL with the squared-l2 regulariser = lazy projected online gradient descent (docs/spec/afkt23.md §C8
+// "Lazy OGD / FTRL-L2"), the non-private twin of DP-FTRL over the sphere and the cube (AS17 Cor. 3.2 table,
+// rows "Sphere" and "Cube", docs/spec/as17.md §A1; docs/spec/checks.md §3.2 "A1, noise off = non-private
+// FTRL"):
 //   x_t = argmin_{x in X} eta <x, L_{t-1}> + ||x||_2^2 = Proj_X(-(eta/2) L_{t-1}),   L_{t-1} = sum_{s<t} l_s,
 // charged the expected loss <l_t, x_t> (deterministic play: realised = expected).
 //
@@ -109,8 +110,8 @@ struct FtrlL2 {
     static constexpr Geometry kGeometry = G;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         G == Geometry::Ball ? "learning rate; auto = 1/sqrt(T) (ALGORITHMS.md A1 table, sphere row)"
-                             : "learning rate; auto = sqrt(d/T) (ALGORITHMS.md A1 table, cube row)",
+         G == Geometry::Ball ? "learning rate; auto = 1/sqrt(T) (AS17 Cor. 3.2, sphere; docs/spec/as17.md §A1)"
+                             : "learning rate; auto = sqrt(d/T) (AS17 Cor. 3.2, cube; docs/spec/as17.md §A1)",
          true},
     };
     static constexpr int kEta = key_index(kKeys, "eta");

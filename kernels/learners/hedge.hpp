@@ -1,5 +1,5 @@
 #pragma once
-// Hedge / exponential weights (ALGORITHMS.md C8), the non-private twin of DP-FTRL over the simplex:
+// Hedge / exponential weights (docs/spec/afkt23.md §C8), the non-private twin of DP-FTRL over the simplex:
 //   x_t(i) = exp(-eta L_{t-1}(i)) / sum_j exp(-eta L_{t-1}(j)),   L_{t-1} = sum_{s<t} l_s,
 // charged the expected loss <l_t, x_t>. With eta = sqrt(8 ln d / T), Regret_T <= sqrt(T ln d / 2);
 // for any eta, Regret_T <= ln d / eta + eta T / 8 (losses in [0,1]).
@@ -21,7 +21,7 @@ struct Hedge {
     static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         "learning rate; auto = sqrt(8 ln d / T) (ALGORITHMS.md C8); inf = follow the leader (uniform over the "
+         "learning rate; auto = sqrt(8 ln d / T) (docs/spec/afkt23.md §C8); inf = follow the leader (uniform over the "
          "leaders)",
          true},
     };

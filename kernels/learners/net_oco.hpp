@@ -1,5 +1,5 @@
 #pragma once
-// net-oco: AFKT23 Theorem 3 (ALGORITHMS.md C5), private online convex optimisation over the unit l2 ball by
+// net-oco: AFKT23 Theorem 3 (docs/spec/afkt23.md §C5), private online convex optimisation over the unit l2 ball by
 // running the adaptive sparse-vector algorithm (Algorithm 2, adaptive_svt_experts.hpp; the proof of Thm 3
 // invokes Thm 2, §4 item 16) on the experts of a rho-net {x^1, ..., x^M} of the ball, in dimension d in {1, 2}.
 //
@@ -21,7 +21,7 @@
 //           <= rho of a grid point, and the projection onto the ball does not increase that distance.
 //   rho = auto: 1/(L T) = 1/T (Thm 3 with L = 1): M = T + 1 (d = 1), ~2 T^2 (d = 2).
 // A switch is one exponential-mechanism pass over the M net points (O(M)); a round is O(d).
-// Privacy: Algorithm 2's, eps (ALGORITHMS.md C2): the experts' losses are 1-sensitive in g_t.
+// Privacy: Algorithm 2's, eps (AFKT23 Thm 2; docs/spec/afkt23.md §C2): the experts' losses are 1-sensitive in g_t.
 // Diagnostics: Algorithm 2's (switches, doublings, final_lbar, svt_fires).
 #include <cmath>
 #include <cstdint>

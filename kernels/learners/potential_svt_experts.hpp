@@ -1,6 +1,6 @@
 #pragma once
-// potential-svt-experts: AFKT23 Algorithm 5, the potential-based algorithm (ALGORITHMS.md C4; App. C,
-// Theorems 6 and 7), for experts with mu uniform on [d]:
+// potential-svt-experts: AFKT23 Algorithm 5, the potential-based algorithm (App. C, Theorems 6 and 7;
+// docs/spec/afkt23.md §C4), for experts with mu uniform on [d]:
 //
 //   ln phi(s) = logsumexp_x(-eta L_s(x)) - ln d          (the log potential after s rounds; ln phi(0) = 0)
 //   x ~ Unif[d]; k = 0; t* = 0; sparse vector AboveThreshold(eps_0, threshold 2 alpha / eta) started at round 1
@@ -73,7 +73,7 @@ struct PotentialSvtExperts {
          true, true},
         {"sensitivity", KeyType::Choice, "paper", 0.0, 0.0, "paper|conservative",
          "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 (conservative: "
-         "Lap(4/eps_0), Lap(8/eps_0)), ALGORITHMS.md §4 item 15; the privacy report is honest for both"},
+         "Lap(4/eps_0), Lap(8/eps_0)), docs/spec/checks.md §4.15; the privacy report is honest for both"},
         {"alpha", KeyType::Real, "1", 0.0, kInf, "",
          "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)", true},
         {"switch_budget", KeyType::Real, "auto", 1.0, 1e9, "",

@@ -1,8 +1,9 @@
 #pragma once
-// private-bandit-fw: ENV21 Algorithm 1, PRIVATEBANDIT (ALGORITHMS.md B2 with the corrections of §4 items 7-11), and
-// garber-kretzu: the same with P = 0 (Garber & Kretzu 2020, C8), bandit convex optimisation over a decision set D
-// given by a linear-optimisation oracle (kernels/domains/domain.hpp; Geometry::Polytope, the adversary's `set`
-// keys). The learner never projects: one LO call per round.
+// private-bandit-fw: ENV21 Algorithm 1, PRIVATEBANDIT (docs/spec/env21.md §B2 with the corrections of
+// docs/spec/checks.md §4.7-§4.11), and garber-kretzu: the same with P = 0 (Garber & Kretzu 2020,
+// docs/spec/afkt23.md §C8), bandit convex optimisation over a decision set D given by a linear-optimisation
+// oracle (kernels/domains/domain.hpp; Geometry::Polytope, the adversary's `set` keys). The learner never
+// projects: one LO call per round.
 //
 // Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's l2
 // diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
@@ -13,7 +14,7 @@
 // State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the batch
 // estimates), s~ (its private release), g~ (the current batch's estimate).
 //   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then T_batch
-//          FW steps on q_1 (ALGORITHMS.md B2 "implementation choice"); x~_0 = y.
+//          FW steps on q_1 (an implementation choice, docs/spec/env21.md §B2); x~_0 = y.
 //   round t of batch R (1-based), r = its index in the batch:
 //     u_t = P z / ||P z||, z ~ N(0, I_n)     P: the projection onto the subspace parallel to aff(D);
 //                                            z_i from (Exploration, round t, element i)
@@ -33,13 +34,13 @@
 // are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
 // App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
 // set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of build.hpp interior_ball,
-// spanning trees up to 20 nodes), and queries f_t at that point: every
-// played point then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ALGORITHMS.md §3.3).
+// spanning trees up to 20 nodes), and queries f_t at that point: every played point then lies in D
+// (outside_max = 0), at an extra regret <= T zeta L D / r (ENV21 App. D; docs/spec/env21.md §B2).
 // Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
 // the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
 //
-// Privacy (ALGORITHMS.md B2 and §4 item 10). Replacing one f_t changes only F_t u_t inside one g~_R (u_t is internal
-// randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <= sqrt(n_ambient):
+// Privacy (ENV21 Lemma 5.1; docs/spec/env21.md §B2, docs/spec/checks.md §4.10). Replacing one f_t changes only
+// F_t u_t inside one g~_R (u_t is internal randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <= sqrt(n_ambient):
 //   Delta_2 = 2 (n / zeta) C,    Delta_1 = sqrt(n_ambient) Delta_2        (replace-one)
 // The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise P:
 //   laplace   calibration = paper:        lambda = T^{1/2} n L ceil(log2 T) / eps                 (Lemma 5.1)
@@ -53,14 +54,14 @@
 //   paper's is already within the request (docs/experiments/env21.md §1).
 // The report is always computed from the noise actually drawn and the replace-one Delta above
 // (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
-// paper calibration reports whatever eps its noise gives (ALGORITHMS.md: "never larger than the paper's choice").
+// paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based calibration).
 //
-// Diagnostics (ALGORITHMS.md B2 "Record"): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)> of each
-// batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max and
-// root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
-// outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with
-// a projection; for the graph sets a bound, not a measurement: zeta, or 0 with `shrink`); clipped_rounds; max_noise_l2 = max_R ||Z_R||
-// (private only).
+// Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)>
+// of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max
+// and root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
+// outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with a
+// projection; for the graph sets a bound, not a measurement: zeta, or 0 with `shrink`); clipped_rounds; max_noise_l2 =
+// max_R ||Z_R|| (private only).
 //
 // Backends: scalar code, rank 0 of the team (like SCRiBLe; kInstanceLanes = false); the state is one contiguous
 // double array per instance; cost per round O(n) plus one LO call (O(n log n) for k-subsets and spanning trees).
@@ -133,10 +134,10 @@ inline constexpr KeySpec kEtaKey{"eta", KeyType::Real, "auto", 0.0, 1e12, nullpt
 inline constexpr KeySpec kZetaKey{"zeta", KeyType::Real, "auto", 1e-9, 1e6, nullptr,
                                   "exploration radius in [1e-9, 1e6]; auto = D n^{1/2} / T^{1/4} (ENV21 Alg. 1 line 1)"};
 
-/// App. D's shrinking (ALGORITHMS.md §3.3 "Domain assumption and shrinking"): run on f'_t(x) = f_t(c + (1 - alpha)
-/// (x - c)), alpha = zeta / r, (c, r) the set's interior ball (domains::centre, domains::inradius; for the graph sets
-/// the certified ball of kernels/domains/build.hpp interior_ball), so that every queried point lies in D; extra regret
-/// <= T zeta L D / r. Needs zeta < r, and on spanning trees at most 20 nodes.
+/// App. D's shrinking (ENV21 App. D; docs/spec/env21.md §B2, domain assumption and shrinking): run on f'_t(x) = f_t(c +
+/// (1 - alpha) (x - c)), alpha = zeta / r, (c, r) the set's interior ball (domains::centre, domains::inradius; for the
+/// graph sets the certified ball of kernels/domains/build.hpp interior_ball), so that every queried point lies in D;
+/// extra regret <= T zeta L D / r. Needs zeta < r, and on spanning trees at most 20 nodes.
 inline constexpr KeySpec kShrinkKey{"shrink", KeyType::Bool, "false", 0, 1, nullptr,
                                     "App. D: query f_t at c + (1 - zeta/r)(x - c) so every played point lies in D "
                                     "(needs zeta < r, the set's interior radius; spanning trees: at most 20 nodes)"};

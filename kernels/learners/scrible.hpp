@@ -1,8 +1,8 @@
 #pragma once
 // SCRiBLe (Abernethy, Hazan, Rakhlin 2008/2012, "Competing in the dark") for bandit linear optimisation
 // with a nu-self-concordant barrier R on K, and its private version, AS17 Algorithm 4 + SCRiBLe
-// (ALGORITHMS.md A3, A5, Thm D.1 / 4.5). One template, instantiated per barrier (kernels/learners/
-// barriers.hpp) because the decision set is a compile-time property of a learner:
+// (AS17 §4.2, Thm D.1 / 4.5; docs/spec/as17.md §A3, §A5). One template, instantiated per barrier
+// (kernels/learners/barriers.hpp) because the decision set is a compile-time property of a learner:
 //
 //   scrible-ball  scrible-cube  scrible-simplex            (this file; non-private)
 //   dp-scrible-ball  dp-scrible-cube  dp-scrible-simplex   (kernels/learners/dp_scrible.hpp)
@@ -20,7 +20,7 @@
 //   x_{t+1} = argmin eta <sum_{s<=t} lhat_s, x> + R(x)   closed form (ball, cube) / damped Newton (simplex)
 // The learner uses the scalar c~_t only (bandit feedback; kernels/learners/common.hpp contract). The
 // regret the engine records is sum_t <l_t, y~_t> against the set's comparator (pseudo-regret of the
-// played points, ALGORITHMS.md §0.3 item 3 / A5 "Record").
+// played points, docs/spec/model.md §0.3 item 3 / docs/spec/as17.md §A5, what to record).
 //
 // Step size (A5) [RECON: eta key]: eta = sqrt(nu ln T) / (4 n B~ sqrt T), with n the number of
 // parameters, B~ = 1 for scrible (Thm D.1) and B~ = M + ||X||_1 lam ln(d T^2) for dp-scrible (Thm 4.5;
@@ -268,7 +268,7 @@ struct ScribleLearner {
             return diag.fail("epsilon",
                              "gives a feedback noise scale lambda = %g, above %g, the largest the engine computes with",
                              p.lambda, mech::kMaxNoiseScale);
-        // Stability (AHR; ALGORITHMS.md A5): the analysis needs eta ||lhat_t||*_{x_t} = eta n |c~_t| <= 1/2, and
+        // Stability (AHR; docs/spec/as17.md §A5): the analysis needs eta ||lhat_t||*_{x_t} = eta n |c~_t| <= 1/2, and
         // with eta n B~ much above 1 the iterate runs into the boundary of K faster than double precision can
         // follow (the Hessian's eigenvalues overflow within a few hundred rounds). B~ here is the feedback's scale
         // on the good event, M + ||X||_1 lambda ln(d T^2), whatever b_tilde says. Only a given eta or b_tilde is

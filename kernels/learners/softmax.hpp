@@ -5,7 +5,7 @@
 //            u(i) has read L_{t-1}: one pass over the double state instead of two)
 //   pass 2   w(i) = exp(-eta (u(i) - u_min)) in (0, 1];  <l, x> = sum w l / sum w
 // Subtracting the minimum inside the product keeps every exponent in [-inf, 0]: no overflow for any noise
-// scale and any eta in [0, inf] (ALGORITHMS.md §5 "always subtract the max"), and eta = inf is the limit,
+// scale and any eta in [0, inf] (docs/spec/checks.md §5 "always subtract the max"), and eta = inf is the limit,
 // Follow The Leader: w(i) = 1 where u(i) = u_min, else 0 (ties split evenly), never inf * 0. A NaN u
 // propagates to the result (so a broken input is reported, not hidden). One exp per coordinate.
 // Scores are in the run's precision R; the cumulative losses L stay exact doubles.

@@ -1,6 +1,6 @@
 #pragma once
 // svt-experts: AFKT23 Algorithm 1, sparse vector + exponential mechanism for (near-)zero-loss experts
-// (ALGORITHMS.md C1, Theorem 1), in the flat per-round form of the spec:
+// (Theorem 1; docs/spec/afkt23.md §C1), in the flat per-round form of the spec:
 //
 //   x <- Unif([d]); k <- 0; t_p <- 1; svt <- AboveThreshold(eps/2, Lthr)          (started at round 1)
 //   round t:  if the sparse vector fired at round t-1:
@@ -19,7 +19,7 @@
 //        = eps / sqrt(32 K ln(1/delta))             approximate (variant = "approx", advanced composition)
 //   Lthr = L* + 4/eta + 8B/eps     threshold = "paper" (as printed)
 //        = L* + 4/eta + 16B/eps    threshold = "strict": an eps/2 sparse vector has accuracy 16B/eps
-//                                  (Lemma 2.3 at eps/2), which the proof of Thm 1 needs (ALGORITHMS.md §4 item 13)
+//                                  (Lemma 2.3 at eps/2), which the proof of Thm 1 needs (docs/spec/checks.md §4.13)
 // Privacy (C1): each loss enters the queries of exactly one sparse-vector instance (a phase only sums its own
 // rounds), so all instances together are eps/2-DP (§1.3 "parallel" use); at most K exponential mechanisms,
 // each eta-DP. Reported: eps/2 + K eta (basic composition; = eps for the pure defaults) or, for "approx",
@@ -27,7 +27,7 @@
 //
 // The comparison is q + nu > rho_hat (strict): the same law as >= for eps < inf (continuous noise), and the
 // eps = inf limit (no noise, eta = inf, Lthr = L*) is then exactly "follow a random consistent expert"
-// (ALGORITHMS.md C8): stay on x until its loss in the phase exceeds L*, then move to a uniformly random expert
+// (docs/spec/afkt23.md §C8): stay on x until its loss in the phase exceeds L*, then move to a uniformly random expert
 // among the minimisers of max(L_{t-1}, L*) (kernels/learners/consistent_expert.hpp registers it with K = inf).
 //
 // Randomness (docs/RANDOMNESS.md): every draw is addressed by the round at which it is made, so phases and
@@ -67,7 +67,7 @@ struct SvtExperts {
          true},
         {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
          "pure: eta = eps/(2K), eps-DP (Thm 1); approx: eta = eps/sqrt(32 K ln(1/delta)), (eps, delta)-DP by "
-         "advanced composition (ALGORITHMS.md C1)"},
+         "advanced composition (AFKT23 Thm 1; docs/spec/afkt23.md §C1)"},
         {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "", "delta of variant = approx (advanced composition, Lemma 2.2)",
          true, true},
         {"beta", KeyType::Real, "0.05", 0.0, 1.0, "",
@@ -76,7 +76,7 @@ struct SvtExperts {
          "L*, the assumed bound on the best expert's total loss (0: realizable); scores are max(L_{t-1}, L*)"},
         {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
          "Lthr = L* + 4/eta + 8B/eps (paper, as printed) or + 16B/eps (strict: the accuracy of an eps/2 sparse "
-         "vector, ALGORITHMS.md §4 item 13)"},
+         "vector, docs/spec/checks.md §4.13)"},
         {"switch_budget", KeyType::Real, "auto", 1.0, kInf, "",
          "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 d) + "
          "24 ln(1/beta)); the privacy report composes K mechanisms"},

@@ -1,5 +1,5 @@
 #pragma once
-// The round skeleton of AFKT23's sparse-vector phase learners (ALGORITHMS.md C1, C2, C4): svt-experts
+// The round skeleton of AFKT23's sparse-vector phase learners (docs/spec/afkt23.md §C1, §C2, §C4): svt-experts
 // (Algorithm 1), adaptive-svt-experts (Algorithm 2) and potential-svt-experts (Algorithm 5) all play one expert
 // per phase and ask an AboveThreshold instance (kernels/mechanisms/above_threshold.hpp) once per round whether
 // the phase is over:

@@ -1,6 +1,6 @@
 #pragma once
-// tree-experts: AFKT23 Algorithm 4, the binary-tree algorithm for zero-loss experts (ALGORITHMS.md C3; App. B.1,
-// a sketch without constants: every constant below is a key, and the defaults are our choices, marked):
+// tree-experts: AFKT23 Algorithm 4, the binary-tree algorithm for zero-loss experts (App. B.1; docs/spec/afkt23.md
+// §C3; a sketch without constants: every constant below is a key, and the defaults are our choices, marked):
 //
 //   k = 0
 //   round t: if no set is live, or every member x of S_k has chat_{t,x} > tau, and k < K:
@@ -57,7 +57,7 @@ struct TreeExperts {
         {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
          "privacy parameter eps > 0: eps/2 for the trees (Laplace 2Bh/eps per node), eps/2 for the K B selections", true},
         {"set_size", KeyType::Real, "auto", 1.0, 4294967295.0, "",
-         "B, experts per set (one binary tree each); auto = min(d, ceil(log2(d T))^2) (ALGORITHMS.md C3's example)"},
+         "B, experts per set (one binary tree each); auto = min(d, ceil(log2(d T))^2) (docs/spec/afkt23.md §C3)"},
         {"max_sets", KeyType::Real, "auto", 1.0, 4294967295.0, "",
          "K, the most sets drawn (then the last stays live); auto = floor(d / B); K B <= d (the sets are disjoint)"},
         {"threshold", KeyType::Real, "auto", 0.0, kInf, "",

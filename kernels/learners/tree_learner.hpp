@@ -1,6 +1,6 @@
 #pragma once
 // Pieces shared by learners built on tree-aggregated prefix sums L~_0 .. L~_{T-1} (AS17 Alg. 1 + 2;
-// ALGORITHMS.md A1, A2): resolving the tree keys into a node law and scale, and the privacy report.
+// docs/spec/as17.md §A1, §A2): resolving the tree keys into a node law and scale, and the privacy report.
 // The guarantee is the tree's (kernels/mechanisms/calibration.hpp tree_guarantee, with L~_T never
 // released), whatever the learner does with the sums (post-processing).
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// AboveThreshold / sparse vector (ALGORITHMS.md §1.6; Dwork & Roth 2014, Alg. 1, Thms 3.23 and 3.24):
+// AboveThreshold / sparse vector (docs/spec/model.md §1.6; Dwork & Roth 2014, Alg. 1, Thms 3.23 and 3.24):
 //     rho_hat = tau + Lap(2 Delta / eps)                      drawn once per instance of the mechanism
 //     for each query q_i:  nu_i ~ Lap(4 Delta / eps);  q_i + nu_i >= rho_hat ? TOP (halt) : BOTTOM
 // eps-DP however many BOTTOMs it answers (Thm 3.23). Accuracy (Thm 3.24, AFKT23 Lemma 2.3 for Delta = 1):
@@ -16,11 +16,11 @@
 // Randomness (docs/RANDOMNESS.md): every draw is addressed by the ROUND at which it is made, never by a phase
 // or restart count: the threshold of an instance started at round t is uniform 0 of (Purpose::SparseVector,
 // sub kSvtThreshold, round t, element e), the noise of a query asked at round t uniform 0 of (SparseVector,
-// sub kSvtQuery, round t, element e). An instance of a learner starts at most one sparse vector and asks at
-// most one query per round per element, so no two draws share an address however many phases a run has
-// (ALGORITHMS.md §2 C1: hundreds of restarts at d = 2^20), and the 8-bit sub field only ever holds the
-// constants below. Uniforms are 53-bit doubles in both precisions: the noise is scalar per instance, so the
-// cost is nil and the law does not depend on [run] precision.
+// sub kSvtQuery, round t, element e). An instance of a learner starts at most one sparse vector and asks at most one
+// query per round per element, so no two draws share an address however many phases a run has (AFKT23 Alg. 1,
+// docs/spec/afkt23.md §C1: hundreds of restarts at d = 2^20), and the 8-bit sub field only ever holds the constants
+// below. Uniforms are 53-bit doubles in both precisions: the noise is scalar per instance, so the cost is nil and the
+// law does not depend on [run] precision.
 #include <cmath>
 #include <cstdint>
 
@@ -84,7 +84,7 @@ DPR_HD DPR_FORCEINLINE typename Team::template uni<double> svt_noisy_query(const
 }
 
 /// AboveThreshold as an object for one instance (host code, tests): the same draws as the functions above.
-/// `variant_no_threshold_noise` is the planted bug of TESTING.md (a sparse vector whose threshold is not
+/// `variant_no_threshold_noise` is the planted bug of docs/ARCHITECTURE.md §7 (a sparse vector whose threshold is not
 /// noised, which is NOT eps-DP for long query streams); tests show the privacy test rejects it.
 struct AboveThreshold {
     RngKey key{};

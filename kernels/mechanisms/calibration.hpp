@@ -1,15 +1,15 @@
 #pragma once
-// Node-noise calibration of the tree mechanisms (ALGORITHMS.md §1.4, §1.5) and the REVERSE: the
-// privacy guarantee that a given node scale actually provides (DESIGN.md §3: every private learner
+// Node-noise calibration of the tree mechanisms (docs/spec/model.md §1.4, §1.5) and the REVERSE: the
+// privacy guarantee that a given node scale actually provides (docs/ARCHITECTURE.md §3: every private learner
 // reports the guarantee computed from its noise parameters, the accountant, and the calibration).
 //
-// Neighbours are replace-one (ALGORITHMS.md §0.4): one round's loss l_t -> l'_t. A leaf lies in one
+// Neighbours are replace-one (docs/spec/model.md §0.4): one round's loss l_t -> l'_t. A leaf lies in one
 // node per level, so the vector of all RELEASED node values has l1-sensitivity h' Delta_1 and
 // l2-sensitivity sqrt(h') Delta_2, where h' is the number of levels whose nodes are ever released
 // (levels_released below) and Delta_p = max_{l,l' in Y} ||l - l'||_p (§1.4 "Privacy"). The padding
 // draws of §1.5 are data independent and do not change privacy.
 //
-// Two calibrations (§1.5 "Caveat", DESIGN.md §3):
+// Two calibrations (the caveat of docs/spec/model.md §1.5; docs/ARCHITECTURE.md §3):
 //   Paper   AS17 Lemma 3.3 / Thm A.1 as printed, with log = log2 and k = ceil(log2 T):
 //             Laplace   lambda = ||Y||_1 k / eps
 //             Gaussian  sigma  = ||Y||_2 k ln(k / delta) / eps
@@ -17,13 +17,12 @@
 //             Laplace   lambda = Delta_1 h' / eps                                  (§1.1, §1.4)
 //             Gaussian  sigma  = sqrt(h') Delta_2 sqrt(2 ln(1.25/delta)) / eps     (§1.2, §1.4)
 //
-// Factor-2 caveat (ALGORITHMS.md §4 item 5, §0.4): AS17 uses ||Y||_1 where replace-one sensitivity
-// is max ||l - l'||_1, which equals ||Y||_1 when Y ⊆ [0,1]^N but can be 2 ||Y||_1 for symmetric Y
-// (sphere, cube); and AS17 counts k = ceil(log2 T) levels, one fewer than are released when L~_T is
-// released and T is a power of two. So "paper" can provide a LARGER epsilon than the one it was
-// calibrated for; tree_guarantee() reports the real one. For experts (Y ⊆ [0,1]^N) Delta_1 = ||Y||_1
-// = N and Delta_2 = ||Y||_2 = sqrt(N) (experts_loss_norms), and the two Laplace calibrations agree
-// whenever h' = k.
+// Factor-2 caveat (docs/spec/checks.md §4.5, docs/spec/model.md §0.4): AS17 uses ||Y||_1 where replace-one
+// sensitivity is max ||l - l'||_1, which equals ||Y||_1 when Y ⊆ [0,1]^N but can be 2 ||Y||_1 for symmetric Y
+// (sphere, cube); and AS17 counts k = ceil(log2 T) levels, one fewer than are released when L~_T is released and T is
+// a power of two. So "paper" can provide a LARGER epsilon than the one it was calibrated for; tree_guarantee()
+// reports the real one. For experts (Y ⊆ [0,1]^N) Delta_1 = ||Y||_1 = N and Delta_2 = ||Y||_2 = sqrt(N)
+// (experts_loss_norms), and the two Laplace calibrations agree whenever h' = k.
 //
 // All functions are device-callable; none throws. Preconditions (host code validates): eps > 0,
 // 0 < delta < 1 for Gaussian, T >= 1, norms >= 0.
@@ -46,7 +45,7 @@ inline constexpr double kMaxNoiseScale = 1e30;
 /// `paper` = the paper's formula; `strict` = exact replace-one sensitivity and released tree depth.
 enum class Calibration : std::uint8_t { Paper, Strict };
 
-/// Norms of the loss set Y (ALGORITHMS.md §0.2, §0.4).
+/// Norms of the loss set Y (AS17 §2; docs/spec/model.md §0.2, §0.4).
 struct LossSetNorms {
     double y1 = 0.0;     ///< ||Y||_1 = max_{l in Y} ||l||_1        (paper Laplace)
     double y2 = 0.0;     ///< ||Y||_2 = max_{l in Y} ||l||_2        (paper Gaussian)
@@ -72,7 +71,7 @@ DPR_HD inline LossSetNorms cube_loss_norms() {
     return LossSetNorms{1.0, 1.0, 2.0, 2.0};
 }
 
-/// h' = number of tree levels whose nodes are ever released (ALGORITHMS.md §1.4 "Privacy"):
+/// h' = number of tree levels whose nodes are ever released (docs/spec/model.md §1.4, privacy):
 ///   ceil(log2 T)       when only L~_0..L~_{T-1} are released (AS17's FTRL consumes just these);
 ///   floor(log2 T) + 1  when L~_T is released too (= ceil(log2 T) + 1 for T a power of two: the root).
 /// T = 1: 0 without the final release (nothing released depends on the data), 1 with it.

@@ -1,5 +1,5 @@
 #pragma once
-// The exponential mechanism over n candidates (ALGORITHMS.md §1.7), for losses (lower is better):
+// The exponential mechanism over n candidates (docs/spec/model.md §1.7), for losses (lower is better):
 //     Pr[i] = exp(-c s(i)) / sum_j exp(-c s(j)),     c = eps / (2 Delta_s)  (eps-DP for a Delta_s-sensitive s)
 // AFKT23 Alg. 1 uses c = eta/2 (eta-DP for a 1-sensitive score), Alg. 5 c = eta (2 eta-DP in general, §4
 // item 15). c = 0 is the uniform law; c = inf is the limit: uniform over the minimisers of s.

@@ -1,9 +1,9 @@
 #pragma once
-// The one noisy-prefix kernel of every learner built on tree aggregation (DP-FTRL experts / sphere / cube,
-// DP-FTPL; ALGORITHMS.md A1, A2): in round t it gives, for the lanes of a team index, the noise
-// Z_{t-1} = L~_{t-1} - L_{t-1} of the prefix the learner plays, and advances its per-coordinate cache to
-// prefix t. Written once over the Team concept (kernels/core/team.hpp), so the same code runs on SIMD lanes
-// (coordinates or instances) and on GPU threads.
+// The one noisy-prefix kernel of every learner built on tree aggregation (DP-FTRL experts / sphere / cube, DP-FTPL;
+// AS17 Alg. 1 + 2, §3.2; docs/spec/as17.md §A1, §A2): in round t it gives, for the lanes of a team index, the noise
+// Z_{t-1} = L~_{t-1} - L_{t-1} of the prefix the learner plays, and advances its per-coordinate cache to prefix t.
+// Written once over the Team concept (kernels/core/team.hpp), so the same code runs on SIMD lanes (coordinates or
+// instances) and on GPU threads.
 //
 // State per coordinate: the level cache S_0 .. S_k (k = tree depth, k + 1 rows of the precision R), where
 // after prefix p, S_j = sum of the node noises of S_p at levels >= j, summed highest level first. In round t

@@ -1,8 +1,8 @@
 #pragma once
 // Tree aggregation: private prefix sums L~_t of a stream l_1..l_T of N-vectors.
-//   TreeVariant::Binary  the standard binary mechanism (ALGORITHMS.md §1.4; Dwork-Naor-Pitassi-
+//   TreeVariant::Binary  the standard binary mechanism (docs/spec/model.md §1.4; Dwork-Naor-Pitassi-
 //                        Rothblum 2010, Chan-Shi-Song 2011);
-//   TreeVariant::Padded  AS17 Algorithm 2, TreeBasedAgg with padding (ALGORITHMS.md §1.5): every
+//   TreeVariant::Padded  AS17 Algorithm 2, TreeBasedAgg with padding (docs/spec/model.md §1.5): every
 //                        released prefix carries exactly k = ceil(log2 T) iid node draws.
 //
 // Labelling (§1.4). k = ceil_log2(T); leaves 0..2^k - 1, leaf s-1 holds l_s. Node (j, m), level
@@ -10,7 +10,7 @@
 // t of the nodes (j, (t >> j) - 1): that set is S_t, |S_t| = popcount(t). For t = T = 2^k the only
 // set bit is k and S_T = {(k, 0)} = {root}: the "root only" rule of §1.4/§1.5 is the same formula.
 //
-// Noise is regenerated, never stored (DESIGN.md §2). Stream layout 2 (docs/RANDOMNESS.md): the fresh
+// Noise is regenerated, never stored (docs/ARCHITECTURE.md §2). Stream layout 2 (docs/RANDOMNESS.md): the fresh
 // tree randomness that round t = s + 1 consumes is ONE uniform stream per coordinate c,
 //     StreamId{seed, stream, instance, Purpose::TreeStream, sub = 0, round = s, element = c},
 // (uniforms as in kernels/rng/lanes.hpp) holding, in order,
@@ -46,7 +46,7 @@
 
 namespace dpr::mech {
 
-/// Which tree (ALGORITHMS.md §1.4 standard binary mechanism / §1.5 AS17 padded).
+/// Which tree (docs/spec/model.md §1.4 standard binary mechanism / §1.5 AS17 padded).
 enum class TreeVariant : std::uint8_t { Binary, Padded };
 
 /// Law of ONE node draw (per coordinate).
@@ -216,7 +216,7 @@ DPR_HD inline R prefix_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t
     return tree_part<R>(tn, t, coord) + padding_noise<R>(tn, t, coord);
 }
 
-/// The O(h N) tree of ALGORITHMS.md §1.4 (with the §1.5 padding when tn.variant == Padded) for N
+/// The O(h N) tree of docs/spec/model.md §1.4 (with the §1.5 padding when tn.variant == Padded) for N
 /// coordinates: consumes exact l_1, l_2, ... and releases L~_1, L~_2, ... . State: the exact p-sums
 /// alpha[j] and the noisy p-sums noisy[j] of the nodes currently in S_t, levels 0..MaxLevels-1
 /// (MaxLevels = 33 covers every T < 2^32; a smaller MaxLevels requires MaxLevels > ceil_log2(T)).

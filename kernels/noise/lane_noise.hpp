@@ -1,12 +1,13 @@
 #pragma once
 // The learners' noise laws on lane values (kernels/core/lanes.hpp), in float or double, from the
 // uniform streams of kernels/rng/lanes.hpp. Each transform is exact in law for the open uniforms it is
-// given (DESIGN.md §2: the grids of 24- and 53-bit uniforms bound the tails, docs/RANDOMNESS.md):
+// given (docs/ARCHITECTURE.md §2: the grids of 24- and 53-bit uniforms bound the tails, docs/RANDOMNESS.md):
 //
 //   laplace_from_u(u, b)       inverse CDF of Laplace(0, b): b ln(2u) for u < 1/2, -b ln(2(1-u)) else
 //   normal_from_u(u1, u2)      Box-Muller, cosine branch: sqrt(-2 ln u1) cos(2 pi u2)
 //   laplace_sum(u, r, b)       the sum of r iid Laplace(b) draws in one shot (the AS17 padding of
-//                              DESIGN.md §5; valid because a padding draw is used at one prefix only):
+//                              docs/ARCHITECTURE.md §5; valid because a padding draw is used at one prefix
+//                              only):
 //                                r <= 3: b ln(prod v_j / prod u_j), u, v the first 2r uniforms
 //                                        (Laplace = E1 - E2; a sum of r unit exponentials is
 //                                        -ln of a product of r uniforms)            2r uniforms, 1 log

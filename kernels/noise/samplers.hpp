@@ -1,6 +1,6 @@
 #pragma once
-// Device-callable samplers (DESIGN.md §2, ALGORITHMS.md §0.4 parametrisations). Each takes a word
-// source `src` with next_u32() and next_double() (an rng::WordStream over one element's stream), so a
+// Device-callable samplers (docs/ARCHITECTURE.md §2; parametrisations of docs/spec/model.md §0.4). Each takes
+// a word source `src` with next_u32() and next_double() (an rng::WordStream over one element's stream), so a
 // draw is a pure function of its StreamId. Uniforms are open, so every transform is finite:
 //   Laplace(b)          density exp(-|x|/b)/(2b), variance 2b^2; |x| <= 52 ln2 b = 36.04 b
 //   Gaussian(0, s^2)    Box-Muller (cos branch), 2 uniforms;       |x| <= sqrt(2*53 ln2) s = 8.57 s

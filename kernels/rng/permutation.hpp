@@ -1,7 +1,7 @@
 #pragma once
 // A keyed pseudo-random bijection of [0, n) that is evaluated point by point, so that a random order
-// of n items can be used without storing it (DESIGN.md §2: state is regenerated, never stored). The
-// halving adversary (ALGORITHMS.md §3.4 W1) ranks the experts with it.
+// of n items can be used without storing it (docs/ARCHITECTURE.md §2: state is regenerated, never stored).
+// The halving adversary (workload W1 of docs/spec/checks.md §3.4) ranks the experts with it.
 //
 // Construction. Words of 2h bits, h = max(1, ceil(ceil(log2 n) / 2)), so the word domain [0, 4^h)
 // holds [0, n) and is smaller than 4n. One pass E(x) = Feistel(x + c mod 4^h): a keyed shift, then a

@@ -2,7 +2,7 @@
 // Philox4x32-10 (Salmon, Moraes, Dror & Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC'11) as a
 // pure function (counter, key) -> 4 x 32 bits, written once over lane values (kernels/core/lanes.hpp): a
 // scalar call is one stream's block, a SIMD call computes W streams' blocks at once. In-house rather than
-// Random123's header so that the same code is the scalar, the SIMD and the GPU version (DESIGN.md §2 allows
+// Random123's header so that the same code is the scalar, the SIMD and the GPU version (docs/ARCHITECTURE.md §2 allows
 // either, checked against the known-answer vectors): tests/rng/test_philox.cpp checks the published vectors
 // and Random123's own implementation on random counters, tests/gpu/test_rng_gpu.cu the vectors on a device.
 // It is bit-compatible with Random123's and cuRAND's Philox4x32-10.

@@ -1,5 +1,5 @@
 #pragma once
-// Uniforms on the open interval (0, 1): never 0, never 1 (DESIGN.md §2), so log(u), log(1 - u) and
+// Uniforms on the open interval (0, 1): never 0, never 1 (docs/ARCHITECTURE.md §2), so log(u), log(1 - u) and
 // log(-log(u)) are always finite.
 //   double, "53-bit":  u = (2k + 1) / 2^53,  k = 52 random bits  ->  u in [2^-53, 1 - 2^-53]
 //   float,  "24-bit":  u = (2k + 1) / 2^24,  k = 23 random bits  ->  u in [2^-24, 1 - 2^-24]

@@ -1,5 +1,5 @@
 #pragma once
-// The per-instance round loop (DESIGN.md §3), shared by every executor: advance one learner instance (or the
+// The per-instance round loop (docs/ARCHITECTURE.md §3), shared by every executor: advance one learner instance (or the
 // W instances of a SIMD group, or one instance shared by several team members) through rounds [t0, t1) of a
 // loss chunk, accumulating its charged losses and recording them at the checkpoints that fall inside the
 // chunk. Regret at a checkpoint is formed by the host as (cumulative charged loss) - (comparator), the

@@ -282,7 +282,7 @@ TEST(RealizableAdversary, PerExpertMeansAreFixedPerSequenceInTheirRangeAndAutoKe
 }
 
 TEST(RealizableAdversary_Stat, EachExpertLosesAtItsOwnMean) {
-    // W4 (ALGORITHMS.md §3.4): expert i != x* has Bernoulli(mu_i) losses. Over 20000 rounds every expert's
+    // W4 (docs/spec/checks.md §3.4): expert i != x* has Bernoulli(mu_i) losses. Over 20000 rounds every expert's
     // loss frequency is within 5 SE of its own mu_i (mu_i in [0.05, 0.6]) and, for a pair of experts whose
     // means differ by more than 10 SE, not within 5 SE of the other's: a law that ignored mu_i would fail.
     const std::uint32_t d = 12;

@@ -1,5 +1,5 @@
 // Every kind of bad input stops with the exact message: the key, the value, where it was given and the
-// valid range (docs/CONFIG.md "Errors"; DESIGN.md §6).
+// valid range (docs/CONFIG.md "Errors"; docs/ARCHITECTURE.md §6).
 #include <filesystem>
 #include <fstream>
 #include <map>

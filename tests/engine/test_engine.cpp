@@ -13,7 +13,7 @@ using dpr::test::simulate;
 
 TEST(Engine, DpFtrlWithNoiseOffEqualsHedgeExactly) {
     // Same eta; epsilon = inf turns the tree noise off. Every instance and checkpoint must be bitwise
-    // equal (A1: noise off = non-private FTRL = Hedge, ALGORITHMS.md §3.2).
+    // equal (A1: noise off = non-private FTRL = Hedge, docs/spec/checks.md §3.2).
     for (const char* adv : {"bernoulli", "halving", "switching"}) {
         const auto h = simulate("hedge", {{"eta", 0.07}}, adv, {}, 16, 777, 20);
         const auto p = simulate("dp-ftrl-experts", {{"eta", 0.07}, {"epsilon", dpr::kInf}}, adv, {}, 16, 777, 20);
@@ -170,7 +170,7 @@ TEST(Engine, ResultsDoNotDependOnTheThreadCount) {
 
 TEST(Engine, AnInstanceDoesNotDependOnHowManyRunBesideIt) {
     // Instance 5 of a 10-instance run equals instance 5 of a 1000-instance run: streams are keyed by
-    // instance id, never by thread or batch (DESIGN.md §2).
+    // instance id, never by thread or batch (docs/ARCHITECTURE.md §2).
     const auto small = simulate("dp-ftrl-experts", {{"epsilon", 1.0}}, "bernoulli", {}, 8, 256, 10);
     const auto large = simulate("dp-ftrl-experts", {{"epsilon", 1.0}}, "bernoulli", {}, 8, 256, 1000);
     EXPECT_EQ(small.final_regret[5], large.final_regret[5]);

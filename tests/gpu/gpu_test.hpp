@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the gpu-labelled tests: they are compiled whenever CUDA is, and skip at run time when no
-// device is visible (STYLE.md habit 4), so a CI machine without a GPU passes them as "skipped".
+// device is visible (docs/ARCHITECTURE.md §8), so a CI machine without a GPU passes them as "skipped".
 #include <gtest/gtest.h>
 
 #include "host/backend/cuda_api.hpp"

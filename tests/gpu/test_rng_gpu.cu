@@ -1,5 +1,5 @@
 // Philox known-answer vectors, the kernels' own exp/log/cos and sampler draws on the device, checked against the
-// host (STYLE.md habit 3: the serial CPU path is the oracle). Everything is bit-identical: Philox is integer
+// host (docs/ARCHITECTURE.md §8: the serial CPU path is the oracle). Everything is bit-identical: Philox is integer
 // arithmetic, and the transcendental functions are kernels/core/vmath.hpp's on both sides (no C library math,
 // no FMA contraction: --fmad=false).
 #include <cmath>

@@ -1,6 +1,6 @@
-// Asi, Feldman, Koren & Talwar 2023 learners (ALGORITHMS.md C1, C2, C4, C8, §3.4): svt-experts (Algorithm 1),
-// adaptive-svt-experts (Algorithm 2), potential-svt-experts (Algorithm 5) and the non-private baseline
-// consistent-expert. Properties a wrong implementation would violate:
+// Asi, Feldman, Koren & Talwar 2023 learners (docs/spec/afkt23.md §C1, §C2, §C4, §C8; docs/spec/checks.md §3.4):
+// svt-experts (Algorithm 1), adaptive-svt-experts (Algorithm 2), potential-svt-experts (Algorithm 5) and the
+// non-private baseline consistent-expert. Properties a wrong implementation would violate:
 //   * the privacy report is the spec's composition (pure: eps/2 + K eta = eps; approx: advanced composition);
 //   * the number of switches never exceeds the budget K, and the budget binds when the sparse vector fires often;
 //   * eps = inf with no budget is "follow a random consistent expert" bit for bit;
@@ -130,8 +130,8 @@ TEST(SvtExperts, EpsilonInfinityWithoutBudgetIsTheConsistentExpertBitForBit) {
 }
 
 TEST(ConsistentExpert, PaysTwoUnitsPerSwitchOnHalvingAndSwitchesOLogDTimes) {
-    // Alg. 1's timing (as printed, ALGORITHMS.md C1): the query of round t sums the phase losses up to t - 1, the
-    // round of a firing query is still played with the old expert, and the switch comes at t + 1. On the halving
+    // Alg. 1's timing (as printed, docs/spec/afkt23.md §C1): the query of round t sums the phase losses up to t - 1,
+    // the round of a firing query is still played with the old expert, and the switch comes at t + 1. On the halving
     // adversary a killed expert has loss 1 in every later round, so with no noise each switch costs exactly 2: the
     // round the expert dies and the round its query fires. Only an expert killed at round T costs 1 unfired.
     for (std::uint32_t d : {16u, 1024u}) {
@@ -312,7 +312,7 @@ TEST(AdaptiveSvtExperts, LbarOnlyDoublesAtMostRMinusOneTimesAndThePrintedSignDou
         EXPECT_LE(b.diagnostic("doublings", k), p.R - 1);
     }
     // Printed sign: the test passes whenever the check exceeds Lbar* - margin, i.e. at almost every switch while
-    // Lbar* < margin (ALGORITHMS.md §4 item 14); with + it needs the best loss to exceed Lbar* + margin.
+    // Lbar* < margin (docs/spec/checks.md §4.14); with + it needs the best loss to exceed Lbar* + margin.
     EXPECT_GT(printed, 0.0);
     EXPECT_GE(printed, plus);
 }

@@ -1,6 +1,6 @@
-// AFKT23 Algorithm 3 (dp-ftrl-smooth, ALGORITHMS.md C6) and the convex linear-model loss families it is charged
-// on (kernels/core/sets.hpp LossFamily; adversaries squared-realizable / absolute-realizable). Properties a wrong
-// implementation would violate:
+// AFKT23 Algorithm 3 (dp-ftrl-smooth, Thm 4; docs/spec/afkt23.md §C6) and the convex linear-model loss families it is
+// charged on (kernels/core/sets.hpp LossFamily; adversaries squared-realizable / absolute-realizable). Properties a
+// wrong implementation would violate:
 //   * the adversaries' rows are (a_t, b_t) with ||a_t|| = a_norm and b_t = <a_t, x*>, ||x*|| = x_star_norm: every
 //     loss vanishes at x*, so the comparator 0 is right;
 //   * lambda and the privacy report are the spec's formulas (Theorem 4; rho = h' (2L)^2 / (2 sigma^2) converted at

@@ -1,4 +1,5 @@
-// SCRiBLe and DP-SCRiBLe (AS17 Alg. 4 + SCRiBLe; ALGORITHMS.md A3, A5, §3.2 "A5 SCRiBLe"):
+// SCRiBLe and DP-SCRiBLe (AS17 Alg. 4 + SCRiBLe, §4.2; docs/spec/as17.md §A3, §A5; docs/spec/checks.md §3.2
+// "A5 SCRiBLe"):
 //   barriers     closed-form FTRL steps (ball, cube) equal a damped Newton solve; the simplex Newton step
 //                satisfies the optimality conditions; every eigenpair lies on the Dikin boundary
 //                (v^T H v = lambda, checked in long double) and the eigenbasis is orthonormal; eigenvalues
@@ -46,7 +47,7 @@ using learners::ScribleSimplex;
 namespace bar = learners::barriers;
 using LD = long double;
 
-/// Two-sided normal quantile for false-alarm rate alpha (TESTING.md: alpha = 1e-6 per decision).
+/// Two-sided normal quantile for false-alarm rate alpha (docs/ARCHITECTURE.md §7: alpha = 1e-6 per decision).
 double z_two_sided(double alpha) {
     return boost::math::quantile(boost::math::complement(boost::math::normal(), alpha / 2.0));
 }

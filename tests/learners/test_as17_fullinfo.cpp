@@ -1,6 +1,6 @@
-// AS17 full-information learners over the sphere, the cube and the simplex (ALGORITHMS.md A1 sphere/cube
-// rows, A2, C8; §3.2): dp-ftrl-sphere, dp-ftrl-cube, their twins ftrl-l2-ball / ftrl-l2-cube, and
-// dp-ftpl-experts / -ball / -cube.
+// AS17 full-information learners over the sphere, the cube and the simplex (AS17 §3, Cor. 3.2 and Thm 3.5;
+// docs/spec/as17.md §A1 sphere/cube rows, §A2; docs/spec/afkt23.md §C8; docs/spec/checks.md §3.2): dp-ftrl-sphere,
+// dp-ftrl-cube, their twins ftrl-l2-ball / ftrl-l2-cube, and dp-ftpl-experts / -ball / -cube.
 //
 //   As17FullInfo        (unit)         twins bitwise; an independent re-implementation from the spec and
 //                                      the regenerated tree-noise definition reproduces every instance's
@@ -130,7 +130,7 @@ TEST(As17FullInfo, FtplTwinIsSigmaRegOnlyAndPrivacyIsFreeWhenSigmaRegDominates) 
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Independent re-implementation: from ALGORITHMS.md A1/A2 directly, with the tree noise taken from its
+// Independent re-implementation: from docs/spec/as17.md §A1/§A2 directly, with the tree noise taken from its
 // DEFINITION (mech::prefix_noise, regenerated from the node ids), the engine's regret of every instance
 // at every checkpoint and its max ||Z||_inf diagnostic are reproduced. Catches a wrong step, scale,
 // eta, tree variant, padding, comparator or noise bookkeeping.

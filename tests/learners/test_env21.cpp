@@ -1,8 +1,8 @@
-// ENV21: private-bandit-fw (PRIVATEBANDIT, ALGORITHMS.md B2), garber-kretzu (P = 0) and fkm (C8) on the
-// decision sets of kernels/domains/, against the bco-linear adversary (affine losses with a zero in D). The
-// properties of ALGORITHMS.md §3.3: the one-point estimator is unbiased for linear losses in the subspace parallel
-// to aff(D); E||g~_R||^2 within Lemma C.2; Frank-Wolfe's rate against an exact solution; played points within zeta
-// of D; the replace-one sensitivity of one F_t u_t measured under a worst-case swap within the Delta the
+// ENV21: private-bandit-fw (PRIVATEBANDIT, ENV21 Alg. 1; docs/spec/env21.md §B2), garber-kretzu (P = 0) and fkm (C8)
+// on the decision sets of kernels/domains/, against the bco-linear adversary (affine losses with a zero in D). The
+// properties of docs/spec/checks.md §3.3: the one-point estimator is unbiased for linear losses in the subspace
+// parallel to aff(D); E||g~_R||^2 within Lemma C.2; Frank-Wolfe's rate against an exact solution; played points
+// within zeta of D; the replace-one sensitivity of one F_t u_t measured under a worst-case swap within the Delta the
 // `sensitivity` calibration uses; noise off = garber-kretzu bit for bit; privacy reports = the spec's formulas.
 #include <gtest/gtest.h>
 
@@ -466,7 +466,7 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
         const auto r = PrivateBanditFw::privacy(p);
         EXPECT_STREQ(r.accountant, "pure-laplace");
         EXPECT_NEAR(r.epsilon, 7.0 * d1 / lambda, 1e-9); // h' = ceil(log2 100) = 7 levels
-        EXPECT_LT(r.epsilon, eps) << "the paper's lambda is at least the derived one (ALGORITHMS.md B2)";
+        EXPECT_LT(r.epsilon, eps) << "the paper's lambda is at least the derived one (docs/spec/env21.md §B2)";
     }
     {
         const auto p = params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"calibration", 1.0}});

@@ -1,7 +1,7 @@
 #pragma once
 // Repeated runs of the privacy mechanisms that both their own statistical tests (test_sparse_exponential.cpp) and
 // the audits of tests/audit/ sample: the exponential mechanism's draws and AboveThreshold's halting index on the
-// neighbouring query streams of ALGORITHMS.md §3.1.
+// neighbouring query streams of docs/spec/checks.md §3.1.
 #include <cstdint>
 #include <utility>
 #include <vector>

@@ -1,6 +1,6 @@
-// Tree-noise calibration and the reported guarantee (ALGORITHMS.md §1.1, §1.2, §1.4, §1.5, §4 item 5;
-// DESIGN.md §3). Hand-computed values are written out with their arithmetic; the depth h' is checked
-// against a brute-force count of released nodes per leaf.
+// Tree-noise calibration and the reported guarantee (docs/spec/model.md §1.1, §1.2, §1.4, §1.5;
+// docs/spec/checks.md §4.5; docs/ARCHITECTURE.md §3). Hand-computed values are written out with their
+// arithmetic; the depth h' is checked against a brute-force count of released nodes per leaf.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

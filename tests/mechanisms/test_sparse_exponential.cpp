@@ -1,9 +1,9 @@
 // The exponential mechanism (kernels/mechanisms/exponential.hpp) and AboveThreshold
 // (kernels/mechanisms/above_threshold.hpp): their laws (chi-square against softmax, with a meta-test that the
 // test rejects a temperature off by 5%), AboveThreshold's accuracy (Thm 3.24) and its privacy histogram test
-// (ALGORITHMS.md §3.1: halting-index frequencies under neighbouring query streams, 10^6 runs each, with the
+// (docs/spec/checks.md §3.1: halting-index frequencies under neighbouring query streams, 10^6 runs each, with the
 // planted variant without threshold noise that the test must reject), and the addressing of their draws
-// (one address per round: no aliasing across phases or restarts, ALGORITHMS.md C1, issue item 4).
+// (one address per round: no aliasing across phases or restarts, docs/spec/afkt23.md §C1, issue item 4).
 #include <gtest/gtest.h>
 
 #include <cmath>

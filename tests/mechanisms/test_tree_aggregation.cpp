@@ -1,4 +1,5 @@
-// Tree aggregation (ALGORITHMS.md §1.4, §1.5; TESTING.md "Mechanisms"; §3.1 testable properties).
+// Tree aggregation (docs/spec/model.md §1.4, §1.5; docs/ARCHITECTURE.md §7 "Mechanisms"; docs/spec/checks.md
+// §3.1 testable properties).
 //
 // Unit tests: an explicit-tree oracle (AS17 PrivateSum's definition of S_t, brute force over all
 // nodes) against the bit formulas; noise off -> exact prefix sums through the O(hN) TreeAggregator;
@@ -37,7 +38,7 @@ using Node = std::pair<std::uint32_t, std::uint64_t>; // (level j, index m)
 
 const std::uint64_t kHorizons[] = {1, 2, 3, 7, 8, 1000, 1024, 1025};
 
-/// Oracle: S_t by AS17 PrivateSum step 3 (ALGORITHMS.md §1.5), by brute force over every node of the
+/// Oracle: S_t by AS17 PrivateSum step 3 (docs/spec/model.md §1.5), by brute force over every node of the
 /// tree with k = ceil(log2 T) levels above the leaves: the nodes whose parent and right sibling are
 /// both ancestors of leaf t (i.e. left children (j, m), m even, whose right sibling (j, m+1) contains
 /// leaf t); S_T = {root} when leaf T does not exist (t = T = 2^k). No bit tricks.

@@ -1,4 +1,4 @@
-// The exact privacy-loss check of the Laplace tree (ALGORITHMS.md §3.1): for loss sequences that
+// The exact privacy-loss check of the Laplace tree (docs/spec/checks.md §3.1): for loss sequences that
 // differ at one round t0 by a vector Delta with ||Delta||_1 <= Delta_1, the log-density ratio of the released node
 // values v (every complete node a released prefix L~_0 .. L~_{T-1} uses) under the two sequences is
 //     sum over released nodes containing t0, over coordinates i, of (|v_i - a'_i| - |v_i - a_i|) / lambda,

@@ -1,5 +1,5 @@
 #pragma once
-// A small statistical-test toolkit for the sampler, stream and mechanism tests (TESTING.md,
+// A small statistical-test toolkit for the sampler, stream and mechanism tests (docs/ARCHITECTURE.md §7,
 // "Randomness and samplers"). Every test here runs at a stated false-alarm rate, kAlpha = 1e-6
 // unless a caller says otherwise, on fixed seeds, so a failure is a finding, not bad luck.
 //

@@ -1,5 +1,5 @@
-// Samplers of kernels/noise/samplers.hpp against their exact laws (TESTING.md, "Randomness and
-// samplers"). Sample i always comes from its own stream, WordStream(StreamId{seed, purpose Test,
+// Samplers of kernels/noise/samplers.hpp against their exact laws (docs/ARCHITECTURE.md §7, "Randomness
+// and samplers"). Sample i always comes from its own stream, WordStream(StreamId{seed, purpose Test,
 // element = i}), so every number below is reproducible bit for bit.
 //
 // Each continuous sampler gets a one-sample Kolmogorov-Smirnov test at alpha = 1e-6 against its

@@ -1,4 +1,4 @@
-// Open-interval uniforms (DESIGN.md §2): the extreme bit patterns map inside (0, 1), and the
+// Open-interval uniforms (docs/ARCHITECTURE.md §2): the extreme bit patterns map inside (0, 1), and the
 // conversions are what the header documents.
 #include <cmath>
 #include <cstdint>
