@@ -1,15 +1,15 @@
 #pragma once
 // DP-MAB: Agarwal & Singh 2017 Algorithm 4 (private bandit reduction) around Algorithm 5 (Exp2 with
-// uniform exploration, specialised to MAB), ALGORITHMS.md A3 + A4 (Theorem 4.1):
+// uniform exploration, specialised to MAB), AS17 §4.1, Theorem 4.1 (docs/spec/as17.md §A3 + §A4):
 //   play i_t ~ p_t = (1 - gamma) q_t + gamma/N,  q_t(i) ∝ exp(-eta Lhat_{t-1}(i)) (kernels/learners/exp3.hpp)
 //   observe c_t = l_t(i_t);  feed back c~_t = c_t + Z_t(i_t),  Z_t(i_t) ~ Lap(lambda)          (Alg. 4)
 //   lhat_t = (c~_t / p_t(i_t)) e_{i_t};  Lhat_t = Lhat_{t-1} + lhat_t                          (Alg. 5)
-// charged <l_t, p_t> (pseudo-regret) and l_t(i_t) (realised regret), ALGORITHMS.md §0.3 item 3.
+// charged <l_t, p_t> (pseudo-regret) and l_t(i_t) (realised regret), docs/spec/model.md §0.3 item 3.
 //
 // Privacy (Lemma 4.2, [RECON]): the data enter only through c~_t, one Laplace mechanism per round on a
 // scalar of replace-one sensitivity B = max |<l - l', e_i>| = 1 (losses in [0,1]^N); lambda = B/eps makes
 // the whole output sequence eps-DP (post-processing), and in fact locally private (each observed loss is
-// privatised on its own; Asi-Raman-Talwar 2025 via ALGORITHMS.md A4).
+// privatised on its own; Asi-Raman-Talwar 2025, as cited in docs/spec/as17.md §A4).
 // Parameters (Theorem 4.1, [RECON — verify], each a key defaulting to the spec's value):
 //   B~ = 1 + lambda ln(N T^2)   (= 1 + ln(N T^2)/eps: the bound on |c~_t| on the good event F^c, A3)
 //   eta = sqrt(ln N / (3 N T B~^2)),   gamma = eta N B~ = sqrt(N ln N / (3T))
@@ -53,7 +53,7 @@ struct DpMab {
          true},
         {"loss_bound", KeyType::Real, "1", 0.0, 1e12, "",
          "B of Lemma 4.2 [RECON]: replace-one sensitivity of the observed loss, max |<l - l', e_i>| = 1 for "
-         "losses in [0,1]^N; lambda = B/eps",
+         "losses in [0,1]^N; lambda = B/eps; the reported eps is max(B, 1)/lambda (a B below 1 gives more eps)",
          true},
         {"noise_scale", KeyType::Real, "auto", 0.0, 1e12, "",
          "Laplace scale lambda of the feedback noise; auto = loss_bound/epsilon (Lemma 4.2); 0 = no noise; "
@@ -62,7 +62,7 @@ struct DpMab {
          "B~, bound on |c~_t| on the good event (>= 1: |c_t| itself reaches 1); auto = 1 + lambda ln(N T^2) "
          "(A3; Thm 4.1 [RECON]: 1 + ln(N T^2)/eps)"},
         {"eta", KeyType::Real, "auto", 0.0, 1e6, "",
-         "learning rate; auto = sqrt(ln N / (3 N T B~^2)) (Thm 4.1 [RECON], ALGORITHMS.md A4)"},
+         "learning rate; auto = sqrt(ln N / (3 N T B~^2)) (AS17 Thm 4.1 [RECON]; docs/spec/as17.md §A4)"},
         {"gamma", KeyType::Real, "auto", 0.0, 1.0, "",
          "uniform exploration of Alg. 5; auto = eta N B~ (Thm 4.1 [RECON]), capped at 1 when T < N ln N / 3"},
     };
@@ -71,6 +71,8 @@ struct DpMab {
     /// limits of double arithmetic within a few rounds, and every play is uniformly random anyway.
     static constexpr double kMaxLambda = 1e12;
     static constexpr int kLossBound = key_index(kKeys, "loss_bound");
+    /// max_i |l_t(i) - l'_t(i)| for losses in [0,1]^N: the sensitivity of the observed loss (Lemma 4.2).
+    static constexpr double kLossSensitivity = 1.0;
     static constexpr int kNoiseScale = key_index(kKeys, "noise_scale");
     static constexpr int kBtilde = key_index(kKeys, "btilde");
     static constexpr int kEta = key_index(kKeys, "eta");
@@ -163,7 +165,10 @@ struct DpMab {
             r.mechanism = "none (noise off)";
             return r;
         }
-        r.epsilon = p.loss_bound / p.lambda;
+        // The observed loss of one round moves by at most 1 between neighbours (losses in [0,1]^N; AS17 Lemma 4.2,
+        // docs/spec/as17.md §A3), whatever loss_bound claims: a loss_bound below 1 buys less noise and more eps,
+        // and the report says so (loss_bound above 1 reports the larger, still valid, bound asked for).
+        r.epsilon = std::fmax(p.loss_bound, kLossSensitivity) / p.lambda;
         r.delta = 0.0;
         r.accountant = "pure-laplace (local: Lemma 4.2)";
         r.mechanism = "Laplace noise on each observed loss (AS17 Alg. 4)";

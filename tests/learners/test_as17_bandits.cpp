@@ -1,5 +1,5 @@
-// AS17 bandits: exp3 (C8) and dp-mab = Algorithm 4 + Algorithm 5 (ALGORITHMS.md A3, A4), held to the
-// testable properties of ALGORITHMS.md §3.2:
+// AS17 bandits: exp3 (C8) and dp-mab = Algorithm 4 + Algorithm 5 (AS17 §4.1, Thm 4.1; docs/spec/as17.md §A3,
+// §A4), held to the testable properties of docs/spec/checks.md §3.2:
 //   * lambda = 0 is the base bandit exactly (same streams, bitwise);
 //   * the feedback noise is exactly Lap(1/eps) (KS, on the noise function and on draws the engine made);
 //   * Lemma 4.3: mean regret against the true losses = mean regret against the noisy losses (MC);
@@ -9,7 +9,7 @@
 //   * the learner contract: the state reads only l_t(i_t), and a team of lanes gives the serial result;
 //   * T < N ln N / 3 is accepted with a warning that the CLI prints and records in run.json.
 //
-// Statistical protocol (TESTING.md): fixed seeds; every MC comparison "a = b" is |a - b| <= kZ * SE with
+// Statistical protocol (docs/ARCHITECTURE.md §7): fixed seeds; every MC comparison "a = b" is |a - b| <= kZ * SE with
 // kZ = 4.5, a two-sided false-alarm rate of 7e-6 per comparison under the (CLT) normal approximation;
 // distribution tests (KS, chi-square, binomial) run at alpha = 1e-6.
 #include <gtest/gtest.h>
@@ -285,6 +285,11 @@ TEST(As17Bandits, DefaultsFollowC8AndThm41) {
     const DpMab::Params b2 = mab_params({{"epsilon", 0.5}, {"loss_bound", 2.0}}, N, T);
     EXPECT_DOUBLE_EQ(b2.lambda, 4.0);
     EXPECT_DOUBLE_EQ(DpMab::privacy(b2).epsilon, 0.5);
+    // A loss_bound below the losses' true sensitivity (1 on [0,1]^N) halves the noise and doubles eps: the
+    // report is what the noise gives, 1 / lambda, not loss_bound / lambda (which said 0.5 here).
+    const DpMab::Params b05 = mab_params({{"epsilon", 0.5}, {"loss_bound", 0.5}}, N, T);
+    EXPECT_DOUBLE_EQ(b05.lambda, 1.0);
+    EXPECT_DOUBLE_EQ(DpMab::privacy(b05).epsilon, 1.0);
     EXPECT_EQ(DpMab::privacy(mab_params({{"epsilon", kInf}}, N, T)).epsilon, kInf);
     // Keys override the Thm 4.1 tuning one by one.
     const DpMab::Params o = mab_params({{"epsilon", 1.0}, {"btilde", 3.0}, {"eta", 0.01}}, N, T);
@@ -653,8 +658,9 @@ TEST(As17Bandits_Stat, GoodEventAndLemma44Condition) {
     EXPECT_GT(control, 0u);
 }
 
-// Log-log slopes of the pseudo-regret (ALGORITHMS.md §3.2, A4), on Bernoulli arms with a fixed gap (0.1 vs
-// 0.9: a gap that does not shrink with T, so a learner that does not learn would show slope 1, not 1/2).
+// Log-log slopes of the pseudo-regret (docs/spec/checks.md §3.2, docs/spec/as17.md §A4), on Bernoulli arms with a
+// fixed gap (0.1 vs 0.9: a gap that does not shrink with T, so a learner that does not learn would show slope 1, not
+// 1/2).
 //
 // Expected values. Under Thm 4.1's tuning the regret has the form sqrt(T) (a B~(T) + b) with a, b >= 0 not
 // depending on T or eps: a sqrt(T) B~ = ln N / eta = sqrt(3 N T ln N) B~ is Lemma 4.4's bias term (the one
