@@ -1,5 +1,5 @@
 #pragma once
-// Randomness keyed by what it means (DESIGN.md §2). A draw is a pure function of
+// Randomness keyed by what it means (docs/ARCHITECTURE.md §2). A draw is a pure function of
 //     key     = (seed, stream)                       stream = 0 by default (common random numbers)
 //     counter = (element, round, instance, purpose | sub | block)
 // so it never depends on which thread, block, GPU, shard or rank computes it.
@@ -49,7 +49,8 @@ enum class Purpose : std::uint8_t {
     SparseVector = 5,  ///< AboveThreshold threshold and query noise
     Exploration = 6,   ///< bandit exploration (uniform arm, SCRiBLe direction/sign)
     FeedbackNoise = 7, ///< AS17 Alg. 4 noise added to the observed loss
-    Perturbation = 8,  ///< FTPL / one-shot perturbations
+    // 8 was "Perturbation", reserved for one-shot FTPL noise and never drawn (DP-FTPL draws through the tree):
+    // retired; the value is not to be reused.
     Exponential = 9,   ///< exponential mechanism draws
     Inspect = 10,      ///< `dpregret sample` (noise inspection)
     TreeStream = 11,   ///< stream layout 2: the fresh tree randomness of round s + 1 (round field = s):

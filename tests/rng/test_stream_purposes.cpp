@@ -47,7 +47,7 @@ TEST(StreamPurposes, DifferentPurposesNeverShareACounter) {
     dpr::rng::StreamId a, b;
     a.purpose = dpr::rng::Purpose::Adversary;
     for (const auto p : {dpr::rng::Purpose::Sampling, dpr::rng::Purpose::SparseVector, dpr::rng::Purpose::Exploration,
-                         dpr::rng::Purpose::FeedbackNoise, dpr::rng::Purpose::Perturbation, dpr::rng::Purpose::Exponential,
+                         dpr::rng::Purpose::FeedbackNoise, dpr::rng::Purpose::Exponential, dpr::rng::Purpose::Inspect,
                          dpr::rng::Purpose::TreeStream}) {
         b.purpose = p;
         for (std::uint32_t block : {0u, 1u, 255u})

@@ -1,4 +1,4 @@
-// Streams keyed by meaning (DESIGN.md §2, kernels/rng/stream.hpp): ids that differ in any one field
+// Streams keyed by meaning (docs/ARCHITECTURE.md §2, kernels/rng/stream.hpp): ids that differ in any one field
 // (seed, stream, instance, purpose, sub, round, element, block) give independent draws, and the
 // reuse detector of tests/noise/stat_tests.hpp flags a stream that is used twice.
 //
@@ -261,7 +261,7 @@ TEST(ReuseDetector, QuietOnCorrectStreams) {
         id.instance += 1 + k;
         v.push_back(laplace_vector(id));
     }
-    for (Purpose p : {Purpose::TreePadding, Purpose::Perturbation, Purpose::FeedbackNoise}) {
+    for (Purpose p : {Purpose::TreePadding, Purpose::Exploration, Purpose::FeedbackNoise}) {
         StreamId id = noise_id(0);
         id.purpose = p;
         v.push_back(laplace_vector(id));
