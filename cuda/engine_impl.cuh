@@ -41,7 +41,7 @@ inline const char* mode_name(Mode m) {
 }
 
 /// d at or below which a lane-safe learner runs a thread per instance by default: the same rule as the CPU's
-/// instance lanes (host/engine/cpu_engine_impl.hpp), so that both backends compute the same bits there.
+/// instance lanes (host/cpu/cpu_engine_impl.hpp), so that both backends compute the same bits there.
 inline constexpr std::uint32_t kThreadMaxD = 128;
 
 /// Instances from which a serial-round learner (kSerialRound) runs a thread per instance by default: fewer leave

@@ -2,7 +2,7 @@
 // The GPU executor's teams (the Team concept of kernels/core/team.hpp):
 //
 //   thread per instance   SerialTeam<R> itself: one lane, coordinates in order, so a thread computes exactly
-//                         what the CPU computes with instance lanes (host/engine/cpu_teams.hpp) -- the same
+//                         what the CPU computes with instance lanes (host/cpu/cpu_teams.hpp) -- the same
 //                         operations in the same order. The executor interleaves the state of the 32 instances
 //                         of a warp (element e of lane l at [e 32 + l]) so that the warp's loads coalesce.
 //   WarpTeam<R>           one instance per warp: lane l handles coordinates l, l + 32, ...; reductions, argmin and

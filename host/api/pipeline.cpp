@@ -12,7 +12,7 @@
 #include "host/api/errors.hpp"
 #include "host/config/component_info.hpp"
 #include "host/engine/checkpoints.hpp"
-#include "host/engine/cpu_isa.hpp"
+#include "host/cpu/cpu_isa.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/registry.hpp"
 #include "kernels/adversaries/common.hpp"

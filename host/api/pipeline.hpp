@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/engine/memory_estimate.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/outputs.hpp"
 #include "host/engine/point_runner.hpp"
-#include "host/engine/progress_store.hpp"
+#include "host/results/progress_store.hpp"
 
 namespace dpr::api {
 
@@ -29,7 +29,7 @@ namespace dpr::api {
 config::ConfigInputs run_config_inputs();
 
 /// The files every point reads (the values of KeyType::Path keys: loss files), absolute, each once: what
-/// digest_inputs (host/engine/input_digest.hpp) makes part of a resumable run's or a shard's identity.
+/// digest_inputs (host/results/input_digest.hpp) makes part of a resumable run's or a shard's identity.
 std::vector<std::string> input_paths(const config::Config& cfg);
 
 /// "" unless the learner of point `p` guarantees less privacy than its keys request (the eps or delta of its
@@ -51,7 +51,7 @@ std::vector<PointRecord> resolve_points(const config::Config& cfg);
 /// backend), or a GPU team size the CUDA backend does not have, is a UsageError naming the key.
 void check_launch(const config::Config& cfg, Backend backend);
 
-/// --memory-limit: "auto" (the memory available now, host/engine/memory_estimate.hpp), "none" (no
+/// --memory-limit: "auto" (the memory available now, host/results/memory_estimate.hpp), "none" (no
 /// check), or a size in bytes with an optional binary suffix K, M, G or T ("512M", "1.5G").
 struct MemoryLimit {
     bool check = true;
@@ -78,7 +78,7 @@ struct SimulateOptions {
     /// If set, called after each point instead of finish_point() (a shard writes the per-instance values).
     std::function<void(PointRecord&)> after_point;
     /// Resumable run: each point runs in pieces of `piece_instances` instances, finished pieces are saved to
-    /// (and, when resuming, loaded from) the store (host/engine/progress_store.hpp).
+    /// (and, when resuming, loaded from) the store (host/results/progress_store.hpp).
     const ProgressStore* progress = nullptr;
     std::uint64_t piece_instances = 0;
 };

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/outputs.hpp"
 #include "host/engine/point_runner.hpp"
-#include "host/engine/progress_store.hpp"
+#include "host/results/progress_store.hpp"
 
 namespace dpr::api {
 

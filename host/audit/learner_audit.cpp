@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "host/engine/loss_file.hpp"
-#include "host/engine/memory_estimate.hpp"
+#include "host/results/memory_estimate.hpp"
 #include "kernels/adversaries/common.hpp"
 
 namespace dpr::audit {
@@ -45,7 +45,7 @@ std::string fmt_round_list(const std::vector<std::uint64_t>& r) {
 const std::vector<KeySpec>& audit_keys() {
     static const std::vector<KeySpec> keys = {
         {"round", KeyType::Int, "1", 1.0, 4294967295.0, nullptr,
-         "t0: the round in which the neighbouring sequences differ (replace-one, ALGORITHMS.md §0.4); with "
+         "t0: the round in which the neighbouring sequences differ (replace-one, docs/spec/model.md §0.4); with "
          "neighbour = \"file\" it is found in the file"},
         {"neighbour", KeyType::Choice, "auto", 0, 4, "auto|flip|negate|zero|file",
          "how l'_{t0} is made from l_{t0}: flip (losses in [0,1]^d: 1 - l), negate (symmetric loss sets and (a, b) "

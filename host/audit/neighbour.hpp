@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "host/engine/adversary_runtime.hpp"
+#include "host/backend/adversary_runtime.hpp"
 
 namespace dpr::audit {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The only door from host/ into cuda/ (DESIGN.md §1). Declared here in plain C++; implemented by
+// The only door from host/ into cuda/ (docs/ARCHITECTURE.md §1). Declared here in plain C++; implemented by
 // cuda/*.cu when the CUDA backend is built, and by host/backend/cuda_unavailable.cpp otherwise, whose
 // functions report "built without CUDA". Host code never needs an #ifdef.
 #include <cstddef>
@@ -33,10 +33,9 @@ DeviceInfo query_devices();
 /// rank). Returns the device chosen, or -1 when there is none (or no CUDA in this build). Never throws.
 int use_device(int ordinal);
 
-/// The CUDA executor for learner number `learner_index` of learners::AllLearners with resolved params
-/// (`params_bytes` bytes of its trivially copyable Params). Shared sequences only. Throws Unavailable
-/// in a build without CUDA, CudaError on device errors.
-std::unique_ptr<InstanceEngine> make_cuda_engine(std::size_t learner_index, const void* params,
-                                                 std::size_t params_bytes, const EngineShape& shape);
+/// The CUDA executor for the request (learner, shape; the device current for this process). Shared sequences
+/// only: a request with per_instance throws std::invalid_argument. Throws Unavailable in a build without CUDA
+/// or without a device, CudaError on device errors.
+std::unique_ptr<InstanceEngine> make_cuda_engine(const EngineRequest& request);
 
 } // namespace dpr::cuda_api

@@ -12,7 +12,7 @@ DeviceInfo query_devices() {
 
 int use_device(int) { return -1; }
 
-std::unique_ptr<InstanceEngine> make_cuda_engine(std::size_t, const void*, std::size_t, const EngineShape&) {
+std::unique_ptr<InstanceEngine> make_cuda_engine(const EngineRequest&) {
     throw Unavailable("the CUDA backend is not part of this build (configure with nvcc available)");
 }
 

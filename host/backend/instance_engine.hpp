@@ -1,7 +1,7 @@
 #pragma once
 // What a backend does for one config point: hold the state of all its instances and advance them
-// chunk by chunk through the shared loss sequence (DESIGN.md §3). Implemented by the CPU executor
-// (host/engine/cpu_engine.cpp) and the CUDA backend (cuda/engine.cu); plain C++, no CUDA types.
+// chunk by chunk through the shared loss sequence (docs/ARCHITECTURE.md §3). Implemented by the CPU
+// executor (host/cpu/cpu_engine.cpp) and the CUDA backend (cuda/engine.cu); plain C++, no CUDA types.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,10 +40,21 @@ struct EngineShape {
     LaunchRequest launch;
 };
 
-/// Per-instance sequences: the backend generates each instance's own losses (and comparator).
-struct PerInstanceAdversary {
-    std::size_t adversary_index = 0; ///< position in adversaries::AllAdversaries
-    const void* params = nullptr;    ///< that adversary's resolved Params
+struct AdversaryRuntime; // host/backend/adversary_runtime.hpp
+
+/// The executors. host/engine/point_runner.hpp chooses one (choose_backend) and builds it (make_engine).
+enum class Backend { Auto, Cpu, Cuda };
+
+/// What an executor is built for. Both factories take it (make_cpu_engine, host/cpu/cpu_engine.hpp;
+/// cuda_api::make_cuda_engine, host/backend/cuda_api.hpp); `shape` and `*per_instance` must outlive the engine.
+struct EngineRequest {
+    std::size_t learner_index;            ///< position in learners::AllLearners
+    const void* params;                   ///< its resolved Params (trivially copyable)
+    std::size_t params_bytes;             ///< sizeof those Params (the CUDA executor checks it)
+    const EngineShape& shape;
+    unsigned threads;                     ///< CPU threads (the CUDA executor runs on the current device)
+    const AdversaryRuntime* per_instance; ///< non-null: every instance generates its own sequence from it (the CPU
+                                          ///< executor; the CUDA one refuses it: choose_backend never asks)
 };
 
 class InstanceEngine {

@@ -18,7 +18,7 @@
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
 #include "host/api/pipeline.hpp"
-#include "host/engine/memory_estimate.hpp"
+#include "host/results/memory_estimate.hpp"
 #include "host/config/config.hpp"
 #include "host/io/atomic_file.hpp"
 #include "host/io/csv.hpp"

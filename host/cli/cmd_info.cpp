@@ -2,12 +2,16 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "host/backend/cuda_api.hpp"
+#include "host/cpu/cpu_isa.hpp"
 #include "host/mpi/world.hpp"
 #include "host/version.hpp"
 
@@ -20,6 +24,8 @@ constexpr const char* kInfoFooter = R"TXT(Prints, one per line:
   commit      the git commit the build was configured from
   build       whether the CUDA backend was compiled in, and for which GPU architectures (sm_XY)
   compiler    the host compiler
+  cpu         the instruction sets the CPU kernels were compiled for (CMake option DPREGRET_CPU_ISAS) and
+              the one this CPU runs ([run] isa = "auto")
   rng         the random number generator: counter-based Philox4x32-10, keyed by (seed, stream), with
               counters that say what a draw is for, so results do not depend on threads or GPUs
   gpu         whether a CUDA device is visible now: its name, compute capability and memory, or the
@@ -30,7 +36,19 @@ Examples:
   dpregret info
   dpregret info --json | python3 -c "import json,sys; print(json.load(sys.stdin)['gpu']['available'])")TXT";
 
+/// The ISA this CPU runs, or null with the reason where this build has none for it.
+std::optional<std::string> cpu_isa(std::string* why) {
+    try {
+        return std::string(cpu::isa_name(cpu::best_isa()));
+    } catch (const std::runtime_error& e) {
+        *why = e.what();
+        return std::nullopt;
+    }
+}
+
 nlohmann::json info_json(const BuildInfo& b, const cuda_api::DeviceInfo& d) {
+    std::string why;
+    const std::optional<std::string> isa = cpu_isa(&why);
     nlohmann::json gpu = {{"available", d.device_count > 0}, {"device_count", d.device_count}};
     if (d.device_count > 0) {
         gpu["name"] = d.name;
@@ -46,6 +64,8 @@ nlohmann::json info_json(const BuildInfo& b, const cuda_api::DeviceInfo& d) {
             {"compiler", b.compiler},
             {"rng", b.rng},
             {"mpi", mpi::built_with_mpi()},
+            {"cpu_kernels", cpu::built_isas()},
+            {"cpu_isa", isa ? nlohmann::json(*isa) : nlohmann::json(nullptr)},
             {"gpu", gpu}};
 }
 
@@ -57,6 +77,10 @@ void print_info(std::ostream& os, const BuildInfo& b, const cuda_api::DeviceInfo
                                                     b.cuda_archs.empty() ? "default" : b.cuda_archs)
                                       : std::string("CPU only (built without CUDA)"));
     os << fmt::format("  {:<10} {}\n", "compiler", b.compiler);
+    std::string why;
+    const std::optional<std::string> isa = cpu_isa(&why);
+    os << fmt::format("  {:<10} kernels for {}; {}\n", "cpu", cpu::built_isas(),
+                      isa ? "this CPU runs " + *isa : "none runs here: " + why);
     os << fmt::format("  {:<10} {}\n", "rng", b.rng);
     os << fmt::format("  {:<10} {}\n", "mpi",
                       mpi::built_with_mpi() ? "built in: mpirun -n R dpregret run ... splits a run over R ranks"

@@ -1,4 +1,4 @@
-// `dpregret merge SHARD_DIR... --out DIR`: the outputs of the unsharded run from its shards (host/engine/shards.hpp).
+// `dpregret merge SHARD_DIR... --out DIR`: the outputs of the unsharded run from its shards (host/results/shards.hpp).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -10,10 +10,10 @@
 #include "host/api/pipeline.hpp"
 #include "host/cli/args.hpp"
 #include "host/config/config.hpp"
-#include "host/engine/memory_estimate.hpp"
-#include "host/engine/merge_streamed.hpp"
-#include "host/engine/outputs.hpp"
-#include "host/engine/shards.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/merge_streamed.hpp"
+#include "host/results/outputs.hpp"
+#include "host/results/shards.hpp"
 #include "host/io/error.hpp"
 #include "host/io/run_dir.hpp"
 #include "host/progress/interrupt.hpp"

@@ -18,11 +18,11 @@
 #include "host/cli/errors.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/config/config.hpp"
-#include "host/engine/memory_estimate.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/outputs.hpp"
 #include "host/engine/point_runner.hpp"
-#include "host/engine/progress_store.hpp"
-#include "host/engine/shards.hpp"
+#include "host/results/progress_store.hpp"
+#include "host/results/shards.hpp"
 #include "host/version.hpp"
 #include "kernels/rng/stream.hpp"
 #include "host/io/error.hpp"
@@ -43,8 +43,8 @@ struct RunOptions {
     bool quiet = false;
     bool list_keys = false;
     std::string memory_limit = "auto";
-    std::string shard; ///< "I/K": write a shard directory (host/engine/shards.hpp)
-    std::string resume; ///< DIR of an unfinished run (host/engine/progress_store.hpp)
+    std::string shard; ///< "I/K": write a shard directory (host/results/shards.hpp)
+    std::string resume; ///< DIR of an unfinished run (host/results/progress_store.hpp)
     std::string piece_instances; ///< instances per resumable piece ("" = auto)
 };
 
@@ -74,83 +74,96 @@ std::string keep_finished_work(const std::optional<ProgressStore>& progress, con
            " (or remove " + out.path() + " to discard them)";
 }
 
-void run_command(const RunOptions& o) {
-    const InterruptScope interrupt_scope;
-    const auto t_start = std::chrono::steady_clock::now();
-    const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
-    // --resume DIR: the config, overrides and piece size the unfinished run was started with.
+/// What a run starts from: the experiment file and its overrides, or, with --resume DIR, the unfinished run in DIR
+/// (its directory locked before its .progress is read, so that a second --resume is refused) and the file and
+/// overrides it was started with.
+struct Source {
+    std::string config_path;
+    std::vector<std::string> sets;
     std::optional<ProgressStore> resumed;
-    io::OutputDirectory resumed_dir; // locked before its .progress is read: a second --resume is refused
-    std::string config_path = o.config;
-    std::vector<std::string> sets = o.sets;
+    io::OutputDirectory resumed_dir;
+    config::Config config;
+    std::vector<InputFile> inputs; ///< the loss files' digests: part of the run's identity (input_digest.hpp)
+};
+
+Source load_source(const RunOptions& o) {
+    Source src;
+    src.config_path = o.config;
+    src.sets = o.sets;
     if (!o.resume.empty()) {
         if (!o.config.empty() || !o.sets.empty() || !o.shard.empty() || !o.out.empty() || !o.piece_instances.empty())
             throw UsageError("--resume DIR continues the run in DIR with its own config and settings; give no CONFIG, "
                              "--set, --shard, --out or --piece-instances with it");
         try {
-            if (ProgressStore::exists(o.resume)) resumed_dir = io::OutputDirectory::resume(o.resume, "--resume");
-            resumed = ProgressStore::open(o.resume); // says why a directory without .progress cannot be resumed
+            if (ProgressStore::exists(o.resume)) src.resumed_dir = io::OutputDirectory::resume(o.resume, "--resume");
+            src.resumed = ProgressStore::open(o.resume); // says why a directory without .progress cannot be resumed
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         } catch (const io::IoError& e) {
             throw UsageError(e.what());
         }
-        config_path = resumed->spec().absolute_path;
-        sets = resumed->spec().overrides;
+        src.config_path = src.resumed->spec().absolute_path;
+        src.sets = src.resumed->spec().overrides;
     }
-    config::Config loaded;
     try {
-        loaded = config::load_config(config_path, sets, api::run_config_inputs());
+        src.config = config::load_config(src.config_path, src.sets, api::run_config_inputs());
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     } catch (const std::bad_alloc&) {
-        throw std::runtime_error("out of memory while reading " + config_path +
+        throw std::runtime_error("out of memory while reading " + src.config_path +
                                  " (a sweep of many points, or a large loss file); split the sweep into several runs");
     }
+    return src;
+}
 
-    const Backend requested = o.backend == "cpu"    ? Backend::Cpu
-                              : o.backend == "cuda" ? Backend::Cuda
-                                                    : Backend::Auto;
-    unsigned threads = parse_threads(o.threads);
-    const api::MemoryLimit memory_limit = api::parse_memory_limit(o.memory_limit);
-    if (resumed && loaded.resolved_toml != resumed->spec().resolved_toml)
-        throw UsageError("--resume " + o.resume + ": " + resumed->spec().config_path +
+/// Digests the loss files; a resumed run must find its config and its files as they were.
+void check_inputs(const RunOptions& o, Source& src) {
+    if (src.resumed && src.config.resolved_toml != src.resumed->spec().resolved_toml)
+        throw UsageError("--resume " + o.resume + ": " + src.resumed->spec().config_path +
                          " has changed since the run started (its resolved TOML differs from .progress/spec.json); "
                          "resuming needs the file the run was started from");
-    // The loss files' contents are part of the run's identity (host/engine/input_digest.hpp).
-    std::vector<InputFile> inputs;
     try {
-        inputs = digest_inputs(api::input_paths(loaded));
+        src.inputs = digest_inputs(api::input_paths(src.config));
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
-    if (resumed) {
-        const std::string change = input_change(resumed->spec().inputs, inputs);
+    if (src.resumed) {
+        const std::string change = input_change(src.resumed->spec().inputs, src.inputs);
         if (!change.empty())
             throw UsageError("--resume " + o.resume + ": " + change + " since the run started; its finished pieces "
                              "were computed from the old contents and resuming would mix two inputs in one result. "
                              "Restore the file, or remove " + o.resume + " to start over");
     }
-    const std::uint64_t piece =
-        o.piece_instances.empty() ? 0 : parse_integer("--piece-instances", o.piece_instances, 1, 4294967295ull);
-    // A shard's own --shard, or the one the resumed shard was started with.
-    const std::string shard_text = resumed ? resumed->spec().shard : o.shard;
-    const bool sharded = !shard_text.empty();
+}
+
+/// The instances this process runs, and how it runs them: all of them (one process), a shard's (--shard I/K or
+/// the resumed shard's), or an MPI rank's (shard r of R; rank 0 gathers and writes).
+struct Slice {
+    bool sharded = false;
     ShardSpec shard;
-    std::uint64_t shard_first = 0, shard_count = 0;
-    if (sharded) {
+    bool ranked = false; ///< under mpirun with more than one rank
+    bool root = true;    ///< rank 0, or the only process
+    std::uint64_t first = 0, count = 0;
+};
+
+Slice slice_of(const RunOptions& o, const Source& src, unsigned* threads) {
+    const config::Config& loaded = src.config;
+    Slice sl;
+    const std::string shard_text = src.resumed ? src.resumed->spec().shard : o.shard;
+    sl.sharded = !shard_text.empty();
+    if (sl.sharded) {
         try {
-            shard = parse_shard(shard_text);
+            sl.shard = parse_shard(shard_text);
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
-        if (shard.count > loaded.run.instances)
-            throw UsageError("--shard " + shard_text + ": " + std::to_string(shard.count) + " shards of [run] instances = " +
+        if (sl.shard.count > loaded.run.instances)
+            throw UsageError("--shard " + shard_text + ": " + std::to_string(sl.shard.count) + " shards of [run] instances = " +
                              std::to_string(loaded.run.instances) + " would leave some empty; use at most " +
                              std::to_string(loaded.run.instances) + " shards");
-        shard_range(shard, loaded.run.instances, &shard_first, &shard_count);
+        shard_range(sl.shard, loaded.run.instances, &sl.first, &sl.count);
     }
     // mpirun -n R: rank r runs the instances of shard r of R and rank 0 gathers them (host/mpi/world.hpp).
     const mpi::World& W = mpi::world();
@@ -158,10 +171,10 @@ void run_command(const RunOptions& o) {
         throw UsageError("started by an MPI launcher as rank " + std::to_string(W.rank) + " of " + std::to_string(W.size) +
                          ", but this dpregret was built without MPI, so every rank would run the whole run; rebuild "
                          "with MPI (libopenmpi-dev, installed by scripts/deps.sh) or run one process");
-    const bool ranked = W.active && W.size > 1;
-    const bool root = W.rank == 0;
-    if (ranked) {
-        if (sharded || !o.resume.empty())
+    sl.ranked = W.active && W.size > 1;
+    sl.root = W.rank == 0;
+    if (sl.ranked) {
+        if (sl.sharded || !o.resume.empty())
             throw UsageError("--shard and --resume are for single-process runs; under mpirun the ranks split the "
                              "instances themselves (docs/SCALING.md)");
         if (loaded.run.instances > 0xFFFFFFFFull)
@@ -173,124 +186,231 @@ void run_command(const RunOptions& o) {
                              std::to_string(loaded.run.instances) + " would leave some idle; use at most " +
                              std::to_string(loaded.run.instances) + " ranks");
         shard_range(ShardSpec{static_cast<std::uint64_t>(W.rank), static_cast<std::uint64_t>(W.size)},
-                    loaded.run.instances, &shard_first, &shard_count);
-        if (o.threads.empty()) threads = std::max(1u, std::thread::hardware_concurrency() / std::max(1, W.local_size));
+                    loaded.run.instances, &sl.first, &sl.count);
+        if (o.threads.empty()) *threads = std::max(1u, std::thread::hardware_concurrency() / std::max(1, W.local_size));
     }
+    return sl;
+}
 
-    // The API's plan (host/api/run.hpp): every point resolved, the slice and its ids checked, the backend chosen
-    // and the launch request checked -- everything that can refuse the input, before anything is simulated.
-    if (ranked && requested != Backend::Cpu) (void)cuda_api::use_device(W.local_rank); // one GPU per rank
-    api::RunSpec run_spec;
-    run_spec.backend = requested;
-    run_spec.threads = threads;
-    if (sharded || ranked) {
-        run_spec.first_instance = shard_first;
-        run_spec.instance_count = shard_count;
-    }
-    api::Plan plan = api::plan(std::move(loaded), run_spec);
+/// Prints every point's warnings and the first few guarantees above the request; returns the run's
+/// instance-rounds (the progress bar's total).
+std::uint64_t report_plan(const api::Plan& plan) {
     const config::Config& cfg = plan.config;
-    std::vector<PointRecord>& recs = plan.records;
-    const Backend backend = plan.backend;
     std::uint64_t total_work = 0;
     std::size_t excess_points = 0; // points whose guarantee exceeds the request: the first few are printed
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         total_work = sat_add(total_work, sat_mul(plan.instance_count, cfg.points[i].problem.T));
         for (const std::string& w : cfg.points[i].warnings)
             std::cerr << "dpregret: warning: point " << i << ": " << w << "\n";
-        const std::string excess = api::privacy_excess(cfg.points[i], recs[i].learner.privacy);
+        const std::string excess = api::privacy_excess(cfg.points[i], plan.records[i].learner.privacy);
         if (!excess.empty() && ++excess_points <= 3)
             std::cerr << "dpregret: warning: point " << i << ": " << excess << "\n";
     }
     if (excess_points > 3)
         std::cerr << "dpregret: warning: " << excess_points - 3 << " more point(s) guarantee more than they request; "
                   << "run.json gives every point's guarantee\n";
+    return total_work;
+}
+
+/// The output directory, locked (a second process on it is refused, host/io/dir_lock.hpp) and checked for disk
+/// space before anything is simulated. Under MPI rank 0 alone owns it; the other ranks learn whether it is
+/// usable, and exit 2 with it when it is not.
+io::OutputDirectory open_output(const RunOptions& o, Source& src, const Slice& sl, const api::Plan& plan) {
+    io::OutputDirectory out;
+    if (sl.ranked && !sl.root) {
+        if (mpi::broadcast(0) == 0) {
+            mpi::finalize();
+            std::exit(kExitUsage);
+        }
+        return out;
+    }
+    try {
+        const std::string stem = utc_now("%Y%m%d-%H%M%S") +
+                                 (sl.sharded ? "-shard-" + std::to_string(sl.shard.index) + "-of-" +
+                                                   std::to_string(sl.shard.count)
+                                             : "");
+        // Locked first, then looked at.
+        if (src.resumed) out = std::move(src.resumed_dir);
+        else if (o.out.empty()) out = io::OutputDirectory::create_unique("runs", stem);
+        else out = io::OutputDirectory::open(o.out);
+        if (sl.sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
+            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
+        if (!src.resumed && !o.out.empty() && ProgressStore::exists(o.out))
+            throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
+                             "/) that no process is running: continue it with dpregret run --resume " + o.out +
+                             ", or remove " + o.out + "/" + ProgressStore::kDirName + " to start over");
+        // Disk, like memory, before anything is simulated: a full disk would stop the run at its end.
+        std::uint64_t disk =
+            estimate_run_disk(plan.config, plan.records, plan.instance_count,
+                              sl.ranked ? DiskRole::MpiRoot : sl.sharded ? DiskRole::Shard : DiskRole::Run);
+        if (src.resumed) disk -= std::min(disk, src.resumed->stored_bytes()); // the finished pieces are there already
+        const std::optional<std::uint64_t> free_disk = available_disk_bytes(out.path());
+        if (!fits_on_disk(disk, free_disk))
+            throw UsageError("this run needs about " + human_bytes(disk) + " of disk in " + out.path() +
+                             (sl.ranked ? std::string(" (the result files of every rank's instances)")
+                                        : std::string(" (its finished pieces, 8 bytes x instances x (2 x checkpoints + "
+                                                      "diagnostics + 1) per point, and the result files)")) +
+                             ", but " + human_bytes(*free_disk) +
+                             " is free there. Free space, choose another --out, or reduce [run] instances, "
+                             "checkpoints or the sweep");
+    } catch (const io::IoError& e) {
+        if (sl.ranked) (void)mpi::broadcast(0);
+        out.remove_created();
+        throw UsageError(e.what());
+    } catch (...) {
+        if (sl.ranked) (void)mpi::broadcast(0);
+        out.remove_created();
+        throw;
+    }
+    if (sl.ranked) (void)mpi::broadcast(1);
+    return out;
+}
+
+/// The progress store of a resumable run or shard (not of an MPI rank): finished pieces survive a kill. A resumed
+/// run keeps its own.
+std::optional<ProgressStore> open_progress(const RunOptions& o, Source& src, const Slice& sl, const api::Plan& plan,
+                                           std::uint64_t piece, io::OutputDirectory& out) {
+    std::optional<ProgressStore> progress = std::move(src.resumed);
+    if (progress || sl.ranked) return progress;
+    const bool cuda = plan.backend == Backend::Cuda;
+    ProgressSpec spec;
+    spec.config_path = o.config;
+    std::error_code ec;
+    spec.absolute_path = std::filesystem::absolute(o.config, ec).string();
+    if (ec) spec.absolute_path = o.config;
+    spec.overrides = o.sets;
+    spec.resolved_toml = plan.config.resolved_toml;
+    spec.batch = piece ? piece : api::auto_piece_instances(plan.config, plan.records, cuda);
+    spec.group_work = api::group_work_budget(plan.config, plan.records, piece, cuda);
+    spec.backend_requested = o.backend;
+    spec.shard = o.shard;
+    spec.version = build_info().version;
+    spec.git_commit = build_info().git_commit;
+    spec.layout = static_cast<int>(rng::kStreamLayout);
+    spec.inputs = src.inputs;
+    try {
+        progress = ProgressStore::create(out.path(), spec);
+    } catch (const io::IoError& e) {
+        out.remove_created();
+        throw UsageError(e.what());
+    }
+    return progress;
+}
+
+/// What each way of running does after a point: one process condenses it for the result files; a shard writes
+/// its per-instance arrays (`shard_files`, removed again unless the shard completes); an MPI rank sends its
+/// instances to rank 0, which condenses the point exactly as one process does, and every rank ends all of them
+/// on an interrupt (the others would wait forever).
+void set_driver_hooks(const Slice& sl, const config::Config& cfg, io::OutputDirectory& out,
+                      std::vector<std::string>& shard_files, api::RunSpec& run_spec, api::ExecuteHooks& hooks) {
+    hooks.after_point = [](PointRecord& r) { finish_point(r); }; // condensed for write_outputs, nothing copied
+    if (sl.ranked) {
+        run_spec.interrupted = [&out, root = sl.root] {
+            if (!interrupted()) return false;
+            if (root) {
+                std::cerr << "dpregret: interrupted; no results were written\n";
+                out.remove_created(); // an MPI run keeps no pieces: nothing of it stays
+            }
+            mpi::abort(128 + interrupt_signal());
+        };
+        hooks.after_point = [&cfg, root = sl.root](PointRecord& r) {
+            PointOutcome& po = r.outcome;
+            po.regret = mpi::gather(po.regret);
+            po.realized_regret = mpi::gather(po.realized_regret);
+            po.diagnostics = mpi::gather(po.diagnostics);
+            if (r.point->per_instance) po.comparator = mpi::gather(po.comparator);
+            const std::vector<double> bad =
+                mpi::gather(std::vector<double>(po.first_nonfinite_round.begin(), po.first_nonfinite_round.end()));
+            po.wall_seconds = mpi::max_all(po.wall_seconds);
+            if (!root) {
+                po = PointOutcome{};
+                return;
+            }
+            po.instances = cfg.run.instances;
+            po.first_nonfinite_round.assign(bad.begin(), bad.end());
+            finish_point(r);
+        };
+    }
+    if (sl.sharded) {
+        hooks.after_point = [&out, &shard_files, first = sl.first](PointRecord& r) {
+            check_point_finite(r, first); // messages name global instance ids
+            for (std::string& f : write_shard_point(out.path(), r)) shard_files.push_back(std::move(f));
+        };
+    }
+}
+
+/// The last line of a run or shard that completed.
+void print_done(const Slice& sl, const api::Plan& plan, const std::string& device, const std::string& dir) {
+    const config::Config& cfg = plan.config;
+    const std::vector<PointRecord>& recs = plan.records;
+    if (sl.sharded) {
+        std::cout << "dpregret: shard " << sl.shard.index << "/" << sl.shard.count << " (instances " << sl.first << ".."
+                  << sl.first + sl.count - 1 << " of " << cfg.run.instances << ") of " << recs.size()
+                  << " point(s) in " << dir << "/; merge all " << sl.shard.count
+                  << " with: dpregret merge SHARD_DIR... --out DIR\n";
+        return;
+    }
+    double sim = 0;
+    for (const auto& r : recs) sim += r.outcome.wall_seconds;
+    std::cout << "dpregret: " << recs.size() << " point(s) x " << cfg.run.instances << " instances on " << device
+              << " in " << sim << " s; results in " << dir << "/ (summary.csv, final_regret.csv, "
+              << (recs.size() > kInlinePoints ? "points.jsonl, " : "") << "run.json)\n";
+}
+
+/// `dpregret run`: one process, a shard, an MPI rank or a resumed run — the same steps, in this order: what
+/// the run is (source, slice, plan: every input checked), where it goes (memory, output directory, progress
+/// store: before anything is simulated), then the simulation and the result files.
+void run_command(const RunOptions& o) {
+    const InterruptScope interrupt_scope;
+    const auto t_start = std::chrono::steady_clock::now();
+    const std::string started = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    Source src = load_source(o);
+    const Backend requested = o.backend == "cpu"    ? Backend::Cpu
+                              : o.backend == "cuda" ? Backend::Cuda
+                                                    : Backend::Auto;
+    unsigned threads = parse_threads(o.threads);
+    const api::MemoryLimit memory_limit = api::parse_memory_limit(o.memory_limit);
+    check_inputs(o, src);
+    const std::uint64_t piece =
+        o.piece_instances.empty() ? 0 : parse_integer("--piece-instances", o.piece_instances, 1, 4294967295ull);
+    const Slice sl = slice_of(o, src, &threads);
+
+    // The API's plan (host/api/run.hpp): every point resolved, the slice and its ids checked, the backend chosen
+    // and the launch request checked -- everything that can refuse the input, before anything is simulated.
+    const mpi::World& W = mpi::world();
+    if (sl.ranked && requested != Backend::Cpu) (void)cuda_api::use_device(W.local_rank); // one GPU per rank
+    api::RunSpec run_spec;
+    run_spec.backend = requested;
+    run_spec.threads = threads;
+    if (sl.sharded || sl.ranked) {
+        run_spec.first_instance = sl.first;
+        run_spec.instance_count = sl.count;
+    }
+    api::Plan plan = api::plan(std::move(src.config), run_spec);
+    const config::Config& cfg = plan.config;
+    std::vector<PointRecord>& recs = plan.records;
+    const bool cuda = plan.backend == Backend::Cuda;
+    const std::uint64_t total_work = report_plan(plan);
     std::string device = "cpu: " + std::to_string(threads) + " threads";
     std::uint64_t device_bytes = 0;
-    if (backend == Backend::Cuda) {
+    if (cuda) {
         const auto info = cuda_api::query_devices();
         device = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
         device_bytes = static_cast<std::uint64_t>(info.memory_gib * 1073741824.0);
     }
 
     // Memory, then the output directory: both before anything is simulated.
-    const std::uint64_t process_instances = plan.instance_count;
-    const MemoryEstimate estimate = estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes,
-                                                        backend == Backend::Cuda, process_instances);
+    const MemoryEstimate estimate =
+        estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, cuda, plan.instance_count);
     api::check_memory(estimate, memory_limit, device_bytes);
-    io::OutputDirectory out;
-    if (ranked && !root) { // rank 0 alone owns the output directory; the others learn whether it is usable
-        if (mpi::broadcast(0) == 0) {
-            mpi::finalize();
-            std::exit(kExitUsage);
-        }
-    } else try {
-        const std::string stem = utc_now("%Y%m%d-%H%M%S") +
-                                 (sharded ? "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) : "");
-        // Locked first (a second process on the directory is refused, host/io/dir_lock.hpp), then looked at.
-        if (resumed) out = std::move(resumed_dir);
-        else if (o.out.empty()) out = io::OutputDirectory::create_unique("runs", stem);
-        else out = io::OutputDirectory::open(o.out);
-        if (sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
-            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
-        if (!resumed && !o.out.empty() && ProgressStore::exists(o.out))
-            throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
-                             "/) that no process is running: continue it with dpregret run --resume " + o.out +
-                             ", or remove " + o.out + "/" + ProgressStore::kDirName + " to start over");
-        // Disk, like memory, before anything is simulated: a full disk would stop the run at its end.
-        std::uint64_t disk = estimate_run_disk(cfg, recs, process_instances,
-                                               ranked ? DiskRole::MpiRoot : sharded ? DiskRole::Shard : DiskRole::Run);
-        if (resumed) disk -= std::min(disk, resumed->stored_bytes()); // the finished pieces are there already
-        const std::optional<std::uint64_t> free_disk = available_disk_bytes(out.path());
-        if (!fits_on_disk(disk, free_disk))
-            throw UsageError("this run needs about " + human_bytes(disk) + " of disk in " + out.path() +
-                             (ranked ? std::string(" (the result files of every rank's instances)")
-                                     : std::string(" (its finished pieces, 8 bytes x instances x (2 x checkpoints + "
-                                                   "diagnostics + 1) per point, and the result files)")) +
-                             ", but " + human_bytes(*free_disk) +
-                             " is free there. Free space, choose another --out, or reduce [run] instances, "
-                             "checkpoints or the sweep");
-    } catch (const io::IoError& e) {
-        if (ranked) (void)mpi::broadcast(0);
-        out.remove_created();
-        throw UsageError(e.what());
-    } catch (...) {
-        if (ranked) (void)mpi::broadcast(0);
-        out.remove_created();
-        throw;
-    }
-    if (ranked && root) (void)mpi::broadcast(1);
+    io::OutputDirectory out = open_output(o, src, sl, plan);
     // A second signal ends the process at once: it still removes the lock file and the directory if this run
     // created it and it is empty; an MPI rank then exits with 128 + the signal for the launcher to report.
-    set_interrupt_cleanup(out.lock_path(), out.created_leaf(), ranked);
+    set_interrupt_cleanup(out.lock_path(), out.created_leaf(), sl.ranked);
     const std::string& dir = out.path();
     for (const std::string& name : out.removed_stale())
         std::cerr << "dpregret: removed " << name << ", left in " << dir << " by a run that was killed\n";
-
-    // The progress store of a resumable run or shard (not of an MPI rank): finished pieces survive a kill.
-    std::optional<ProgressStore> progress = std::move(resumed);
-    if (!progress && !ranked) {
-        ProgressSpec spec;
-        spec.config_path = o.config;
-        std::error_code ec;
-        spec.absolute_path = std::filesystem::absolute(o.config, ec).string();
-        if (ec) spec.absolute_path = o.config;
-        spec.overrides = o.sets;
-        spec.resolved_toml = cfg.resolved_toml;
-        spec.batch = piece ? piece : api::auto_piece_instances(cfg, recs, backend == Backend::Cuda);
-        spec.group_work = api::group_work_budget(cfg, recs, piece, backend == Backend::Cuda);
-        spec.backend_requested = o.backend;
-        spec.shard = o.shard;
-        spec.version = build_info().version;
-        spec.git_commit = build_info().git_commit;
-        spec.layout = static_cast<int>(rng::kStreamLayout);
-        spec.inputs = inputs;
-        try {
-            progress = ProgressStore::create(dir, spec);
-        } catch (const io::IoError& e) {
-            out.remove_created();
-            throw UsageError(e.what());
-        }
-    }
+    std::optional<ProgressStore> progress = open_progress(o, src, sl, plan, piece, out);
 
     // From here on, any way out but success leaves no result file and removes what this run created; an
     // interrupted run keeps its finished pieces for --resume.
@@ -304,78 +424,43 @@ void run_command(const RunOptions& o) {
         std::ostringstream sink; // --quiet: progress goes nowhere
         ProgressReporter::Options popt;
         popt.label = "run";
-        if (o.quiet || !root) popt.out = &sink;
+        if (o.quiet || !sl.root) popt.out = &sink;
         ProgressReporter bar(total_work, "instance-rounds", popt);
         run_spec.on_progress = [&](std::uint64_t n) { bar.advance(n); };
         run_spec.interrupted = [] { return interrupted(); };
         api::ExecuteHooks hooks;
-        hooks.after_point = [](PointRecord& r) { finish_point(r); }; // condensed for write_outputs, nothing copied
         if (progress) {
             hooks.progress = &*progress;
             hooks.piece_instances = progress->spec().batch;
         }
-        if (ranked) {
-            run_spec.interrupted = [&] {
-                if (!interrupted()) return false;
-                if (root) {
-                    std::cerr << "dpregret: interrupted; no results were written\n";
-                    out.remove_created(); // an MPI run keeps no pieces: nothing of it stays
-                }
-                mpi::abort(128 + interrupt_signal()); // the other ranks would wait for this one forever
-            };
-            // Rank 0 gathers every rank's per-instance values in rank (= instance) order, then condenses the
-            // point exactly as a one-process run does.
-            hooks.after_point = [&](PointRecord& r) {
-                PointOutcome& po = r.outcome;
-                po.regret = mpi::gather(po.regret);
-                po.realized_regret = mpi::gather(po.realized_regret);
-                po.diagnostics = mpi::gather(po.diagnostics);
-                if (r.point->per_instance) po.comparator = mpi::gather(po.comparator);
-                const std::vector<double> bad =
-                    mpi::gather(std::vector<double>(po.first_nonfinite_round.begin(), po.first_nonfinite_round.end()));
-                po.wall_seconds = mpi::max_all(po.wall_seconds);
-                if (!root) {
-                    po = PointOutcome{};
-                    return;
-                }
-                po.instances = cfg.run.instances;
-                po.first_nonfinite_round.assign(bad.begin(), bad.end());
-                finish_point(r);
-            };
-        }
-        if (sharded) {
-            hooks.after_point = [&](PointRecord& r) {
-                check_point_finite(r, shard_first); // messages name global instance ids
-                for (std::string& f : write_shard_point(dir, r)) shard_files.push_back(std::move(f));
-            };
-        }
+        set_driver_hooks(sl, cfg, out, shard_files, run_spec, hooks);
         bool completed = false;
         try {
             completed = api::execute(plan, run_spec, hooks).completed;
         } catch (const std::exception& e) {
-            if (!ranked) throw;
+            if (!sl.ranked) throw;
             // One rank failed (a non-finite result, a device error): end them all, or the others wait forever.
             std::cerr << "dpregret: error (rank " << W.rank << "): " << e.what() << "\n";
-            if (root) out.remove_created();
+            if (sl.root) out.remove_created();
             mpi::abort(dynamic_cast<const UsageError*>(&e) ? kExitUsage : kExitFailure);
         }
-        if (ranked && !root) return; // rank 0 writes the results
+        if (sl.ranked && !sl.root) return; // rank 0 writes the results
         bar.finish();
         if (!completed || interrupted()) throw stopped();
 
         RunMeta meta;
         meta.config_path = progress ? progress->spec().config_path : o.config;
         if (progress) meta.config_absolute_path = progress->spec().absolute_path;
-        meta.overrides = sets;
+        meta.overrides = src.sets;
         meta.backend_requested = o.backend;
-        meta.device = ranked ? device + " x " + std::to_string(W.size) + " MPI ranks" : device;
+        meta.device = sl.ranked ? device + " x " + std::to_string(W.size) + " MPI ranks" : device;
         meta.threads = threads;
         meta.started_at = started;
         meta.memory_estimate_bytes = estimate.host_bytes;
         meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        if (sharded) {
+        if (sl.sharded) {
             if (interrupted()) throw stopped();
-            write_shard_manifest(dir, cfg, recs, meta, shard, shard_first, shard_count, inputs);
+            write_shard_manifest(dir, cfg, recs, meta, sl.shard, sl.first, sl.count, src.inputs);
         } else if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) {
             throw stopped();
         }
@@ -395,23 +480,8 @@ void run_command(const RunOptions& o) {
         throw;
     }
     if (progress) progress->remove();
-    if (sharded) {
-        if (!o.quiet)
-            std::cout << "dpregret: shard " << shard.index << "/" << shard.count << " (instances " << shard_first << ".."
-                      << shard_first + shard_count - 1 << " of " << cfg.run.instances << ") of " << recs.size()
-                      << " point(s) in " << dir << "/; merge all " << shard.count
-                      << " with: dpregret merge SHARD_DIR... --out DIR\n";
-        return;
-    }
     // run.json is in place: the run is complete, whatever signal may still arrive.
-    if (!o.quiet) {
-        double sim = 0;
-        for (const auto& r : recs) sim += r.outcome.wall_seconds;
-        std::cout << "dpregret: " << recs.size() << " point(s) x " << cfg.run.instances << " instances on "
-                  << device << " in " << sim << " s; results in " << dir
-                  << "/ (summary.csv, final_regret.csv, " << (recs.size() > kInlinePoints ? "points.jsonl, " : "")
-                  << "run.json)\n";
-    }
+    if (!o.quiet) print_done(sl, plan, device, dir);
 }
 
 } // namespace

@@ -5,7 +5,7 @@
 //       StreamId{seed, stream 0, instance i, Purpose::Inspect, sub 0, round 0, element 0}
 //   sample expmech  ->  a length-N vector of candidate indices, draw i = the exponential mechanism of
 //       kernels/mechanisms/exponential.hpp as learner instance i draws it at round 0 (Exponential, sub 0),
-//       on the CPU engine's 16-lane coordinate team of the best instruction set (host/engine/cpu_isa.hpp)
+//       on the CPU engine's 16-lane coordinate team of the best instruction set (host/cpu/cpu_isa.hpp)
 //   sample tree  ->  an N x T matrix, row i = prefix noise Z_0..Z_{T-1} of instance i, coordinate 0,
 //       from mech::prefix_noise (kernels/mechanisms/tree_aggregation.hpp; the per-round tree streams
 //       Purpose::TreeStream, exactly as a learner instance i with that seed and precision double draws them)
@@ -38,8 +38,8 @@
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
-#include "host/engine/cpu_isa.hpp"
-#include "host/engine/memory_estimate.hpp"
+#include "host/cpu/cpu_isa.hpp"
+#include "host/results/memory_estimate.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
@@ -90,7 +90,7 @@ Examples:
   dpregret sample expmech --d 1024 --c 0.5 --n 100000 --out i.npy)TXT";
 
 constexpr const char* kExpMechHelp = R"TXT(The exponential mechanism over d candidates with scores s (lower is better), exactly as the learners
-draw it (kernels/mechanisms/exponential.hpp; ALGORITHMS.md §1.7):
+draw it (kernels/mechanisms/exponential.hpp; docs/spec/model.md §1.7):
   law       Pr[i] = exp(-c s(i)) / sum_j exp(-c s(j)),  i = 0 .. d-1
             c = eps / (2 Delta) makes it eps-DP for a score of sensitivity Delta (AFKT23 Alg. 1: c = eta/2).
             c = 0 is uniform; c = inf is uniform over the minimisers of s.
@@ -169,8 +169,8 @@ constexpr const char* kGammaHelp = R"TXT(Gamma(k, theta) in the shape-scale para
   sampler   Marsaglia-Tsang (2000) rejection (a variable number of random words per draw);
             k < 1 via Gamma(k + 1) U^(1/k).
   theta (G1 - G2) with G1, G2 ~ Gamma(k, 1) independent is the sum of k iid Laplace(theta) draws
-  (DESIGN.md §5); the padded tree draws that sum with a cheaper exact transform of uniforms
-  (noise::laplace_sum, docs/RANDOMNESS.md §4).
+  (docs/ARCHITECTURE.md §5); the padded tree draws that sum with a cheaper exact transform of
+  uniforms (noise::laplace_sum, docs/RANDOMNESS.md §4).
 
 Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
   dpregret sample gamma --shape 2.5 --scale 2 --n 100000 --seed 1 --out gamma.npy
@@ -179,12 +179,12 @@ Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
 constexpr const char* kTreeHelp = R"TXT(The noise that tree aggregation adds to the released prefix sums:
 Z_t = L~_t - L_t for t = 0 .. T-1 (column t), for coordinate 0 of learner instance i (row i), exactly
 as a learner run with this --seed draws it. Only the noise is drawn (no losses), and --scale is the
-noise of ONE tree node as given: no calibration from epsilon (that is `run`'s job; ALGORITHMS.md
+noise of ONE tree node as given: no calibration from epsilon (that is `run`'s job; docs/spec/model.md
 §1.4-§1.5 give the formulas).
   --variant binary   standard binary mechanism (Dwork-Naor-Pitassi-Rothblum 2010, Chan-Shi-Song 2011;
-                     ALGORITHMS.md §1.4): Z_t = sum of the node noises of the popcount(t) dyadic blocks
-                     of [0, t). Z_0 = 0; Var Z_t = popcount(t) Var(node).
-  --variant padded   Agarwal-Singh 2017 Alg. 2 (ALGORITHMS.md §1.5): adds ceil(log2 T) - popcount(t)
+                     docs/spec/model.md §1.4): Z_t = sum of the node noises of the popcount(t) dyadic
+                     blocks of [0, t). Z_0 = 0; Var Z_t = popcount(t) Var(node).
+  --variant padded   Agarwal-Singh 2017 Alg. 2 (docs/spec/model.md §1.5): adds ceil(log2 T) - popcount(t)
                      fresh draws, so every Z_t is a sum of exactly ceil(log2 T) iid node draws (Z_0 is
                      pure padding): Var Z_t = ceil(log2 T) Var(node) for every t. The Z_t are identically
                      distributed, not independent.
@@ -626,7 +626,7 @@ void add_expmech(CLI::App* sample) {
                                      " is not a finite number (" + short_number(scores[i]) + ")");
         }
         const Common cm = parse_common(st->common);
-        // The learners' Gumbel-max on this CPU's 16-lane coordinate team (host/engine/cpu_isa.hpp); the scores
+        // The learners' Gumbel-max on this CPU's 16-lane coordinate team (host/cpu/cpu_isa.hpp); the scores
         // zero-padded to whole packs (the padding lanes are masked out of the argmin).
         if (by_file) scores.resize((scores.size() + 15) / 16 * 16, 0.0);
         cpu::ExpMechArgs args;

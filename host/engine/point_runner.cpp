@@ -6,7 +6,7 @@
 
 #include "host/backend/cuda_api.hpp"
 #include "host/engine/checkpoints.hpp"
-#include "host/engine/cpu_engine.hpp"
+#include "host/cpu/cpu_engine.hpp"
 #include "host/engine/parallel.hpp"
 #include "kernels/sim/comparator.hpp"
 
@@ -23,6 +23,12 @@ Backend choose_backend(Backend requested, bool per_instance, std::string* why_no
     if (why.empty()) return Backend::Cuda;
     if (requested == Backend::Cuda) throw std::invalid_argument("--backend cuda: " + why);
     return Backend::Cpu;
+}
+
+std::unique_ptr<InstanceEngine> make_engine(Backend backend, const EngineRequest& request) {
+    if (backend == Backend::Cuda) return cuda_api::make_cuda_engine(request);
+    if (backend == Backend::Cpu) return make_cpu_engine(request);
+    throw std::logic_error("make_engine: resolve Backend::Auto with choose_backend first");
 }
 
 PointJob make_point_job(const config::RunSettings& run, const config::Point& p, const LearnerRuntime& learner,
@@ -50,14 +56,10 @@ PointOutcome run_point(const PointJob& job) {
     const std::uint32_t d = s.d;
     const std::uint32_t nck = static_cast<std::uint32_t>(s.checkpoints.size());
 
-    std::unique_ptr<InstanceEngine> engine;
     const bool cuda = job.backend == Backend::Cuda;
-    if (cuda) {
-        engine = cuda_api::make_cuda_engine(job.learner.index, job.learner.params.data(), job.learner.params.size(), s);
-    } else {
-        engine = make_cpu_engine(job.learner.index, job.learner.params.data(), s, job.threads,
-                                 job.per_instance ? &job.adversary : nullptr);
-    }
+    const std::unique_ptr<InstanceEngine> engine =
+        make_engine(job.backend, {job.learner.index, job.learner.params.data(), job.learner.params.size(), s,
+                                  job.threads, job.per_instance ? &job.adversary : nullptr});
 
     PointOutcome out;
     out.checkpoints = s.checkpoints;

@@ -1,7 +1,7 @@
 #pragma once
 // Runs one config point: all its instances over T rounds on the chosen backend, generating the
-// shared loss sequence chunk by chunk once for all instances (DESIGN.md §3), and returns the regret
-// of every instance at every checkpoint.
+// shared loss sequence chunk by chunk once for all instances (docs/ARCHITECTURE.md §3), and returns the
+// regret of every instance at every checkpoint.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,7 +13,9 @@
 
 namespace dpr {
 
-enum class Backend { Auto, Cpu, Cuda };
+/// The executor of `backend` (Cpu or Cuda: choose_backend resolves Auto) for the request: the one place that
+/// names a factory.
+std::unique_ptr<InstanceEngine> make_engine(Backend backend, const EngineRequest& request);
 
 struct PointJob {
     LearnerRuntime learner;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "host/engine/adversary_runtime.hpp"
+#include "host/backend/adversary_runtime.hpp"
 #include "kernels/core/params.hpp"
 #include "kernels/learners/common.hpp"
 

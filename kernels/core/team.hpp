@@ -1,5 +1,5 @@
 #pragma once
-// Teams: how one learner instance's per-coordinate work is spread over lanes (DESIGN.md §1, §5; the
+// Teams: how one learner instance's per-coordinate work is spread over lanes (docs/ARCHITECTURE.md §1, §5; the
 // Kokkos team / vector split). A learner's round is written ONCE against the Team concept below; the
 // executor, not the learner, decides what the lanes are:
 //
@@ -9,7 +9,7 @@
 //   CPU InstanceTeam<R, W>        W instances (SIMD)    Pack<R, W>                   Pack<R, W>
 //   GPU thread per instance       1 coordinate          R                            R
 //   GPU warp / block per instance 1 coordinate / thread R                            R
-// (host/engine/cpu_teams.hpp, cuda/teams.cuh). The two type families a learner sees:
+// (host/cpu/cpu_teams.hpp, cuda/teams.cuh). The two type families a learner sees:
 //   typename Team::template lanes<T>  a value per coordinate handled by this call of a loop body
 //   typename Team::template uni<T>    a value per instance (a reduction's result, a scalar of the state)
 // Code mixes them freely (a uni operand is broadcast); lanes are never branched on -- a data-dependent
@@ -153,7 +153,7 @@ struct ArgReduced {
     U max[NM > 0 ? NM : 1];
 };
 
-/// The RNG key of a team's instance (DESIGN.md §2: seed and stream; the instance is in the counter).
+/// The RNG key of a team's instance (docs/ARCHITECTURE.md §2: seed and stream; the instance is in the counter).
 struct RngKey {
     std::uint32_t seed = 0;
     std::uint32_t stream = 0;

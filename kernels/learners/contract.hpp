@@ -5,7 +5,7 @@
 //
 // round() and init() are checked against the one-lane oracle team (SerialTeam<R>, contiguous views,
 // ScalarLossRow<R>) for both precisions of [run] precision (R = double, float); the SIMD and GPU teams are
-// then exercised by instantiation in host/engine/cpu_engine_impl.hpp and cuda/engine_impl.cuh.
+// then exercised by instantiation in host/cpu/cpu_engine_impl.hpp and cuda/engine_impl.cuh.
 #include <cstdint>
 #include <type_traits>
 #include <utility>

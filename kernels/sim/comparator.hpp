@@ -1,5 +1,5 @@
 #pragma once
-// Closed-form comparators for linear losses (ALGORITHMS.md §0.3): the loss of the best fixed decision
+// Closed-form comparators for linear losses (docs/spec/model.md §0.3): the loss of the best fixed decision
 // in hindsight given the cumulative loss vector L = sum_{s<=t} l_s; 0 for the realizable linear-model
 // families (kernels/core/sets.hpp LossFamily).
 #include <cmath>
@@ -29,7 +29,7 @@ DPR_HD inline double comparator(Geometry g, const double* L, std::uint32_t d) {
 /// comparator above for Linear; 0 for the linear-model families, whose adversaries draw b_t = <a_t, x*> for
 /// a fixed x* in X (the family contract in kernels/core/sets.hpp), so every prefix has total loss 0 at x*.
 /// Geometry::Polytope (or the Affine and Distance families) has no closed form here: its adversary's comparator() computes it from
-/// the decision set (host/engine/adversary_runtime.hpp); this returns NaN, which the host refuses to summarise.
+/// the decision set (host/backend/adversary_runtime.hpp); this returns NaN, which the host refuses to summarise.
 DPR_HD inline double comparator(Geometry g, LossFamily f, const double* L, std::uint32_t d) {
     if (g == Geometry::Polytope || f == LossFamily::Affine || f == LossFamily::Distance) return NAN;
     return f == LossFamily::Linear ? comparator(g, L, d) : 0.0;

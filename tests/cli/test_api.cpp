@@ -8,7 +8,7 @@
 #include "cli/run_cli.hpp"
 #include "host/api/run.hpp"
 #include "host/cli/errors.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/outputs.hpp"
 #include "host/io/csv.hpp"
 
 namespace dpr::test {

@@ -20,7 +20,7 @@
 
 #include "cli/run_cli.hpp"
 #include "host/api/pipeline.hpp"
-#include "host/engine/memory_estimate.hpp"
+#include "host/results/memory_estimate.hpp"
 
 namespace dpr::test {
 namespace {

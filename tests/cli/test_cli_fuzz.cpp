@@ -35,8 +35,8 @@
 #include "host/cli/errors.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/config/detail.hpp"
-#include "host/engine/memory_estimate.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/outputs.hpp"
 #include "host/io/csv.hpp"
 
 using dpr::KeySpec;

@@ -330,25 +330,35 @@ TEST(DocsClaims, KeysMdIsTheBinarysListKeysOutput) {
     EXPECT_TRUE(contains(r.out, "equal to exp3 bit for bit given the same eta and gamma")) << r.out;
 }
 
-// Item 14: a header citing a test as its evidence must cite one that exists (two did not).
-TEST(DocsClaims, EveryCitedTestFileExists) {
+// Item 14: a header citing a test as its evidence must cite one that exists (two did not); and every file a
+// source, a script or a docs page names (a header, a test, a docs page, a script) must exist: a path from the
+// repository root, or a Markdown link relative to the page. Examples of names to invent (`cmd_foo`) are not
+// citations.
+TEST(DocsClaims, EveryCitedFileExists) {
     const fs::path root = DPREGRET_SOURCE_DIR;
-    const std::regex cited(R"(tests/[A-Za-z0-9_/]+\.(cpp|cu|hpp|cuh))");
-    int citations = 0;
-    for (const char* dir : {"kernels", "host", "cuda", "docs", "experiments", "scripts"})
+    const std::regex cited(R"((^|[^A-Za-z0-9_./-])((kernels|host|cuda|tests|docs|cmake|scripts|experiments)/)"
+                           R"([A-Za-z0-9_/.-]+\.(cpp|hpp|cu|cuh|md|in|cmake|sh|py))\b)");
+    int citations = 0, test_citations = 0;
+    std::vector<fs::path> files = {root / "README.md", root / "CONTRIBUTING.md"};
+    for (const char* dir : {"kernels", "host", "cuda", "docs", "experiments", "scripts", "tests", "cmake"})
         for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
-            if (!e.is_regular_file()) continue;
             const std::string ext = e.path().extension().string();
-            if (ext != ".hpp" && ext != ".cpp" && ext != ".cu" && ext != ".cuh" && ext != ".md" && ext != ".py" &&
-                ext != ".sh")
-                continue;
-            const std::string text = slurp(e.path().string());
-            for (std::sregex_iterator m(text.begin(), text.end(), cited), end; m != end; ++m) {
-                ++citations;
-                EXPECT_TRUE(fs::exists(root / m->str())) << e.path() << " cites " << m->str();
-            }
+            if (e.is_regular_file() && (ext == ".hpp" || ext == ".cpp" || ext == ".cu" || ext == ".cuh" ||
+                                        ext == ".md" || ext == ".py" || ext == ".sh" || ext == ".in" || ext == ".cmake"))
+                files.push_back(e.path());
         }
-    EXPECT_GT(citations, 10); // the scan reads the tree it is meant to
+    for (const fs::path& f : files) {
+        const std::string text = slurp(f.string());
+        for (std::sregex_iterator m(text.begin(), text.end(), cited), end; m != end; ++m) {
+            const std::string path = (*m)[2].str();
+            if (path.find("_foo") != std::string::npos) continue;
+            ++citations;
+            test_citations += path.rfind("tests/", 0) == 0;
+            EXPECT_TRUE(fs::exists(root / path) || fs::exists(f.parent_path() / path)) << f << " cites " << path;
+        }
+    }
+    EXPECT_GT(citations, 1000); // the scan reads the tree it is meant to
+    EXPECT_GT(test_citations, 10);
 }
 
 // Item 8: `dpregret sample` keeps its promise of finite values (parameters whose largest draw would

@@ -29,8 +29,8 @@
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
 #include "host/api/pipeline.hpp"
-#include "host/engine/memory_estimate.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/outputs.hpp"
 #include "host/io/csv.hpp"
 
 using dpr::test::BlockedWriter;

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
+#include "host/cpu/cpu_isa.hpp"
 #include "host/io/csv.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
@@ -341,6 +342,9 @@ TEST(CliInfo, PrintsBuildIdentityAndGpuVisibility) {
     EXPECT_NE(r.out.find(b.cuda_compiled ? "CUDA backend compiled" : "built without CUDA"),
               std::string::npos);
     EXPECT_NE(r.out.find("gpu"), std::string::npos);
+    const std::string isa = dpr::cpu::isa_name(dpr::cpu::best_isa());
+    EXPECT_NE(r.out.find("kernels for " + dpr::cpu::built_isas() + "; this CPU runs " + isa), std::string::npos)
+        << r.out;
 
     const Result j = run(dir, "info --json");
     ASSERT_EQ(j.rc, 0) << j.err;
@@ -349,6 +353,8 @@ TEST(CliInfo, PrintsBuildIdentityAndGpuVisibility) {
     EXPECT_EQ(doc.at("git_commit"), b.git_commit);
     EXPECT_EQ(doc.at("cuda_compiled"), b.cuda_compiled);
     EXPECT_EQ(doc.at("rng"), b.rng);
+    EXPECT_EQ(doc.at("cpu_kernels"), dpr::cpu::built_isas());
+    EXPECT_EQ(doc.at("cpu_isa"), isa);
     const nlohmann::json& gpu = doc.at("gpu");
     if (gpu.at("available").get<bool>()) {
         EXPECT_FALSE(gpu.at("name").get<std::string>().empty());
@@ -519,8 +525,8 @@ TEST(CliSample_Stat, ParametersMeanWhatTheHelpSays) {
 }
 
 TEST(CliSample_Stat, PaddedTreeEveryColumnHasVarianceLogTTimesNodeVariance) {
-    // ALGORITHMS.md §1.5: every Z_t of the padded tree is a sum of k = ceil(log2 T) iid node draws, so
-    // Var Z_t = k * 2 b^2 for every t (Laplace). T = 16, k = 4, b = 1: 8 for all 16 columns.
+    // AS17 Alg. 2, docs/spec/model.md §1.5: every Z_t of the padded tree is a sum of k = ceil(log2 T) iid node
+    // draws, so Var Z_t = k * 2 b^2 for every t (Laplace). T = 16, k = 4, b = 1: 8 for all 16 columns.
     // se(s^2)/s^2 = sqrt((2 + 3/k)/N) = 1.2% at N = 20000 (excess kurtosis of a sum of k Laplace is 3/k);
     // tolerance 7.5% (6.4 se; 16 columns: false alarm < 1e-8). Wrong variants: binary (popcount(t) * 2:
     // 2 at t = 1), padding off by one level (6 or 10), padding missing at t = 0 (0).
@@ -547,7 +553,7 @@ TEST(CliSample_Stat, PaddedTreeEveryColumnHasVarianceLogTTimesNodeVariance) {
 }
 
 TEST(CliSample_Stat, BinaryTreeColumnVarianceIsPopcountTimesNodeVariance) {
-    // ALGORITHMS.md §1.4: Var Z_t = popcount(t) sigma^2 (Gaussian nodes, sigma = 1.5). se(s^2)/s^2 =
+    // docs/spec/model.md §1.4: Var Z_t = popcount(t) sigma^2 (Gaussian nodes, sigma = 1.5). se(s^2)/s^2 =
     // sqrt(2/N) = 1% at N = 20000; tolerance 6.5%. Wrong: padded (4 * 2.25 for every t).
     TempDir dir;
     const int N = 20000;

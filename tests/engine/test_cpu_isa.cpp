@@ -2,7 +2,7 @@
 // (AVX2, no AVX-512) and of a Nehalem (SSE4.2, no AVX), where any AVX-512 (AVX) instruction is an illegal
 // instruction. It must pick the avx2 (generic) kernels, never execute an instruction of the other ISAs --
 // which would happen if the linker had let a function compiled for AVX-512 stand in for a baseline one
-// (host/engine/cpu_isa.hpp) -- and write byte for byte the results of the native run. Skipped where QEMU is not
+// (host/cpu/cpu_isa.hpp) -- and write byte for byte the results of the native run. Skipped where QEMU is not
 // installed (scripts/deps.sh installs qemu-user on x86-64).
 #include <cstdlib>
 #include <string>

@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "host/engine/cpu_isa.hpp"
-#include "host/engine/cpu_teams.hpp"
+#include "host/cpu/cpu_isa.hpp"
+#include "host/cpu/cpu_teams.hpp"
 #include "kernels/learners/registry.hpp"
 #include "kernels/sim/comparator.hpp"
 #include "kernels/sim/instance_loop.hpp"

@@ -27,7 +27,7 @@
 #include "gpu/gpu_test.hpp"
 #include "host/config/component_info.hpp"
 #include "host/engine/checkpoints.hpp"
-#include "host/engine/cpu_engine.hpp"
+#include "host/engine/point_runner.hpp"
 #include "host/engine/registry.hpp"
 #include "kernels/adversaries/registry.hpp"
 #include "kernels/learners/registry.hpp"
@@ -111,8 +111,7 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
         if (t > 1)
             for (std::uint32_t i = 0; i < w; ++i) cum[(t - 1) * w + i] = cum[(t - 2) * w + i] + rows[(t - 2) * w + i];
     }
-    auto e = gpu ? cuda_api::make_cuda_engine(lr.index, lr.params.data(), lr.params.size(), s)
-                 : make_cpu_engine(lr.index, lr.params.data(), s, 2, nullptr);
+    auto e = make_engine(gpu ? Backend::Cuda : Backend::Cpu, {lr.index, lr.params.data(), lr.params.size(), s, 2, nullptr});
     for (std::uint64_t t0 = 1; t0 <= T; t0 += chunk) {
         const std::uint64_t t1 = std::min<std::uint64_t>(T + 1, t0 + chunk);
         e->advance(t0, t1, rows.data() + (t0 - 1) * w, lr.reads_cumulative ? cum.data() + (t0 - 1) * w : nullptr);

@@ -55,10 +55,22 @@ TEST(Layering, TheLibraryIncludesNothingOfTheCommandLine) {
     EXPECT_TRUE(cuda.empty()) << joined(cuda);
 }
 
+TEST(Layering, TheExecutorFoldersIncludeNothingAboveThem) {
+    // From the bottom up (CONTRIBUTING.md): host/backend, the interface both executors implement; host/cpu, the
+    // CPU executor; host/engine, a point run on either; host/results, what a run keeps and writes; host/api.
+    const std::vector<std::string> order = {"host/backend/", "host/cpu/", "host/engine/", "host/results/", "host/api/"};
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+        const std::vector<std::string> above(order.begin() + static_cast<std::ptrdiff_t>(i) + 1, order.end());
+        const auto hits = includes_of(order[i].substr(0, order[i].size() - 1), above);
+        EXPECT_TRUE(hits.empty()) << order[i] << " includes a folder above it:" << joined(hits);
+    }
+}
+
 TEST(Layering, TheCheckSeesAnIncludeWhereOneIs) {
     // The scan itself must find what it looks for (else the tests above pass on a wrong path or pattern).
     EXPECT_FALSE(includes_of("host/cli", {"host/api/"}).empty());
     EXPECT_FALSE(includes_of("host", {"kernels/"}).empty());
+    EXPECT_FALSE(includes_of("host/results", {"host/engine/"}).empty());
 }
 
 } // namespace

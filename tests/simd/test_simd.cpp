@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "host/engine/cpu_isa.hpp"
+#include "host/cpu/cpu_isa.hpp"
 #include "host/simd/pack.hpp"
 #include "kernels/core/vmath.hpp"
 #include "kernels/noise/lane_noise.hpp"

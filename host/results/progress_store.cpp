@@ -1,4 +1,4 @@
-#include "host/engine/progress_store.hpp"
+#include "host/results/progress_store.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -145,7 +145,7 @@ bool ProgressStore::has(const std::string& name) const {
 namespace {
 
 /// The values a piece stores of one point, in the order written: regret, realized, comparator, diagnostics,
-/// first non-finite round (host/engine/outcome_files.hpp's arrays).
+/// first non-finite round (host/results/outcome_files.hpp's arrays).
 std::uint64_t piece_values(const ProgressStore::PieceShape& s) {
     const std::uint64_t n = s.instances, c = s.ncheck;
     return 2 * n * c + (s.per_instance_cmp ? n * c : c) + n * s.ndiag + n;

@@ -1,6 +1,6 @@
 #pragma once
-// A point's per-instance results as .npy files, the one format of shard directories (host/engine/shards.hpp) and
-// of a resumable run's finished pieces (host/engine/progress_store.hpp):
+// A point's per-instance results as .npy files, the one format of shard directories (host/results/shards.hpp) and
+// of a resumable run's finished pieces (host/results/progress_store.hpp):
 //   <prefix>.regret.npy       instances x checkpoints, float64 (cumulative <l_t,x_t> - comparator)
 //   <prefix>.realized.npy     instances x checkpoints (cumulative l_t(i_t) - comparator)
 //   <prefix>.comparator.npy   checkpoints (a shared sequence) or instances x checkpoints (per-instance sequences)

@@ -1,4 +1,4 @@
-#include "host/engine/outcome_files.hpp"
+#include "host/results/outcome_files.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -25,7 +25,7 @@
 //     outputs      run.json with at most kInlinePoints points inline (4 KiB each); the other files are
 //                  streamed
 //
-// The CPU executor's allocations are in host/engine/cpu_engine.cpp and cpu_engine_impl.hpp; when they
+// The CPU executor's allocations are in host/cpu/cpu_engine.cpp and cpu_engine_impl.hpp; when they
 // change, change point_memory() (memory_estimate.cpp). Arithmetic saturates at UINT64_MAX, so a d or an
 // instance count whose state does not fit in 64 bits is refused too.
 #include <cstddef>
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/outputs.hpp"
 
 namespace dpr {
 

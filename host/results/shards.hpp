@@ -7,7 +7,7 @@
 //
 // An instance's numbers depend only on (config, instance id) (docs/RANDOMNESS.md), so a shard runs its instances
 // with their global ids and keeps every per-instance value the outputs are computed from: per point, the arrays
-// p<index>.{regret,realized,comparator,diagnostics,nonfinite}.npy of host/engine/outcome_files.hpp,
+// p<index>.{regret,realized,comparator,diagnostics,nonfinite}.npy of host/results/outcome_files.hpp,
 // and shard.json, written last (a directory with shard.json is a complete shard): the format, version, commit,
 // RNG layout, the config path, overrides and resolved TOML, the shard's index, count and instance range, and per
 // point the backend, launch policy and simulation time. merge concatenates the arrays in instance order and then
@@ -22,8 +22,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "host/config/config.hpp"
-#include "host/engine/input_digest.hpp"
-#include "host/engine/outputs.hpp"
+#include "host/results/input_digest.hpp"
+#include "host/results/outputs.hpp"
 
 namespace dpr {
 
@@ -71,7 +71,7 @@ struct ShardSet {
 /// file contents, and instance ranges that tile [0, N) exactly (ShardError with the reason otherwise).
 ShardSet read_shards(const std::vector<std::string>& dirs);
 
-/// One shard's arrays of one point: host/engine/outcome_files.hpp's files under `prefix`.
+/// One shard's arrays of one point: host/results/outcome_files.hpp's files under `prefix`.
 struct ShardPiece {
     std::string prefix;
     std::uint64_t instances = 0;
@@ -85,7 +85,7 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r);
 
 /// Fills every record's outcome with the shards' per-instance values, concatenated in instance order (the
 /// records come from resolve_points on the shards' config). ShardError if a shard's arrays do not fit, or if the
-/// point has more than 2^32 - 1 instances (the bounded-memory merge, host/engine/merge_streamed.hpp, takes those),
+/// point has more than 2^32 - 1 instances (the bounded-memory merge, host/results/merge_streamed.hpp, takes those),
 /// or another number than `expected` (the config's), before reading any array.
 void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected);
 

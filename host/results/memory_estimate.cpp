@@ -1,4 +1,4 @@
-#include "host/engine/memory_estimate.hpp"
+#include "host/results/memory_estimate.hpp"
 
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -39,7 +39,7 @@ namespace {
 constexpr std::uint64_t kDouble = sizeof(double);
 /// run.json's inline entry of one point (settings, privacy, checkpoints, ...), generously.
 constexpr std::uint64_t kPointJsonBytes = 4096;
-/// The CPU executor pads rows of d values to multiples of its SIMD lanes (host/engine/cpu_engine_impl.hpp).
+/// The CPU executor pads rows of d values to multiples of its SIMD lanes (host/cpu/cpu_engine_impl.hpp).
 constexpr std::uint64_t kLanePad = 16;
 
 std::string point_label(const PointRecord& r) {
@@ -57,7 +57,7 @@ struct PointMemory {
     std::uint64_t transient = 0; ///< everything while it runs, state included
 };
 
-/// The engine's and the runner's allocations for one point (see the header; host/engine/cpu_engine.cpp,
+/// The engine's and the runner's allocations for one point (see the header; host/cpu/cpu_engine.cpp,
 /// cpu_engine_impl.hpp and point_runner.cpp).
 PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes,
                          std::uint64_t instances) {

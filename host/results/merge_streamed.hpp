@@ -19,8 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "host/engine/outputs.hpp"
-#include "host/engine/shards.hpp"
+#include "host/results/outputs.hpp"
+#include "host/results/shards.hpp"
 
 namespace dpr {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The files a run leaves in its output directory (DESIGN.md §4, §6; docs/OUTPUTS.md):
+// The files a run leaves in its output directory (docs/ARCHITECTURE.md §4, §6; docs/OUTPUTS.md):
 //   summary.csv       one row per point and checkpoint: regret statistics over instances
 //   final_regret.csv  one row per point and instance: regret at t = T
 //   points.jsonl      only for sweeps of more than kInlinePoints points: one JSON object per point (the
@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "host/config/config.hpp"
 #include "host/engine/point_runner.hpp"
@@ -102,7 +104,7 @@ struct RunMeta {
     unsigned threads = 1;
     double wall_seconds = 0.0;  ///< whole run, including loss generation and output
     std::string started_at;     ///< ISO 8601 UTC
-    std::uint64_t memory_estimate_bytes = 0; ///< host/engine/memory_estimate.hpp, for run.json
+    std::uint64_t memory_estimate_bytes = 0; ///< host/results/memory_estimate.hpp, for run.json
 };
 
 /// Writes every output file of a finished run into `dir` (which must exist) as described above and
@@ -115,5 +117,9 @@ bool write_outputs(const std::string& dir, const config::Config& cfg, const std:
 /// Text that is valid UTF-8: `s` unchanged if it is, else every byte that is not part of a valid UTF-8
 /// sequence written as the four characters \xNN (e.g. a path given as raw bytes). For JSON output.
 std::string utf8_or_escaped(const std::string& s);
+
+/// How the run was made (RunMeta: backend requested, device, threads, start, wall time, memory estimate) into a
+/// run.json or shard.json object.
+void put_run_meta(nlohmann::json& j, const RunMeta& meta);
 
 } // namespace dpr

@@ -1,4 +1,4 @@
-#include "host/engine/merge_streamed.hpp"
+#include "host/results/merge_streamed.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -45,7 +45,7 @@ class NpyRows {
     std::ifstream in_;
 };
 
-/// One of a point's arrays in the shard files (host/engine/outcome_files.hpp): its file suffix, its columns per
+/// One of a point's arrays in the shard files (host/results/outcome_files.hpp): its file suffix, its columns per
 /// instance, and whether it is stored as a vector (shape (instances), one value each) rather than a matrix.
 struct Array {
     const char* suffix;

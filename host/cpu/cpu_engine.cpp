@@ -1,14 +1,15 @@
 // The CPU executor's front: picks the instruction set (the best this CPU has, or the one asked for), builds
-// the per-ISA engine (host/engine/cpu_engine_impl.hpp via cpu_isa_*.cpp) and presents it as an InstanceEngine.
+// the per-ISA engine (host/cpu/cpu_engine_impl.hpp, compiled in the units of host/cpu/cpu_isa_unit.cpp.in)
+// and presents it as an InstanceEngine.
 // Compiled for the baseline x86-64: nothing here needs more than SSE2.
-#include "host/engine/cpu_engine.hpp"
+#include "host/cpu/cpu_engine.hpp"
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "host/engine/cpu_isa.hpp"
+#include "host/cpu/cpu_isa.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/registry.hpp"
 #include "kernels/sim/comparator.hpp"
@@ -99,8 +100,31 @@ class CpuEngine final : public InstanceEngine {
 
 namespace cpu {
 
-bool isa_supported(Isa isa) {
-#if defined(__x86_64__) && defined(DPREGRET_CPU_ISAS)
+namespace {
+
+/// The entry points of one ISA's kernels.
+struct IsaKernels {
+    Isa isa;
+    IsaEngine* (*const* make)(const IsaEngineArgs&); ///< kIsaParts factories: learner i is in part i % kIsaParts
+    void (*selftest)(const LaneSelfTest&);
+    void (*expmech)(const ExpMechArgs&, std::uint32_t, std::uint32_t, std::uint32_t*);
+};
+
+/// The ISAs this build compiled (CMake option DPREGRET_CPU_ISAS defines DPREGRET_CPU_ISA_<NAME> here), best first.
+constexpr IsaKernels kBuilt[] = {
+#ifdef DPREGRET_CPU_ISA_AVX512
+    {Isa::Avx512, make_isa_engine_avx512, lane_selftest_avx512, expmech_draws_avx512},
+#endif
+#ifdef DPREGRET_CPU_ISA_AVX2
+    {Isa::Avx2, make_isa_engine_avx2, lane_selftest_avx2, expmech_draws_avx2},
+#endif
+#ifdef DPREGRET_CPU_ISA_GENERIC
+    {Isa::Generic, make_isa_engine_generic, lane_selftest_generic, expmech_draws_generic},
+#endif
+};
+
+bool cpu_has(Isa isa) {
+#if defined(__x86_64__)
     __builtin_cpu_init();
     switch (isa) {
     case Isa::Avx512:
@@ -116,10 +140,33 @@ bool isa_supported(Isa isa) {
 #endif
 }
 
+/// The kernels of a supported ISA; throws std::invalid_argument naming `what` otherwise.
+const IsaKernels& kernels_of(Isa isa, const char* what) {
+    for (const IsaKernels& k : kBuilt)
+        if (k.isa == isa && cpu_has(isa)) return k;
+    throw std::invalid_argument(std::string(what) + ": " + isa_name(isa) + " is not supported here");
+}
+
+} // namespace
+
+bool isa_supported(Isa isa) {
+    for (const IsaKernels& k : kBuilt)
+        if (k.isa == isa) return cpu_has(isa);
+    return false;
+}
+
+std::string built_isas() {
+    std::string out;
+    for (const IsaKernels& k : kBuilt) out += (out.empty() ? "" : ", ") + std::string(isa_name(k.isa));
+    return out;
+}
+
 Isa best_isa() {
-    for (Isa i : {Isa::Avx512, Isa::Avx2})
-        if (isa_supported(i)) return i;
-    return Isa::Generic;
+    for (const IsaKernels& k : kBuilt)
+        if (cpu_has(k.isa)) return k.isa;
+    throw std::runtime_error("this build has CPU kernels for " + built_isas() + " only, and this CPU supports none of "
+                             "them (a build configured with -DDPREGRET_CPU_ISAS=native on another machine?): rebuild "
+                             "with -DDPREGRET_CPU_ISAS=all");
 }
 
 const char* isa_name(Isa isa) {
@@ -131,49 +178,29 @@ Isa resolve_isa(const std::string& requested) {
     for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Generic}) {
         if (requested != isa_name(i)) continue;
         if (!isa_supported(i))
-            throw std::invalid_argument(std::string("isa = \"") + requested + "\": this CPU (or this build) does not "
-                                        "support it; the best it supports is \"" + isa_name(best_isa()) + "\"");
+            throw std::invalid_argument(std::string("isa = \"") + requested + "\": this CPU (or this build, with kernels "
+                                        "for " + built_isas() + ") does not support it; the best it supports is \"" +
+                                        isa_name(best_isa()) + "\"");
         return i;
     }
     throw std::invalid_argument("isa = \"" + requested + "\": must be one of \"auto\", \"avx512\", \"avx2\", \"generic\"");
 }
 
 void expmech_draws(Isa isa, const ExpMechArgs& a, std::uint32_t first, std::uint32_t count, std::uint32_t* out) {
-    if (!isa_supported(isa)) throw std::invalid_argument(std::string("expmech_draws: ") + isa_name(isa) + " is not supported here");
-    switch (isa) {
-#if defined(DPREGRET_CPU_ISAS)
-    case Isa::Avx512:
-        return expmech_draws_avx512(a, first, count, out);
-    case Isa::Avx2:
-        return expmech_draws_avx2(a, first, count, out);
-#endif
-    default:
-        return expmech_draws_generic(a, first, count, out);
-    }
+    kernels_of(isa, "expmech_draws").expmech(a, first, count, out);
 }
 
-void lane_selftest(Isa isa, const LaneSelfTest& t) {
-    if (!isa_supported(isa)) throw std::invalid_argument(std::string("lane_selftest: ") + isa_name(isa) + " is not supported here");
-    switch (isa) {
-#if defined(DPREGRET_CPU_ISAS)
-    case Isa::Avx512:
-        return lane_selftest_avx512(t);
-    case Isa::Avx2:
-        return lane_selftest_avx2(t);
-#endif
-    default:
-        return lane_selftest_generic(t);
-    }
-}
+void lane_selftest(Isa isa, const LaneSelfTest& t) { kernels_of(isa, "lane_selftest").selftest(t); }
 
 } // namespace cpu
 
-std::unique_ptr<InstanceEngine> make_cpu_engine(std::size_t learner_index, const void* params, const EngineShape& shape,
-                                                unsigned threads, const AdversaryRuntime* per_instance) {
+std::unique_ptr<InstanceEngine> make_cpu_engine(const EngineRequest& request) {
+    const EngineShape& shape = request.shape;
+    const std::size_t learner_index = request.learner_index;
     const cpu::Isa isa = cpu::resolve_isa(shape.launch.isa);
     cpu::IsaEngineArgs a;
     a.learner_index = learner_index;
-    a.params = params;
+    a.params = request.params;
     a.d = shape.d;
     a.T = shape.T;
     a.instances = shape.instances;
@@ -187,28 +214,15 @@ std::unique_ptr<InstanceEngine> make_cpu_engine(std::size_t learner_index, const
     a.lanes = shape.launch.lanes == "instances"     ? cpu::LanesRequest::Instances
               : shape.launch.lanes == "coordinates" ? cpu::LanesRequest::Coordinates
                                                     : cpu::LanesRequest::Auto;
-    a.threads = threads < 1 ? 1 : threads;
+    a.threads = request.threads < 1 ? 1 : request.threads;
     std::unique_ptr<AdversaryCtx> adv;
-    if (per_instance) {
-        adv = std::make_unique<AdversaryCtx>(AdversaryCtx{per_instance, shape.seed, shape.stream});
+    if (request.per_instance) {
+        adv = std::make_unique<AdversaryCtx>(AdversaryCtx{request.per_instance, shape.seed, shape.stream});
         a.fill = &fill_own;
         a.comparator = &comparator_of;
         a.adversary_ctx = adv.get();
     }
-    cpu::IsaEngine* e = nullptr;
-    switch (isa) {
-#if defined(DPREGRET_CPU_ISAS)
-    case cpu::Isa::Avx512:
-        e = cpu::make_isa_engine_avx512(a);
-        break;
-    case cpu::Isa::Avx2:
-        e = cpu::make_isa_engine_avx2(a);
-        break;
-#endif
-    default:
-        e = cpu::make_isa_engine_generic(a);
-        break;
-    }
+    cpu::IsaEngine* e = cpu::kernels_of(isa, "make_cpu_engine").make[learner_index % cpu::kIsaParts](a);
     if (!e) throw std::logic_error("make_cpu_engine: learner index out of range");
     return std::make_unique<CpuEngine>(std::unique_ptr<cpu::IsaEngine>(e), std::move(adv), shape,
                                        diagnostic_count(learner_index));

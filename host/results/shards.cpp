@@ -1,4 +1,4 @@
-#include "host/engine/shards.hpp"
+#include "host/results/shards.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/engine/outcome_files.hpp"
+#include "host/results/outcome_files.hpp"
 #include "host/io/atomic_file.hpp"
 #include "host/io/durable.hpp"
 #include "host/io/error.hpp"
@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* kFormat = "dpregret-shard/1";
 
-/// <dir>/p<index>: the prefix of a point's arrays (host/engine/outcome_files.hpp).
+/// <dir>/p<index>: the prefix of a point's arrays (host/results/outcome_files.hpp).
 std::string point_prefix(const std::string& dir, std::size_t index) {
     return (std::filesystem::path(dir) / ("p" + std::to_string(index))).string();
 }
@@ -105,12 +105,7 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
                    {"absolute_path", utf8_or_escaped(ec ? meta.config_path : abs)},
                    {"overrides", overrides},
                    {"resolved_toml", utf8_or_escaped(cfg.resolved_toml)}};
-    j["backend_requested"] = meta.backend_requested;
-    j["device"] = meta.device;
-    j["threads"] = meta.threads;
-    j["started_at"] = meta.started_at;
-    j["wall_seconds"] = meta.wall_seconds;
-    j["memory_estimate_bytes"] = meta.memory_estimate_bytes;
+    put_run_meta(j, meta);
     j["inputs"] = inputs_json(inputs);
     json points = json::array();
     for (const PointRecord& r : recs) {

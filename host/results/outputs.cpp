@@ -1,4 +1,4 @@
-#include "host/engine/outputs.hpp"
+#include "host/results/outputs.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -204,6 +204,15 @@ std::string utf8_or_escaped(const std::string& s) {
     return out;
 }
 
+void put_run_meta(nlohmann::json& j, const RunMeta& meta) {
+    j["backend_requested"] = meta.backend_requested;
+    j["device"] = meta.device;
+    j["threads"] = meta.threads;
+    j["started_at"] = meta.started_at;
+    j["wall_seconds"] = meta.wall_seconds;
+    j["memory_estimate_bytes"] = meta.memory_estimate_bytes;
+}
+
 namespace {
 
 /// Mean, min and max over instances of every diagnostic of a point.
@@ -360,12 +369,7 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
                 {"lanes", cfg.run.lanes}, {"isa", cfg.run.isa}, {"team_threads", cfg.run.team_threads},
                 {"gpu_state", cfg.run.gpu_state}};
     j["backend"] = recs.empty() ? "cpu" : recs.front().outcome.backend;
-    j["backend_requested"] = meta.backend_requested;
-    j["device"] = meta.device;
-    j["threads"] = meta.threads;
-    j["started_at"] = meta.started_at;
-    j["wall_seconds"] = meta.wall_seconds;
-    j["memory_estimate_bytes"] = meta.memory_estimate_bytes;
+    put_run_meta(j, meta);
 
     double sim_seconds = 0, instance_rounds = 0, expert_rounds = 0;
     for (const PointRecord& r : recs) {

@@ -1,10 +1,10 @@
 #pragma once
-// The CPU executor's kernels, compiled once per instruction set: host/engine/cpu_isa_*.cpp include this file
-// with `dpr` renamed (#define dpr dpr_isa_<name>) and their own -march, so every function here and every
-// kernels/ template it instantiates is private to that ISA (see host/engine/cpu_isa.hpp for why; nothing from
-// the standard library that another translation unit could also instantiate is used here: own buffers, raw
-// arrays, std::thread). Every learner of the registry is instantiated for both precisions and both lane
-// layouts (host/engine/cpu_teams.hpp):
+// The CPU executor's kernels, compiled once per instruction set and part of the registry: the units generated
+// from host/cpu/cpu_isa_unit.cpp.in include this file with `dpr` renamed (#define dpr dpr_isa_<name>) and
+// their own -march, so every function here and every kernels/ template it instantiates is private to that ISA
+// (see host/cpu/cpu_isa.hpp for why; nothing from the standard library that another translation unit could
+// also instantiate is used here: own buffers, raw arrays, std::thread). Every learner of a unit's part is
+// instantiated for both precisions and both lane layouts (host/cpu/cpu_teams.hpp):
 //
 //   instance lanes    W instances per SIMD group, coordinates in order: each lane computes exactly what the
 //                     serial oracle computes for its instance. For small d (lane-safe learners,
@@ -23,8 +23,8 @@
 #include <new>
 #include <thread>
 
-#include "host/engine/cpu_isa.hpp"
-#include "host/engine/cpu_teams.hpp"
+#include "host/cpu/cpu_isa.hpp"
+#include "host/cpu/cpu_teams.hpp"
 #include "kernels/core/type_list.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/core/vmath.hpp"
@@ -580,14 +580,20 @@ dpr_cpu_boundary::IsaEngine* make_for(const typename L::Params& p, const dpr_cpu
     return new CoordEngine<L, R>(p, a);
 }
 
-inline dpr_cpu_boundary::IsaEngine* make_engine(const dpr_cpu_boundary::IsaEngineArgs& a) {
+/// The engine of learner a.learner_index if its registry index is Part modulo Parts, else null: each part is
+/// compiled in a translation unit of its own (host/cpu/cpu_isa_unit.cpp.in), so that no unit instantiates
+/// the whole registry.
+template <std::size_t Part, std::size_t Parts>
+dpr_cpu_boundary::IsaEngine* make_engine(const dpr_cpu_boundary::IsaEngineArgs& a) {
+    static_assert(Part < Parts);
     dpr_cpu_boundary::IsaEngine* out = nullptr;
-    std::size_t i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
-        using L = typename decltype(tag)::type;
-        if (i++ != a.learner_index) return;
-        const auto& p = *static_cast<const typename L::Params*>(a.params);
-        out = a.float_precision ? make_for<L, float>(p, a) : make_for<L, double>(p, a);
+    for_each_type_indexed(learners::AllLearners{}, [&](auto tag, auto index) {
+        if constexpr (decltype(index)::value % Parts == Part) {
+            using L = typename decltype(tag)::type;
+            if (decltype(index)::value != a.learner_index) return;
+            const auto& p = *static_cast<const typename L::Params*>(a.params);
+            out = a.float_precision ? make_for<L, float>(p, a) : make_for<L, double>(p, a);
+        }
     });
     return out;
 }

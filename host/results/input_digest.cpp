@@ -1,4 +1,4 @@
-#include "host/engine/input_digest.hpp"
+#include "host/results/input_digest.hpp"
 
 #include <algorithm>
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "host/engine/input_digest.hpp"
+#include "host/results/input_digest.hpp"
 #include "host/engine/point_runner.hpp"
 
 namespace dpr {
@@ -69,7 +69,7 @@ class ProgressStore {
     /// The number of finished pieces (done markers) in the store.
     std::size_t finished_pieces() const;
     /// Saves a finished piece: one array file <name>.npy (every outcome's arrays, concatenated in the order of
-    /// host/engine/outcome_files.hpp), then the done marker <name>.json with the file's size and CRC-32.
+    /// host/results/outcome_files.hpp), then the done marker <name>.json with the file's size and CRC-32.
     void save(const std::string& name, const std::vector<PieceShape>& shapes,
               const std::vector<const PointOutcome*>& outcomes) const;
     /// Loads a finished piece, one outcome per shape. Throws std::invalid_argument naming the file and the damage
