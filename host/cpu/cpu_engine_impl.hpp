@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "host/cpu/cpu_isa.hpp"
+#include "host/cpu/parallel.hpp"
 #include "host/cpu/cpu_teams.hpp"
 #include "kernels/core/type_list.hpp"
 #include "kernels/learners/common.hpp"
@@ -92,43 +93,6 @@ class Buffer {
     std::uint64_t n_ = 0;
     T* p_ = nullptr;
 };
-
-/// Runs f(index, thread) for index in [0, n) on `threads` threads (blocks of `block` from an atomic
-/// counter). Every index is processed exactly once with deterministic code.
-template <class F>
-void parallel_run(std::uint64_t n, unsigned threads, F&& f, std::uint64_t block = 1) {
-    const std::uint64_t blocks = (n + block - 1) / block;
-    if (threads > blocks) threads = static_cast<unsigned>(blocks);
-    if (threads <= 1) {
-        for (std::uint64_t i = 0; i < n; ++i) f(i, 0u);
-        return;
-    }
-    std::atomic<std::uint64_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto worker = [&](unsigned tid) {
-        try {
-            for (;;) {
-                const std::uint64_t begin = next.fetch_add(block);
-                if (begin >= n) break;
-                const std::uint64_t end = begin + block < n ? begin + block : n;
-                for (std::uint64_t i = begin; i < end; ++i) f(i, tid);
-            }
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-            next.store(n);
-        }
-    };
-    Buffer<std::thread*> pool(threads);
-    for (unsigned t = 1; t < threads; ++t) pool[t] = new std::thread(worker, t);
-    worker(0);
-    for (unsigned t = 1; t < threads; ++t) {
-        pool[t]->join();
-        delete pool[t];
-    }
-    if (error) std::rethrow_exception(error);
-}
 
 /// Per-thread scratch of an engine (grows, never shrinks).
 template <class R>
@@ -228,7 +192,7 @@ class CoordEngine final : public EngineBase<L> {
         for (unsigned t = 0; t < a_.threads; ++t) new (&scratch_[t]) ThreadScratch<R>();
         // Fewer instances than threads and a large d: every thread works on every instance (its tiles).
         share_ = !a_.fill && a_.threads > 1 && a_.instances < a_.threads && a_.d >= kShareInstanceMinD;
-        parallel_run(a_.instances, a_.threads, [&](std::uint64_t k, unsigned) {
+        parallel_for(a_.instances, a_.threads, [&](std::uint64_t k, unsigned) {
             L::init(p_, make_team(k, nullptr, 0), workspace(k));
         }, 16);
         std::snprintf(this->policy_, sizeof this->policy_,
@@ -260,7 +224,7 @@ class CoordEngine final : public EngineBase<L> {
         const double* cu = rows && cum ? cum_.data() : nullptr;
         if (share_) return advance_shared(t0, t1, pitch, cu);
         if (!rows) {
-            parallel_run(a_.instances, a_.threads, [&](std::uint64_t k, unsigned tid) {
+            parallel_for(a_.instances, a_.threads, [&](std::uint64_t k, unsigned tid) {
                 ThreadScratch<R>& o = scratch_[tid];
                 o.exact.reserve(n * pitch);
                 o.real.reserve(n * pitch);
@@ -276,7 +240,7 @@ class CoordEngine final : public EngineBase<L> {
         // Shared rows: each thread runs a fixed share of the instances over slices of the chunk's rounds small
         // enough for the slice's rows to stay in the core's cache while every instance of the share reads them.
         const std::uint64_t slice = slice_rounds(pitch * (sizeof(double) + sizeof(R)));
-        parallel_run(a_.threads, a_.threads, [&](std::uint64_t j, unsigned) {
+        parallel_for(a_.threads, a_.threads, [&](std::uint64_t j, unsigned) {
             const std::uint64_t k0 = a_.instances * j / a_.threads, k1 = a_.instances * (j + 1) / a_.threads;
             for (std::uint64_t s0 = t0; s0 < t1; s0 += slice) {
                 const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;
@@ -350,7 +314,7 @@ class CoordEngine final : public EngineBase<L> {
     void advance_shared(std::uint64_t t0, std::uint64_t t1, std::uint64_t pitch, const double* cu) {
         TeamGroup group(a_.threads);
         group.reserve((a_.d + kTile - 1) / kTile);
-        parallel_run(a_.threads, a_.threads, [&](std::uint64_t member, unsigned) {
+        parallel_for(a_.threads, a_.threads, [&](std::uint64_t member, unsigned) {
             for (std::uint64_t k = 0; k < a_.instances; ++k)
                 run(make_team(k, &group, static_cast<unsigned>(member)), k, t0, t1, exact_.data(), real_rows_.data(),
                     pitch, cu);
@@ -399,7 +363,7 @@ class GroupEngine final : public EngineBase<L> {
         for (std::uint64_t g = 0; g < groups_; ++g) new (&totals_[g]) Totals();
         scratch_.reset(a_.threads);
         for (unsigned t = 0; t < a_.threads; ++t) new (&scratch_[t]) ThreadScratch<R>();
-        parallel_run(groups_, a_.threads, [&](std::uint64_t g, unsigned) { L::init(p_, make_team(g), workspace(g)); }, 4);
+        parallel_for(groups_, a_.threads, [&](std::uint64_t g, unsigned) { L::init(p_, make_team(g), workspace(g)); }, 4);
         std::snprintf(this->policy_, sizeof this->policy_,
                       "cpu %s, %s: instance lanes (%d instances per SIMD step), groups over %u threads",
                       DPR_CPU_ISA_NAME, sizeof(R) == 4 ? "float" : "double", W, a_.threads);
@@ -420,7 +384,7 @@ class GroupEngine final : public EngineBase<L> {
             }
         }
         if constexpr (PerLane) {
-            parallel_run(groups_, a_.threads, [&](std::uint64_t g, unsigned tid) {
+            parallel_for(groups_, a_.threads, [&](std::uint64_t g, unsigned tid) {
                 ThreadScratch<R>& o = scratch_[tid];
                 const std::uint64_t pitch = std::uint64_t{d} * W;
                 o.exact.reserve(n * pitch);
@@ -443,7 +407,7 @@ class GroupEngine final : public EngineBase<L> {
         } else {
             // As CoordEngine: fixed shares of the groups over cache-sized slices of the chunk's rounds.
             const std::uint64_t slice = slice_rounds(std::uint64_t{d} * (sizeof(double) + sizeof(R)));
-            parallel_run(a_.threads, a_.threads, [&](std::uint64_t j, unsigned) {
+            parallel_for(a_.threads, a_.threads, [&](std::uint64_t j, unsigned) {
                 const std::uint64_t g0 = groups_ * j / a_.threads, g1 = groups_ * (j + 1) / a_.threads;
                 for (std::uint64_t s0 = t0; s0 < t1; s0 += slice) {
                     const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;

@@ -7,7 +7,7 @@
 #include "host/backend/cuda_api.hpp"
 #include "host/engine/checkpoints.hpp"
 #include "host/cpu/cpu_engine.hpp"
-#include "host/engine/parallel.hpp"
+#include "host/cpu/parallel.hpp"
 #include "kernels/sim/comparator.hpp"
 
 namespace dpr {
