@@ -9,7 +9,7 @@
 //     static constexpr Geometry kGeometry;       the loss set its losses lie in (kernels/core/sets.hpp)
 //     static constexpr bool kSharedOnly;         true: the host rejects adversary.per_instance = true
 //     static constexpr KeySpec kKeys[] = {...};  its own keys (d, per_instance and kind are common);
-//                                                a keyless adversary has std::array<KeySpec, 0>
+//                                                a keyless adversary derives from Keyless (below)
 //     struct Params {...};                       trivially copyable, holds d and T; goes to the GPU
 //     static Params resolve(const KeyValues&, const Problem&);
 //     static bool check(const KeyValues&, const Problem&, Diagnostic&);
@@ -47,11 +47,13 @@
 //   sub kSubCentres   round 2k+1, 2k+2,    bco-distance's centre directions g_k, h_k, under the ctx
 //                     element i            {layout, 0, shared}, not the run's seed
 // Rounds are < 2^32 (rng::check_layout), so t fits the 32-bit round field.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/params.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
 #include "kernels/rng/uniform.hpp"
@@ -154,5 +156,20 @@ std::uint64_t row_extra(const typename A::Params& p) {
     if constexpr (HasRowExtra<A>::value) return A::row_extra(p);
     else return 0;
 }
+
+/// The common part of an adversary with no keys of its own (d and T only): derive from it and write kName,
+/// kGeometry and fill().
+struct Keyless {
+    static constexpr bool kSharedOnly = false;
+    static constexpr std::array<KeySpec, 0> kKeys{};
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+    };
+
+    static Params resolve(const KeyValues&, const Problem& pb) { return Params{pb.d, pb.T}; }
+    static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
+};
 
 } // namespace dpr::adversaries

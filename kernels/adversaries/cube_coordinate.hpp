@@ -16,19 +16,9 @@
 
 namespace dpr::adversaries {
 
-struct CubeCoordinate {
+struct CubeCoordinate : Keyless {
     static constexpr const char* kName = "cube-coordinate";
     static constexpr Geometry kGeometry = Geometry::Cube;
-    static constexpr bool kSharedOnly = false;
-    static constexpr std::array<KeySpec, 0> kKeys{}; ///< no keys of its own
-
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
-    };
-
-    static Params resolve(const KeyValues&, const Problem& pb) { return Params{pb.d, pb.T}; }
-    static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
 
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
         rng::WordStream src(adversary_stream(ctx, kSubLoss, t, 0));
