@@ -9,6 +9,7 @@
 //   static bool check(const KeyValues&, const Problem&, Diagnostic&);  consistency; false = error
 // The host fills KeyValues in the order of kKeys, having checked each key's type and range already.
 // Nothing here allocates or throws, so these headers compile unchanged under nvcc.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -87,7 +88,7 @@ struct Diagnostic {
 
 /// Index of key `name` in a spec array (-1 if absent); constexpr so components can name their keys.
 template <std::size_t N>
-constexpr int key_index(const KeySpec (&keys)[N], const char* name) {
+constexpr int key_index(const KeySpec* keys, const char* name) {
     for (std::size_t i = 0; i < N; ++i) {
         const char* a = keys[i].name;
         const char* b = name;
@@ -95,6 +96,14 @@ constexpr int key_index(const KeySpec (&keys)[N], const char* name) {
         if (*a == *b) return static_cast<int>(i);
     }
     return -1;
+}
+template <std::size_t N>
+constexpr int key_index(const KeySpec (&keys)[N], const char* name) {
+    return key_index<N>(&keys[0], name);
+}
+template <std::size_t N>
+constexpr int key_index(const std::array<KeySpec, N>& keys, const char* name) {
+    return key_index<N>(keys.data(), name);
 }
 
 } // namespace dpr

@@ -144,6 +144,34 @@ struct SerialRound<L, std::void_t<decltype(L::kSerialRound)>> {
     static constexpr bool value = L::kSerialRound;
 };
 
+/// The team adapter of a serial-round learner: rank 0 runs L::init_state / L::round_lane0 on the instance's state
+/// (ws.dbl[0]) and diagnostics (ws.scalars); the others wait and take the broadcast charge. A serial learner derives
+/// from SerialLearner<L> (which declares kSerialRound) and writes only
+///   DPR_HD static void init_state(const Params&, const InstanceCtx&, double* state, double* diagnostics);
+///   DPR_HD static double round_lane0(const Params&, const InstanceCtx&, double* state, double* diagnostics,
+///                                    std::uint64_t t, const double* loss_row);   // returns l_t(x_t)
+template <class L>
+struct SerialLearner {
+    static constexpr bool kSerialRound = true;
+
+    template <class P, class Team, class WS>
+    DPR_HD static void init(const P& p, const Team& team, const WS& ws) {
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) L::init_state(p, c, ws.dbl[0].data(), ws.scalars.data());
+        team.sync();
+    }
+
+    template <class P, class Team, class WS, class Row>
+    DPR_HD static RoundCharge<double> round(const P& p, const Team& team, const WS& ws, std::uint64_t t,
+                                            const Row& row) {
+        double charged = 0.0;
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) charged = L::round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
+        charged = team.broadcast(charged);
+        return {charged, charged};
+    }
+};
+
 /// Whether a learner's first double array may live in registers on the GPU (kRowInRegisters; false without it):
 /// its init and round reach ws.dbl[0] only with the indices that team.for_each / team.reduce hand their bodies,
 /// never with an index of their own (cuda/teams.cuh RegWarpTeam, docs/GPU.md "State in registers").

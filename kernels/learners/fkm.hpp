@@ -24,12 +24,11 @@
 
 namespace dpr::learners {
 
-struct Fkm {
+struct Fkm : SerialLearner<Fkm> {
     static constexpr const char* kName = "fkm";
     static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr bool kInstanceLanes = false;
-    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
     static constexpr std::array<KeySpec, 3> kKeys = {
         KeySpec{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
                 "step size > 0; auto = D / (G sqrt T), G = n L (D + zeta) / zeta", true},
@@ -92,26 +91,12 @@ struct Fkm {
     }
     DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(1); }
 
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        if (team.rank() == 0) {
-            double* s = ws.dbl[0].data();
-            for (std::uint64_t i = 0; i < state_size(p); ++i) s[i] = 0.0;
-            domains::centre(p.dom, s);
-            ws.scalars.data()[0] = 0.0;
-        }
-        team.sync();
+    DPR_HD static void init_state(const Params& p, const InstanceCtx&, double* s, double* dg) {
+        for (std::uint64_t i = 0; i < state_size(p); ++i) s[i] = 0.0;
+        domains::centre(p.dom, s);
+        dg[0] = 0.0;
     }
 
-    template <class Team, class WS, class Row>
-    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
-                                            const Row& row) {
-        double charged = 0.0;
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0) charged = round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
-        charged = team.broadcast(charged);
-        return {charged, charged};
-    }
 
     DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
                                      const double* row) {

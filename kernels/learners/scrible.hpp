@@ -64,17 +64,6 @@ namespace dpr::learners {
 
 namespace scrible_detail {
 
-template <std::size_t N>
-constexpr int key_pos(const std::array<KeySpec, N>& keys, const char* name) {
-    for (std::size_t i = 0; i < N; ++i) {
-        const char* a = keys[i].name;
-        const char* b = name;
-        while (*a && *a == *b) ++a, ++b;
-        if (*a == *b) return static_cast<int>(i);
-    }
-    return -1;
-}
-
 inline constexpr KeySpec kEpsilonKey{
     "epsilon",
     KeyType::Real,
@@ -188,20 +177,20 @@ constexpr const char* name() {
 } // namespace scrible_detail
 
 template <class B, bool kPrivate>
-struct ScribleLearner {
+struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
     using Barrier = B;
     static constexpr const char* kName = scrible_detail::name<B, kPrivate>();
     static constexpr Geometry kGeometry = B::kGeometry;
     static constexpr auto kKeys = scrible_detail::Keys<kPrivate, !B::kClosedForm>::kKeys;
     static constexpr auto kDiagnostics = scrible_detail::Diagnostics<kPrivate>::kNames;
 
-    static constexpr int kEpsilon = scrible_detail::key_pos(kKeys, "epsilon");
-    static constexpr int kCalibration = scrible_detail::key_pos(kKeys, "calibration");
-    static constexpr int kNoiseScale = scrible_detail::key_pos(kKeys, "noise_scale");
-    static constexpr int kBTilde = scrible_detail::key_pos(kKeys, "b_tilde");
-    static constexpr int kEta = scrible_detail::key_pos(kKeys, "eta");
-    static constexpr int kNewtonTol = scrible_detail::key_pos(kKeys, "newton_tol");
-    static constexpr int kNewtonIters = scrible_detail::key_pos(kKeys, "newton_iters");
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kCalibration = key_index(kKeys, "calibration");
+    static constexpr int kNoiseScale = key_index(kKeys, "noise_scale");
+    static constexpr int kBTilde = key_index(kKeys, "b_tilde");
+    static constexpr int kEta = key_index(kKeys, "eta");
+    static constexpr int kNewtonTol = key_index(kKeys, "newton_tol");
+    static constexpr int kNewtonIters = key_index(kKeys, "newton_iters");
 
     static constexpr double kM = 1.0; ///< M = max |<l, x>| over Y x K (1 for ball, cube, simplex; §0.2)
 
@@ -323,7 +312,6 @@ struct ScribleLearner {
     /// SCRiBLe's round is sequential scalar code over its state (rank 0 of a team; no instance lanes), so its
     /// workspace is one contiguous double array and the diagnostic slots.
     static constexpr bool kInstanceLanes = false;
-    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
         return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(static_cast<int>(kDiagSlots));
     }
@@ -405,7 +393,7 @@ struct ScribleLearner {
     // ---- the learner contract -----------------------------------------------------------------------------
 
     /// The state (g, x, aux) at the centre, diagnostics at their neutral values. `diag` has kDiagSlots doubles.
-    DPR_HD static void init_state(const Params& p, double* ws, double* dg) {
+    DPR_HD static void init_state(const Params& p, const InstanceCtx&, double* ws, double* dg) {
         const std::uint64_t W = state_size(p);
         for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
         B::center(p.n, x_of(p, ws), aux_of(p, ws));
@@ -414,21 +402,6 @@ struct ScribleLearner {
         dg[kMinSlackX] = kInf;
     }
 
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        if (team.rank() == 0) init_state(p, ws.dbl[0].data(), ws.scalars.data());
-        team.sync();
-    }
-
-    template <class Team, class WS, class Row>
-    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
-                                            const Row& row) {
-        double charged = 0.0;
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0) charged = round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
-        charged = team.broadcast(charged);
-        return {charged, charged};
-    }
 
     /// One round on the state `ws` and diagnostics `dg` (team rank 0).
     DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,

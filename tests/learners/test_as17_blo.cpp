@@ -455,7 +455,7 @@ Trace run_trace(const typename L::Params& p, const typename A::Params& ap, std::
     const InstanceCtx c{seed, 0, instance};
     const adversaries::SequenceCtx sc{seed, 0, adversaries::kSharedSequence};
     std::vector<double> ws(L::state_size(p)), dg(L::kDiagSlots), loss(p.d);
-    L::init_state(p, ws.data(), dg.data());
+    L::init_state(p, c, ws.data(), dg.data());
     Trace tr;
     tr.zsum.assign(p.d, 0.0);
     tr.L.assign(p.d, 0.0);
@@ -566,7 +566,7 @@ void check_estimator(std::uint32_t d, const std::vector<double>& point, int M) {
     const std::uint32_t n = p.n;
     std::vector<double> ws(L::state_size(p)), dg(L::kDiagSlots);
     const InstanceCtx c{3, 0, 0};
-    L::init_state(p, ws.data(), dg.data());
+    L::init_state(p, c, ws.data(), dg.data());
     if (!point.empty())
         L::Barrier::set_point(n, point.data(), L::x_of(p, ws.data()), L::aux_of(p, ws.data()));
     std::mt19937_64 rng(d);
