@@ -261,7 +261,7 @@ std::size_t group_end(const config::Config& cfg, const std::vector<PointRecord>&
 }
 
 /// A finished piece, or nothing (and a warning naming the damage) if it is damaged: it is then computed again.
-std::vector<PointOutcome> load_or_warn(const ProgressStore& store, const std::string& name,
+std::vector<PointResult> load_or_warn(const ProgressStore& store, const std::string& name,
                                        const std::vector<ProgressStore::PieceShape>& shapes) {
     try {
         return store.load(name, shapes);
@@ -285,6 +285,18 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         job.interrupted = o.interrupted;
         return job;
     };
+    // A point's result is complete: it says what the point is, and goes to the caller's hook (or is condensed).
+    const auto finished = [&](PointRecord& r) {
+        PointResult& res = r.result;
+        res.point = *r.point;
+        res.learner = r.learner.name;
+        res.adversary = r.adversary.name;
+        res.privacy = r.learner.privacy;
+        res.diagnostic_names = r.learner.diagnostic_names;
+        res.first_instance = first;
+        if (o.after_point) o.after_point(r);
+        else finish_point(r);
+    };
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
         PointJob job = job_for(i);
@@ -300,26 +312,23 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                                   cfg.points[k].per_instance});
             }
             const std::string name = ProgressStore::group_name(i);
-            std::vector<PointOutcome> loaded;
+            std::vector<PointResult> loaded;
             if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shapes);
             if (!loaded.empty()) {
                 for (std::size_t k = i; k < j; ++k) {
-                    recs[k].outcome = std::move(loaded[k - i]);
+                    recs[k].result = std::move(loaded[k - i]);
                     if (o.on_progress) o.on_progress(N * cfg.points[k].problem.T);
                 }
             } else {
-                std::vector<const PointOutcome*> done;
+                std::vector<const PointResult*> done;
                 for (std::size_t k = i; k < j; ++k) {
-                    recs[k].outcome = run_point_range(jobs[k - i], first, N);
-                    if (!recs[k].outcome.completed) return false;
-                    done.push_back(&recs[k].outcome);
+                    recs[k].result = run_point_range(jobs[k - i], first, N);
+                    if (!recs[k].result.completed) return false;
+                    done.push_back(&recs[k].result);
                 }
                 o.progress->save(name, shapes, done);
             }
-            for (std::size_t k = i; k < j; ++k) {
-                if (o.after_point) o.after_point(recs[k]);
-                else finish_point(recs[k]);
-            }
+            for (std::size_t k = i; k < j; ++k) finished(recs[k]);
             i = j - 1; // the loop's ++i moves to the next group
             continue;
         }
@@ -327,14 +336,14 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
             // In pieces of B instances, each saved when done (or loaded, when resuming).
             const std::uint64_t B = o.piece_instances;
             const std::size_t nck = job.shape.checkpoints.size(), nd = recs[i].learner.diagnostic_names.size();
-            PointOutcome all;
+            PointResult all;
             for (std::uint64_t b = 0; b * B < N; ++b) {
                 const std::uint64_t n = std::min(B, N - b * B);
                 const std::vector<ProgressStore::PieceShape> shape = {{i, n, nck, nd, p.per_instance}};
                 const std::string name = ProgressStore::piece_name(i, b);
-                std::vector<PointOutcome> loaded;
+                std::vector<PointResult> loaded;
                 if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shape);
-                PointOutcome piece;
+                PointResult piece;
                 if (!loaded.empty()) {
                     piece = std::move(loaded[0]);
                     if (o.on_progress) o.on_progress(n * p.problem.T);
@@ -345,13 +354,12 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                 }
                 append_outcome(all, std::move(piece), p.per_instance);
             }
-            recs[i].outcome = std::move(all);
+            recs[i].result = std::move(all);
         } else {
-            recs[i].outcome = run_point_range(job, first, N);
+            recs[i].result = run_point_range(job, first, N);
         }
-        if (!recs[i].outcome.completed) return false;
-        if (o.after_point) o.after_point(recs[i]);
-        else finish_point(recs[i]);
+        if (!recs[i].result.completed) return false;
+        finished(recs[i]);
     }
     return true;
 }

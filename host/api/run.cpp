@@ -63,25 +63,8 @@ RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks) {
     so.progress = hooks.progress;
     so.piece_instances = hooks.piece_instances;
     so.after_point = hooks.after_point ? hooks.after_point : [&](PointRecord& r) {
-        PointResult pr;
-        pr.point = *r.point;
-        pr.learner = r.learner.name;
-        pr.adversary = r.adversary.name;
-        pr.privacy = r.learner.privacy;
-        pr.first_instance = plan.first_instance;
-        pr.instances = r.outcome.instances;
-        pr.checkpoints = r.outcome.checkpoints;
-        pr.regret = r.outcome.regret;
-        pr.realized_regret = r.outcome.realized_regret;
-        pr.comparator = r.outcome.comparator;
-        pr.diagnostic_names = r.learner.diagnostic_names;
-        pr.diagnostics = r.outcome.diagnostics;
-        pr.backend = r.outcome.backend;
-        pr.launch_policy = r.outcome.policy;
-        pr.wall_seconds = r.outcome.wall_seconds;
-        finish_point(r); // checks every value and condenses: the rows of summary.csv
-        pr.summary = r.rows;
-        out.points.push_back(std::move(pr));
+        finish_point(r, /*keep_instances=*/true); // checks every value and condenses: the rows of summary.csv
+        out.points.push_back(std::move(r.result));
     };
     out.completed = simulate_points(plan.config, plan.records, so);
     return out;

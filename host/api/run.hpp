@@ -47,22 +47,9 @@ struct RunSpec {
     std::function<bool()> interrupted;  ///< polled between chunks; true stops the run (RunResult::completed false)
 };
 
-struct PointResult {
-    config::Point point;                    ///< its resolved settings, swept values, problem (d, T, seed, stream)
-    std::string learner, adversary;
-    learners::PrivacyReport privacy;        ///< the (eps, delta) the learner provides
-    std::uint64_t first_instance = 0;       ///< global id of row 0
-    std::uint64_t instances = 0;
-    std::vector<std::uint64_t> checkpoints;
-    std::vector<double> regret;             ///< instances x checkpoints: cumulative <l_t, x_t> - comparator
-    std::vector<double> realized_regret;    ///< instances x checkpoints: cumulative l_t(i_t) - comparator
-    std::vector<double> comparator;         ///< checkpoints (shared sequence) or instances x checkpoints
-    std::vector<std::string> diagnostic_names;
-    std::vector<double> diagnostics;        ///< instances x diagnostic_names.size()
-    std::vector<CheckpointRow> summary;     ///< the point's rows of summary.csv (over this slice's instances)
-    std::string backend, launch_policy;
-    double wall_seconds = 0.0;
-};
+/// A point's result (host/engine/point_result.hpp): what the point is, its instances' regret at every checkpoint,
+/// their diagnostics, the rows of summary.csv, how it ran.
+using PointResult = dpr::PointResult;
 
 struct RunResult {
     config::Config config;                  ///< as run() loaded it (empty from execute(): the plan holds it)

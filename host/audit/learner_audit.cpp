@@ -294,10 +294,10 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
             const std::uint64_t n = std::min(s.batch, first + count - b);
             pj.shape.instances = static_cast<std::uint32_t>(n);
             pj.shape.first_instance = static_cast<std::uint32_t>((job.common_ids ? 0 : side * M) + b);
-            const PointOutcome po = run_point(pj);
+            const PointResult po = run_point(pj);
             if (!po.completed || stopped()) return false;
             o.backend = po.backend;
-            o.policy = po.policy;
+            o.policy = po.launch_policy;
             const std::vector<double>& C = s.realized ? po.charged_realized : po.charged;
             const std::size_t nck = cks.size();
             stats.resize(n);

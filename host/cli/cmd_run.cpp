@@ -314,7 +314,7 @@ void set_driver_hooks(const Slice& sl, const config::Config& cfg, io::OutputDire
             mpi::abort(128 + interrupt_signal());
         };
         hooks.after_point = [&cfg, root = sl.root](PointRecord& r) {
-            PointOutcome& po = r.outcome;
+            PointResult& po = r.result;
             po.regret = mpi::gather(po.regret);
             po.realized_regret = mpi::gather(po.realized_regret);
             po.diagnostics = mpi::gather(po.diagnostics);
@@ -323,7 +323,7 @@ void set_driver_hooks(const Slice& sl, const config::Config& cfg, io::OutputDire
                 mpi::gather(std::vector<double>(po.first_nonfinite_round.begin(), po.first_nonfinite_round.end()));
             po.wall_seconds = mpi::max_all(po.wall_seconds);
             if (!root) {
-                po = PointOutcome{};
+                po = PointResult{};
                 return;
             }
             po.instances = cfg.run.instances;
@@ -351,7 +351,7 @@ void print_done(const Slice& sl, const api::Plan& plan, const std::string& devic
         return;
     }
     double sim = 0;
-    for (const auto& r : recs) sim += r.outcome.wall_seconds;
+    for (const auto& r : recs) sim += r.result.wall_seconds;
     std::cout << "dpregret: " << recs.size() << " point(s) x " << cfg.run.instances << " instances on " << device
               << " in " << sim << " s; results in " << dir << "/ (summary.csv, final_regret.csv, "
               << (recs.size() > kInlinePoints ? "points.jsonl, " : "") << "run.json)\n";

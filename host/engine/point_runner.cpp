@@ -50,7 +50,7 @@ PointJob make_point_job(const config::RunSettings& run, const config::Point& p, 
     return job;
 }
 
-PointOutcome run_point(const PointJob& job) {
+PointResult run_point(const PointJob& job) {
     const auto start = std::chrono::steady_clock::now();
     const EngineShape& s = job.shape;
     const std::uint32_t d = s.d;
@@ -61,11 +61,11 @@ PointOutcome run_point(const PointJob& job) {
         make_engine(job.backend, {job.learner.index, job.learner.params.data(), job.learner.params.size(), s,
                                   job.threads, job.per_instance ? &job.adversary : nullptr});
 
-    PointOutcome out;
+    PointResult out;
     out.checkpoints = s.checkpoints;
     out.instances = s.instances;
     out.backend = cuda ? "cuda" : "cpu";
-    out.policy = engine->policy();
+    out.launch_policy = engine->policy();
 
     // Shared sequence: rows of the current chunk and the running comparator, once per point.
     std::vector<double> rows, cum, last_row, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
@@ -169,7 +169,7 @@ std::uint32_t block_stream(std::uint32_t stream, std::uint64_t h) {
     return static_cast<std::uint32_t>(z ^ (z >> 32));
 }
 
-void append_outcome(PointOutcome& to, PointOutcome piece, bool per_instance_cmp) {
+void append_outcome(PointResult& to, PointResult piece, bool per_instance_cmp) {
     if (to.instances == 0) { // the first piece: it is the outcome so far (no copy of its arrays)
         to = std::move(piece);
         return;
@@ -187,7 +187,7 @@ void append_outcome(PointOutcome& to, PointOutcome piece, bool per_instance_cmp)
     to.completed = piece.completed;
 }
 
-PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t count) {
+PointResult run_point_range(PointJob job, std::uint64_t first, std::uint64_t count) {
     if (count >= (std::uint64_t{1} << 32))
         throw std::invalid_argument("one process runs fewer than 2^32 instances of a point at a time");
     const std::uint32_t stream = job.shape.stream;
@@ -197,14 +197,14 @@ PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t co
         job.shape.instances = static_cast<std::uint32_t>(count);
         return run_point(job);
     }
-    PointOutcome out;
+    PointResult out;
     job.shared_stream = stream;
     for (std::uint64_t h = h0; h <= h1; ++h) {
         const std::uint64_t a = std::max(first, h * kIdsPerBlock), b = std::min(first + count, (h + 1) * kIdsPerBlock);
         job.shape.stream = block_stream(stream, h);
         job.shape.first_instance = instance_word(a);
         job.shape.instances = static_cast<std::uint32_t>(b - a);
-        PointOutcome part = run_point(job);
+        PointResult part = run_point(job);
         const bool completed = part.completed;
         append_outcome(out, std::move(part), job.per_instance);
         if (!completed) return out;

@@ -9,6 +9,7 @@
 
 #include "host/backend/instance_engine.hpp"
 #include "host/config/config.hpp"
+#include "host/engine/point_result.hpp"
 #include "host/engine/registry.hpp"
 
 namespace dpr {
@@ -30,7 +31,7 @@ struct PointJob {
     std::uint64_t chunk_work = 0;
     std::function<void(std::uint64_t instance_rounds)> on_progress; ///< called after each chunk
     std::function<bool()> interrupted;                               ///< polled between chunks
-    /// Also return the learner's own cumulative charged losses (PointOutcome::charged*), not only their
+    /// Also return the learner's own cumulative charged losses (PointResult::charged*), not only their
     /// difference to the comparator: `dpregret audit` forms its statistic from them.
     bool keep_charged = false;
     /// The stream key of the shared loss sequence; -1: shape.stream. Differs from shape.stream when the
@@ -38,29 +39,11 @@ struct PointJob {
     std::int64_t shared_stream = -1;
 };
 
-struct PointOutcome {
-    std::vector<std::uint64_t> checkpoints;
-    std::uint64_t instances = 0;         ///< one process runs at most 2^32 - 1; a merged point may hold more
-    std::vector<double> regret;          ///< instances x checkpoints: cumulative <l_t,x_t> - comparator
-    std::vector<double> realized_regret; ///< instances x checkpoints: cumulative l_t(i_t) - comparator
-    std::vector<double> comparator;      ///< checkpoints (shared) or instances x checkpoints
-    /// With PointJob::keep_charged, instances x checkpoints: sum_{s<=t} <l_s, x_s> and sum_{s<=t} l_s(i_s) exactly
-    /// as the executor accumulated them (empty otherwise).
-    std::vector<double> charged, charged_realized;
-    std::vector<double> diagnostics;     ///< instances x learner.diagnostic_names.size()
-    /// Per instance: the first round whose charged loss was not finite (0 = none).
-    std::vector<std::uint64_t> first_nonfinite_round;
-    std::string backend;                 ///< "cpu" or "cuda"
-    std::string policy;                  ///< launch policy of the backend
-    double wall_seconds = 0.0;
-    bool completed = false;              ///< false if interrupted
-};
-
 /// Which backend `requested` resolves to for this job (throws UsageError-like std::invalid_argument
 /// when "cuda" is requested but unusable).
 Backend choose_backend(Backend requested, bool per_instance, std::string* why_not_cuda);
 
-PointOutcome run_point(const PointJob& job);
+PointResult run_point(const PointJob& job);
 
 // ---- 64-bit instance ids (docs/RANDOMNESS.md §2 "Instance ids past 2^32") ----------------------------------
 // The RNG counter's instance word is 32 bits and its last value is the shared sequence's, so a global instance id
@@ -81,10 +64,10 @@ std::uint32_t block_stream(std::uint32_t stream, std::uint64_t h);
 
 /// Instances [first, first + count) of `job`'s point, with global ids, in as many executor calls as id blocks
 /// they span; the per-instance results concatenated in id order. count < 2^32 (one process's share).
-PointOutcome run_point_range(PointJob job, std::uint64_t first, std::uint64_t count);
+PointResult run_point_range(PointJob job, std::uint64_t first, std::uint64_t count);
 
 /// Appends the instances of `piece` (the next ids after those in `to`) to `to`; an empty `to` takes `piece` whole.
-void append_outcome(PointOutcome& to, PointOutcome piece, bool per_instance_cmp);
+void append_outcome(PointResult& to, PointResult piece, bool per_instance_cmp);
 
 /// The job of config point `p` as `dpregret run` runs it: its shape from [run] and the point (row width, T, seed,
 /// stream, log-spaced checkpoints, precision, launch request), on the CPU with one thread. Callers set the instance

@@ -75,7 +75,7 @@ PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsign
     const std::uint64_t chunk = sat_mul(sat_mul(chunk_rows, pitch), kDouble); // one copy of a chunk's rows
     std::uint64_t t = m.state;
     t = sat_add(t, sat_mul(I, sizeof(sim::InstanceTotals<double, std::uint64_t>)));
-    // expected/realised: the engine's, CpuEngine's copies, run_point's copies, PointOutcome's regrets.
+    // expected/realised: the engine's, CpuEngine's copies, run_point's copies, PointResult's regrets.
     t = sat_add(t, sat_mul(sat_mul(8 * kDouble, I), C));
     t = sat_add(t, sat_mul(sat_mul(2 * kDouble, I), nd + 1)); // diagnostics and first non-finite rounds, twice
     if (p.per_instance) {

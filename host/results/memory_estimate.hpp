@@ -14,7 +14,7 @@
 //     state        I x W                                 (the executor's workspace arrays)
 //     totals       I x sizeof(sim::InstanceTotals)
 //     checkpoints  8 x I x C doubles: expected/realised in the executor, in CpuEngine, their copies in
-//                  run_point and PointOutcome's regrets, all alive when run_point returns; and the
+//                  run_point and PointResult's regrets, all alive when run_point returns; and the
 //                  diagnostics and first non-finite rounds twice (2 x I x (nd + 1))
 //     loss chunk   chunk rows = min(T, chunk_bytes / 8d), rows padded to 16 lanes (pitch): the runner's
 //                  rows and the executor's exact and real copies (3 x rows x pitch doubles) + d (L); with

@@ -90,7 +90,7 @@ std::uint64_t block_rows(std::size_t widest) {
 void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t expected, std::size_t select_bytes,
                            std::uint64_t read_rows) {
     const std::vector<ShardPiece> pieces = scan_point(set, r); // metadata, the shared comparator
-    PointOutcome& o = r.outcome;
+    PointResult& o = r.result;
     check_instance_total(pieces, r, expected);
     const std::uint64_t n = expected;
     std::uint64_t largest = 1;
@@ -150,9 +150,9 @@ void finish_point_streamed(const ShardSet& set, PointRecord& r, std::uint64_t ex
             for (std::size_t i = 0; i < ranks.size(); ++i) order[c][i] = sel.value(c - c0, i);
     }
 
-    r.rows.assign(nck, CheckpointRow{});
+    r.result.summary.assign(nck, CheckpointRow{});
     for (std::size_t c = 0; c < nck; ++c) {
-        CheckpointRow& row = r.rows[c];
+        CheckpointRow& row = r.result.summary[c];
         row.t = o.checkpoints[c];
         row.comparator = per_cmp ? cmp_sum[c] / static_cast<double>(n) : o.comparator[c];
         row.regret = stats::summary_from_order_statistics(n, reg[c].total(), ranks, order[c]);

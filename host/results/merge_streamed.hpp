@@ -27,7 +27,7 @@ namespace dpr {
 /// Default bound on the selection histograms of one batch of checkpoints.
 inline constexpr std::size_t kSelectBytes = std::size_t{256} << 20;
 
-/// Fills r.outcome's metadata, r.rows, r.diagnostic_summary and r.stream_final from the shards of `set`, holding
+/// Fills r.result's metadata, r.result.summary, r.diagnostic_summary and r.stream_final from the shards of `set`, holding
 /// O(blocks + histograms) memory whatever the number of instances. Throws ShardError for shards that do not fit
 /// and NonFiniteResult for a value that would be written and is not finite.
 /// expected: the instances the config asks for (ShardError before any pass if the shards hold another number);

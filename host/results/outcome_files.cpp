@@ -9,7 +9,7 @@
 
 namespace dpr {
 
-std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
+std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointResult& o, std::size_t ndiag,
                                               bool per_instance_cmp) {
     const std::uint64_t n = o.instances, nck = o.checkpoints.size();
     std::vector<std::string> paths;
@@ -25,7 +25,7 @@ std::vector<std::string> write_outcome_arrays(const std::string& prefix, const P
 }
 
 void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
-                         bool per_instance_cmp, PointOutcome& o) {
+                         bool per_instance_cmp, PointResult& o) {
     const auto get = [&](const char* what, const io::Shape& want) {
         const std::string path = prefix + what;
         io::NpyArray a;

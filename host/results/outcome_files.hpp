@@ -21,12 +21,12 @@ inline constexpr const char* kOutcomeSuffixes[] = {".regret.npy", ".realized.npy
 inline constexpr std::size_t kOutcomeArrays = sizeof kOutcomeSuffixes / sizeof kOutcomeSuffixes[0];
 
 /// Writes `o`'s arrays, each file atomically; returns the paths written.
-std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointOutcome& o, std::size_t ndiag,
+std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointResult& o, std::size_t ndiag,
                                               bool per_instance_cmp);
 
 /// Reads the arrays of `instances` instances at `ncheck` checkpoints into `o` (its other fields untouched). Throws
 /// std::runtime_error naming the file when one is missing, unreadable or of another shape.
 void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
-                         bool per_instance_cmp, PointOutcome& o);
+                         bool per_instance_cmp, PointResult& o);
 
 } // namespace dpr

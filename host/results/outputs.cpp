@@ -68,7 +68,7 @@ bool ok(double v) {
 } // namespace
 
 void check_shared_comparator(const PointRecord& r) {
-    const PointOutcome& o = r.outcome;
+    const PointResult& o = r.result;
     for (std::size_t c = 0; c < o.checkpoints.size(); ++c)
         if (!ok(o.comparator[c]))
             non_finite(r, "the comparator (the best fixed decision's loss) at checkpoint t = " +
@@ -76,7 +76,7 @@ void check_shared_comparator(const PointRecord& r) {
 }
 
 void check_instance_block(const PointRecord& r, const InstanceBlock& b) {
-    const PointOutcome& o = r.outcome;
+    const PointResult& o = r.result;
     const std::size_t nck = o.checkpoints.size();
     const std::size_t nd = r.learner.diagnostic_names.size();
     for (std::uint64_t k = 0; k < b.count; ++k) {
@@ -102,7 +102,7 @@ namespace {
 
 /// The first instance with a non-finite per-instance value, and what it is.
 void check_instances(const PointRecord& r, std::uint64_t first = 0) {
-    const PointOutcome& o = r.outcome;
+    const PointResult& o = r.result;
     const bool per_instance_cmp = r.point->per_instance; // comparator: instances x checkpoints, else checkpoints
     if (!per_instance_cmp) check_shared_comparator(r);
     const bool bad_rounds = o.first_nonfinite_round.size() >= o.instances;
@@ -124,7 +124,7 @@ void check_stat(const PointRecord& r, std::uint64_t t, const char* name, double 
 void check_point_finite(const PointRecord& r, std::uint64_t first_instance) { check_instances(r, first_instance); }
 
 void check_rows(const PointRecord& r) {
-    for (const CheckpointRow& row : r.rows) {
+    for (const CheckpointRow& row : r.result.summary) {
         check_stat(r, row.t, "mean regret", row.regret.mean);
         if (row.regret.n >= 2) {
             check_stat(r, row.t, "standard deviation of the regret", row.regret.stddev);
@@ -141,16 +141,16 @@ void check_rows(const PointRecord& r) {
     }
 }
 
-void finish_point(PointRecord& r) {
-    PointOutcome& o = r.outcome;
+void finish_point(PointRecord& r, bool keep_instances) {
+    PointResult& o = r.result;
     check_instances(r);
     const std::size_t nck = o.checkpoints.size();
     const bool per_instance_cmp = r.point->per_instance;
     const std::size_t n = o.instances;
     std::vector<double> col(n), rcol(n);
-    r.rows.assign(nck, CheckpointRow{});
+    r.result.summary.assign(nck, CheckpointRow{});
     for (std::size_t c = 0; c < nck; ++c) {
-        CheckpointRow& row = r.rows[c];
+        CheckpointRow& row = r.result.summary[c];
         row.t = o.checkpoints[c];
         double cmp = 0.0;
         for (std::size_t k = 0; k < n; ++k) {
@@ -169,6 +169,7 @@ void finish_point(PointRecord& r) {
         r.final_regret[k] = o.regret[k * nck + nck - 1];
         r.final_realized[k] = o.realized_regret[k * nck + nck - 1];
     }
+    if (keep_instances) return;
     release(o.regret);
     release(o.realized_regret);
     release(o.comparator);
@@ -224,8 +225,8 @@ nlohmann::json diagnostics_json(const PointRecord& r) {
         if (r.diagnostic_summary.size() == nd) { // kept by the bounded-memory merge
             s = r.diagnostic_summary[j];
         } else {
-            std::vector<double> v(r.outcome.instances);
-            for (std::uint64_t k = 0; k < r.outcome.instances; ++k) v[k] = r.outcome.diagnostics[k * nd + j];
+            std::vector<double> v(r.result.instances);
+            for (std::uint64_t k = 0; k < r.result.instances; ++k) v[k] = r.result.diagnostics[k * nd + j];
             const stats::Summary full = stats::summarize(v);
             s = {full.mean, full.min, full.max};
         }
@@ -238,7 +239,7 @@ nlohmann::json diagnostics_json(const PointRecord& r) {
 nlohmann::json point_json(const PointRecord& r) {
     using nlohmann::json;
     const config::Point& p = *r.point;
-    const PointOutcome& o = r.outcome;
+    const PointResult& o = r.result;
     const double ir = static_cast<double>(o.instances) * static_cast<double>(p.problem.T);
     json settings = json::object();
     for (const auto& kv : p.settings) settings[kv.first] = utf8_or_escaped(kv.second);
@@ -270,7 +271,7 @@ nlohmann::json point_json(const PointRecord& r) {
         {"diagnostics", diagnostics_json(r)},
         {"checkpoints", o.checkpoints},
         {"backend", o.backend},
-        {"launch_policy", o.policy},
+        {"launch_policy", o.launch_policy},
         {"wall_seconds", o.wall_seconds},
         {"instance_rounds_per_second", o.wall_seconds > 0 ? ir / o.wall_seconds : 0.0},
         {"expert_rounds_per_second", o.wall_seconds > 0 ? ir * p.problem.d / o.wall_seconds : 0.0},
@@ -294,13 +295,13 @@ bool write_summary(std::ostream& os, const config::Config& cfg, const std::vecto
     os << "\n";
     std::size_t lines = 0;
     for (const PointRecord& r : recs) {
-        for (const CheckpointRow& row : r.rows) {
+        for (const CheckpointRow& row : r.result.summary) {
             if (++lines % kPollRows == 0 && stop()) return false;
             const stats::Summary& s = row.regret;
             const auto& q = s.quantiles;
             os << r.point->index << "," << field(r.learner.name) << "," << num(r.learner.privacy.epsilon) << ","
                << num(r.learner.privacy.delta) << "," << r.point->problem.d << "," << r.point->problem.T << ","
-               << row.t << "," << r.outcome.instances << "," << num(s.mean) << "," << num(s.stddev) << ","
+               << row.t << "," << r.result.instances << "," << num(s.mean) << "," << num(s.stddev) << ","
                << num(s.standard_error) << "," << num(q[0].value) << "," << num(q[1].value) << ","
                << num(q[2].value) << "," << num(q[3].value) << "," << num(q[4].value) << "," << num(q[2].lower)
                << "," << num(q[2].upper) << "," << num(row.realized.mean) << ","
@@ -343,8 +344,8 @@ bool write_final_regret(std::ostream& os, const std::vector<PointRecord>& recs, 
             if (!r.stream_final(row)) return false;
             continue;
         }
-        for (std::uint64_t k = 0; k < r.outcome.instances; ++k)
-            if (!row(k, r.final_regret[k], r.final_realized[k], r.outcome.diagnostics.data() + k * nd)) return false;
+        for (std::uint64_t k = 0; k < r.result.instances; ++k)
+            if (!row(k, r.final_regret[k], r.final_realized[k], r.result.diagnostics.data() + k * nd)) return false;
     }
     return true;
 }
@@ -368,13 +369,13 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
                 {"common_random_numbers", cfg.run.common_random_numbers}, {"precision", cfg.run.precision},
                 {"lanes", cfg.run.lanes}, {"isa", cfg.run.isa}, {"team_threads", cfg.run.team_threads},
                 {"gpu_state", cfg.run.gpu_state}};
-    j["backend"] = recs.empty() ? "cpu" : recs.front().outcome.backend;
+    j["backend"] = recs.empty() ? "cpu" : recs.front().result.backend;
     put_run_meta(j, meta);
 
     double sim_seconds = 0, instance_rounds = 0, expert_rounds = 0;
     for (const PointRecord& r : recs) {
-        const double ir = static_cast<double>(r.outcome.instances) * static_cast<double>(r.point->problem.T);
-        sim_seconds += r.outcome.wall_seconds;
+        const double ir = static_cast<double>(r.result.instances) * static_cast<double>(r.point->problem.T);
+        sim_seconds += r.result.wall_seconds;
         instance_rounds += ir;
         expert_rounds += ir * r.point->problem.d;
     }

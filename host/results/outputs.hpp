@@ -34,13 +34,6 @@ struct NonFiniteResult : std::runtime_error {
 };
 
 /// One row of summary.csv.
-struct CheckpointRow {
-    std::uint64_t t = 0;
-    stats::Summary regret;    ///< over instances
-    stats::Moments realized;  ///< realised regret, in instance order
-    double comparator = 0.0;  ///< shared value, or the mean over instances with per-instance sequences
-};
-
 /// Mean, min and max of one diagnostic over a point's instances (run.json's point "diagnostics").
 struct DiagnosticSummary {
     double mean = 0.0, min = 0.0, max = 0.0;
@@ -54,10 +47,10 @@ struct PointRecord {
     const config::Point* point = nullptr;
     LearnerRuntime learner;
     AdversaryRuntime adversary;
-    /// As returned by run_point(); after finish_point() its regret, realized_regret, comparator and
-    /// first_nonfinite_round vectors are released (diagnostics and the scalars stay).
-    PointOutcome outcome;
-    std::vector<CheckpointRow> rows;       ///< filled by finish_point()
+    /// As returned by run_point(), labelled by the pipeline; finish_point() fills its summary and (unless asked to
+    /// keep them) releases its regret, realized_regret, comparator and first_nonfinite_round vectors (diagnostics
+    /// and the scalars stay).
+    PointResult result;
     std::vector<double> final_regret;      ///< per instance, at t = T
     std::vector<double> final_realized;    ///< per instance, at t = T
     /// Set by finish_point_streamed() (dpregret merge --bounded-memory), which keeps no per-instance values: the
@@ -70,9 +63,10 @@ struct PointRecord {
 /// would be written is NaN or infinite: the regret or realised regret of an instance at a checkpoint, a
 /// comparator, a diagnostic, or a summary statistic (mean, std, sem, quantiles; std and sem may be NaN
 /// only for one instance, a median bound only where n is too small for it, as docs/OUTPUTS.md says).
-void finish_point(PointRecord& r);
+/// keep_instances: the per-instance vectors stay (the library returns them to its caller).
+void finish_point(PointRecord& r, bool keep_instances = false);
 
-/// Instances [first, first + count) of a point, row-major as in PointOutcome (comparator null when shared).
+/// Instances [first, first + count) of a point, row-major as in PointResult (comparator null when shared).
 struct InstanceBlock {
     std::uint64_t first = 0, count = 0;
     const double* regret = nullptr;

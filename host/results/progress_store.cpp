@@ -154,7 +154,7 @@ std::uint64_t piece_values(const ProgressStore::PieceShape& s) {
 } // namespace
 
 void ProgressStore::save(const std::string& name, const std::vector<PieceShape>& shapes,
-                         const std::vector<const PointOutcome*>& outcomes) const {
+                         const std::vector<const PointResult*>& outcomes) const {
     std::uint64_t total = 0;
     for (const PieceShape& sh : shapes) total += piece_values(sh);
     const std::string array = file(name, ".npy");
@@ -163,7 +163,7 @@ void ProgressStore::save(const std::string& name, const std::vector<PieceShape>&
         io::NpyWriter npy(f.stream(), {total});
         for (std::size_t k = 0; k < shapes.size(); ++k) {
             const PieceShape& sh = shapes[k];
-            const PointOutcome& o = *outcomes[k];
+            const PointResult& o = *outcomes[k];
             const std::uint64_t n = sh.instances, c = sh.ncheck;
             npy.write(o.regret.data(), n * c);
             npy.write(o.realized_regret.data(), n * c);
@@ -179,20 +179,20 @@ void ProgressStore::save(const std::string& name, const std::vector<PieceShape>&
     const io::FileDigest d = io::digest_file(array);
     nlohmann::json entries = nlohmann::json::array();
     for (std::size_t k = 0; k < shapes.size(); ++k) {
-        const PointOutcome& o = *outcomes[k];
+        const PointResult& o = *outcomes[k];
         entries.push_back({{"point", shapes[k].point},
                            {"instances", shapes[k].instances},
                            {"checkpoints", o.checkpoints},
                            {"backend", o.backend},
-                           {"launch_policy", o.policy},
+                           {"launch_policy", o.launch_policy},
                            {"wall_seconds", o.wall_seconds}});
     }
     write_json(file(name, ".json"), {{"points", entries}, {"values", total}, {"bytes", d.bytes}, {"crc32", d.crc_text()}});
 }
 
-std::vector<PointOutcome> ProgressStore::load(const std::string& name, const std::vector<PieceShape>& shapes) const {
+std::vector<PointResult> ProgressStore::load(const std::string& name, const std::vector<PieceShape>& shapes) const {
     const std::string marker = file(name, ".json"), array = file(name, ".npy");
-    std::vector<PointOutcome> out;
+    std::vector<PointResult> out;
     try {
         const nlohmann::json j = read_json(marker);
         const nlohmann::json& entries = j.at("points");
@@ -219,7 +219,7 @@ std::vector<PointOutcome> ProgressStore::load(const std::string& name, const std
         for (std::size_t k = 0; k < shapes.size(); ++k) {
             const PieceShape& sh = shapes[k];
             const nlohmann::json& e = entries[k];
-            PointOutcome o;
+            PointResult o;
             o.instances = e.at("instances").get<std::uint64_t>();
             o.checkpoints = e.at("checkpoints").get<std::vector<std::uint64_t>>();
             if (e.at("point").get<std::size_t>() != sh.point || o.instances != sh.instances ||
@@ -228,7 +228,7 @@ std::vector<PointOutcome> ProgressStore::load(const std::string& name, const std
                                             std::to_string(sh.point) + " with " + std::to_string(sh.instances) +
                                             " instances at " + std::to_string(sh.ncheck) + " checkpoints");
             o.backend = e.at("backend").get<std::string>();
-            o.policy = e.at("launch_policy").get<std::string>();
+            o.launch_policy = e.at("launch_policy").get<std::string>();
             o.wall_seconds = e.at("wall_seconds").get<double>();
             o.completed = true;
             const std::uint64_t n = sh.instances, c = sh.ncheck;

@@ -71,10 +71,10 @@ class ProgressStore {
     /// Saves a finished piece: one array file <name>.npy (every outcome's arrays, concatenated in the order of
     /// host/results/outcome_files.hpp), then the done marker <name>.json with the file's size and CRC-32.
     void save(const std::string& name, const std::vector<PieceShape>& shapes,
-              const std::vector<const PointOutcome*>& outcomes) const;
+              const std::vector<const PointResult*>& outcomes) const;
     /// Loads a finished piece, one outcome per shape. Throws std::invalid_argument naming the file and the damage
     /// when the marker or the array file does not match what was written (the caller computes the piece again).
-    std::vector<PointOutcome> load(const std::string& name, const std::vector<PieceShape>& shapes) const;
+    std::vector<PointResult> load(const std::string& name, const std::vector<PieceShape>& shapes) const;
     /// Removes .progress (after run.json is in place).
     void remove() const noexcept;
 

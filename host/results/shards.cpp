@@ -74,9 +74,9 @@ void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std:
 }
 
 std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r) {
-    std::vector<std::string> paths = write_outcome_arrays(point_prefix(dir, r.point->index), r.outcome,
+    std::vector<std::string> paths = write_outcome_arrays(point_prefix(dir, r.point->index), r.result,
                                                           r.learner.diagnostic_names.size(), r.point->per_instance);
-    PointOutcome& o = r.outcome;
+    PointResult& o = r.result;
     std::vector<double>().swap(o.regret);
     std::vector<double>().swap(o.realized_regret);
     std::vector<double>().swap(o.comparator);
@@ -115,10 +115,10 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
             files[suffix] = {{"bytes", d.bytes}, {"crc32", d.crc_text()}};
         }
         points.push_back({{"point", r.point->index},
-                          {"backend", r.outcome.backend},
-                          {"launch_policy", r.outcome.policy},
-                          {"wall_seconds", r.outcome.wall_seconds},
-                          {"checkpoints", r.outcome.checkpoints},
+                          {"backend", r.result.backend},
+                          {"launch_policy", r.result.launch_policy},
+                          {"wall_seconds", r.result.wall_seconds},
+                          {"checkpoints", r.result.checkpoints},
                           {"files", files}});
     }
     j["points"] = points;
@@ -212,8 +212,8 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
 }
 
 std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
-    PointOutcome& o = r.outcome;
-    o = PointOutcome{};
+    PointResult& o = r.result;
+    o = PointResult{};
     const std::size_t p = r.point->index;
     std::vector<ShardPiece> pieces;
     for (std::size_t s = 0; s < set.dirs.size(); ++s) {
@@ -230,13 +230,13 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
         if (s == 0) {
             o.checkpoints = cks;
             o.backend = pj->at("backend").get<std::string>();
-            o.policy = pj->at("launch_policy").get<std::string>();
+            o.launch_policy = pj->at("launch_policy").get<std::string>();
         } else {
             if (cks != o.checkpoints) throw ShardError(dir + ": point " + std::to_string(p) + " has other checkpoints");
             const std::string be = pj->at("backend").get<std::string>();
             if (be != o.backend && o.backend.find(be) == std::string::npos) o.backend += "+" + be;
             const std::string pol = pj->at("launch_policy").get<std::string>();
-            if (o.policy.find(pol) == std::string::npos) o.policy += " | " + pol;
+            if (o.launch_policy.find(pol) == std::string::npos) o.launch_policy += " | " + pol;
         }
         o.wall_seconds += pj->at("wall_seconds").get<double>();
         pieces.push_back({point_prefix(dir, p), j.at("shard").at("instances").get<std::uint64_t>()});
@@ -286,7 +286,7 @@ void check_instance_total(const std::vector<ShardPiece>& pieces, const PointReco
 void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected) {
     const std::vector<ShardPiece> pieces = scan_point(set, r);
     check_instance_total(pieces, r, expected);
-    PointOutcome& o = r.outcome;
+    PointResult& o = r.result;
     const std::size_t nd = r.learner.diagnostic_names.size();
     const std::uint64_t total = expected;
     if (total > 0xFFFFFFFFull)
@@ -294,7 +294,7 @@ void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected) {
                          ", more than 4294967295; merging them in memory would need every instance's values (at least "
                          "64 GiB per checkpoint): use dpregret merge --bounded-memory");
     for (const ShardPiece& p : pieces) {
-        PointOutcome piece;
+        PointResult piece;
         try {
             read_outcome_arrays(p.prefix, p.instances, o.checkpoints.size(), nd, r.point->per_instance, piece);
         } catch (const std::runtime_error& e) {

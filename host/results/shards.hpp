@@ -78,7 +78,7 @@ struct ShardPiece {
 };
 
 /// Reads what every shard's shard.json says of point r (checkpoints, backend, launch policy, wall time) into
-/// r.outcome, with the shared comparator when the sequence is shared (checked equal across the shards), verifies
+/// r.result, with the shared comparator when the sequence is shared (checked equal across the shards), verifies
 /// the size and checksum of each of the point's arrays, and returns where each shard's arrays are, in instance
 /// order. ShardError if the shards disagree or an array is not what its shard wrote.
 std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r);

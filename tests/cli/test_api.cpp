@@ -103,8 +103,13 @@ TEST(Api, PlanRefusesBeforeRunningAndExecuteHandsEachPointToTheHook) {
     std::vector<std::vector<double>> seen;
     api::ExecuteHooks hooks;
     hooks.after_point = [&](PointRecord& r) {
-        EXPECT_TRUE(r.rows.empty()); // not condensed: the hook decides
-        seen.push_back(r.outcome.regret);
+        EXPECT_TRUE(r.result.summary.empty()); // not condensed: the hook decides
+        // The result says what the point is: the same type goes to the hook, the writers and run()'s caller.
+        EXPECT_EQ(r.result.point.index, r.point->index);
+        EXPECT_EQ(r.result.learner, r.learner.name);
+        EXPECT_EQ(r.result.diagnostic_names, r.learner.diagnostic_names);
+        EXPECT_EQ(r.result.privacy.epsilon, r.learner.privacy.epsilon);
+        seen.push_back(r.result.regret);
     };
     const api::RunResult hooked = api::execute(plan, spec, hooks);
     EXPECT_TRUE(hooked.completed);

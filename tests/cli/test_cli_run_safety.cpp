@@ -100,7 +100,7 @@ struct FakeRun {
         rec.learner.name = "hedge";
         rec.learner.diagnostic_names = {"min_p"};
         rec.adversary.name = "bernoulli";
-        dpr::PointOutcome& o = rec.outcome;
+        dpr::PointResult& o = rec.result;
         o.checkpoints = {1, 2, 4};
         o.instances = instances;
         for (std::uint32_t k = 0; k < instances; ++k) {
@@ -129,19 +129,19 @@ TEST(RunNonFinite, FinishPointNamesThePointTheFirstBadInstanceAndItsRound) {
     {
         FakeRun ok;
         EXPECT_EQ(ok.error(), "");
-        ASSERT_EQ(ok.rec.rows.size(), 3u);
-        EXPECT_DOUBLE_EQ(ok.rec.rows[2].regret.mean, 1.5 + 1.0);
-        EXPECT_EQ(ok.rec.rows[2].t, 4u);
+        ASSERT_EQ(ok.rec.result.summary.size(), 3u);
+        EXPECT_DOUBLE_EQ(ok.rec.result.summary[2].regret.mean, 1.5 + 1.0);
+        EXPECT_EQ(ok.rec.result.summary[2].t, 4u);
         EXPECT_EQ(ok.rec.final_regret, (std::vector<double>{1.5, 2.5, 3.5}));
         EXPECT_EQ(ok.rec.final_realized, (std::vector<double>{0.75, 1.75, 2.75}));
-        EXPECT_TRUE(ok.rec.outcome.regret.empty()); // released
-        EXPECT_EQ(ok.rec.outcome.diagnostics.size(), 3u);
+        EXPECT_TRUE(ok.rec.result.regret.empty()); // released
+        EXPECT_EQ(ok.rec.result.diagnostics.size(), 3u);
     }
     {
         FakeRun r;
-        r.rec.outcome.first_nonfinite_round[1] = 17;
-        r.rec.outcome.first_nonfinite_round[2] = 3;
-        r.rec.outcome.regret[1 * 3 + 2] = std::nan("");
+        r.rec.result.first_nonfinite_round[1] = 17;
+        r.rec.result.first_nonfinite_round[2] = 3;
+        r.rec.result.regret[1 * 3 + 2] = std::nan("");
         const std::string e = r.error();
         EXPECT_TRUE(contains(e, "point 7 (learner.eta = inf), [learner] algorithm = \"hedge\"")) << e;
         EXPECT_TRUE(contains(e, "instance 1: the loss charged in round 17 is not finite")) << e;
@@ -149,26 +149,26 @@ TEST(RunNonFinite, FinishPointNamesThePointTheFirstBadInstanceAndItsRound) {
     }
     {
         FakeRun r; // no charged loss was non-finite, but a regret is: name the checkpoint
-        r.rec.outcome.realized_regret[2 * 3 + 1] = -INFINITY;
+        r.rec.result.realized_regret[2 * 3 + 1] = -INFINITY;
         const std::string e = r.error();
         EXPECT_TRUE(contains(e, "instance 2: the realized regret at checkpoint t = 2 is -inf")) << e;
     }
     {
         FakeRun r;
-        r.rec.outcome.diagnostics[0] = std::nan("");
+        r.rec.result.diagnostics[0] = std::nan("");
         const std::string e = r.error();
         EXPECT_TRUE(contains(e, "instance 0: the diagnostic min_p is nan")) << e;
     }
     {
         FakeRun r;
-        r.rec.outcome.comparator[1] = INFINITY;
+        r.rec.result.comparator[1] = INFINITY;
         const std::string e = r.error();
         EXPECT_TRUE(contains(e, "the comparator (the best fixed decision's loss) at checkpoint t = 2 is inf")) << e;
     }
     {
         FakeRun r; // finite values whose summary overflows (+-1.7e308: Welford's x - mean does)
-        for (std::size_t i = 0; i < r.rec.outcome.regret.size(); ++i)
-            r.rec.outcome.regret[i] = i % 2 ? -1.7e308 : 1.7e308;
+        for (std::size_t i = 0; i < r.rec.result.regret.size(); ++i)
+            r.rec.result.regret[i] = i % 2 ? -1.7e308 : 1.7e308;
         const std::string e = r.error();
         EXPECT_TRUE(contains(e, "the mean regret over instances at checkpoint t = 1 is ")) << e;
         EXPECT_TRUE(contains(e, "too large to summarise")) << e;
@@ -176,7 +176,7 @@ TEST(RunNonFinite, FinishPointNamesThePointTheFirstBadInstanceAndItsRound) {
     {
         FakeRun one(1); // one instance: std and sem are NaN by definition, which is not an error
         EXPECT_EQ(one.error(), "");
-        EXPECT_TRUE(std::isnan(one.rec.rows[0].regret.stddev));
+        EXPECT_TRUE(std::isnan(one.rec.result.summary[0].regret.stddev));
     }
 }
 

@@ -66,7 +66,7 @@ dpr::PointJob hedge_job(const std::vector<double>& losses, std::uint32_t d, std:
 
 /// Hedge through the registry and CPU executor on a hand-made loss matrix: instance 0's regret at each round.
 std::vector<double> hedge_on_matrix(const std::vector<double>& losses, std::uint32_t d, std::uint64_t T, double eta) {
-    const dpr::PointOutcome o = dpr::run_point(hedge_job(losses, d, T, eta, 3));
+    const dpr::PointResult o = dpr::run_point(hedge_job(losses, d, T, eta, 3));
     return std::vector<double>(o.regret.begin(), o.regret.begin() + static_cast<std::ptrdiff_t>(T));
 }
 

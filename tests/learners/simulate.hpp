@@ -119,7 +119,7 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     job.per_instance = per_instance;
     job.backend = Backend::Cpu;
     job.threads = threads;
-    const PointOutcome o = run_point(job);
+    const PointResult o = run_point(job);
     SimResult r;
     r.checkpoints = o.checkpoints;
     r.regret = o.regret;
@@ -133,7 +133,7 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     r.diagnostics = o.diagnostics;
     r.diagnostic_names = job.learner.diagnostic_names;
     r.privacy = job.learner.privacy;
-    r.policy = o.policy;
+    r.policy = o.launch_policy;
     return r;
 }
 
