@@ -83,7 +83,8 @@ DirectoryLock DirectoryLock::acquire(const std::string& dir, const std::string& 
         const std::string text = holder_text() + "\n";
         if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
             const int err = errno;
-            ::close(fd);
+            ::unlink(path.c_str()); // held: no other process uses this file (release() does the same); a full disk
+            ::close(fd);            // must not leave a stray .lock that keeps a new directory from being removed
             throw IoError(what + " " + dir + ": cannot write the lock file " + path + " (" + std::strerror(err) + ")");
         }
         DirectoryLock lock;

@@ -13,12 +13,16 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host/io/atomic_file.hpp"
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
+#include "host/io/run_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace dpr::io;
@@ -455,4 +459,32 @@ TEST(AtomicFile, UnwritableDestinationsThrowAndLeaveNothing) {
     EXPECT_NE(m3.find("/proc/dpregret_test.npy"), std::string::npos) << m3;
     EXPECT_EQ(dir.list(), std::vector<std::string>{"sub.npy"});
     EXPECT_THROW(AtomicFile f(""), IoError);
+}
+
+// ---- the output directory on a disk that takes no more bytes ------------------------------------------------------
+
+// A lock file that cannot be written (here: a file-size limit of 0, which fails the write with EFBIG as a full disk
+// fails it with ENOSPC) refuses the run and leaves nothing behind: the directory open() created is removed, with no
+// stray .lock in it. Run in a child process, whose limit does not touch the test runner.
+TEST(OutputDirectory, AnUnwritableLockFileLeavesNoDirectoryBehind) {
+    TempDir dir;
+    const std::string out = dir.file("new/run");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lim{0, 0};
+        if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(3);
+        try {
+            (void)OutputDirectory::open(out);
+        } catch (const IoError& e) {
+            ::_exit(std::string(e.what()).find("cannot write the lock file") != std::string::npos ? 0 : 4);
+        }
+        ::_exit(5); // opened: the limit did not bite
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "3: setrlimit failed, 4: another error, 5: no error";
+    EXPECT_FALSE(fs::exists(dir.file("new"))) << "the directories open() created are removed";
 }
