@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
+#include "host/cpu/cpu_isa.hpp"
 
 using dpr::test::run_cli;
 using dpr::test::slurp;
@@ -56,6 +57,9 @@ TEST(CliLaunch, PrecisionAndLanesAreRecordedWithThePolicyThatRan) {
 }
 
 TEST(CliLaunch, TheGenericFallbackGivesTheSameResults) {
+    if (!dpr::cpu::isa_supported(dpr::cpu::Isa::Generic))
+        GTEST_SKIP() << "this build has no generic kernels (built: " << dpr::cpu::built_isas()
+                     << "; DPREGRET_CPU_ISAS=native builds only this CPU's)";
     TempDir dir;
     dir.write("c.toml", kConfig);
     ASSERT_EQ(run_cli(dir, "run c.toml --out best --quiet").rc, 0);
