@@ -80,6 +80,7 @@ struct DpFtpl {
                                          : G == Geometry::Ball  ? "dp-ftpl-ball"
                                                                 : "dp-ftpl-cube";
     static constexpr Geometry kGeometry = G;
+    using Prefix = PrefixKeys<PrefixLaws::Gaussian>;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole output sequence; inf = sigma_priv = 0 (the FTPL twin)",
@@ -89,18 +90,15 @@ struct DpFtpl {
          /*max_exclusive=*/true},
         {"privacy", KeyType::Bool, "true", 0.0, 1.0, "",
          "false = the non-private twin: sigma = sigma_reg (noise scaled only for regret, docs/spec/afkt23.md §C8)"},
-        {"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
-         "node noise N(0, sigma^2); none = no perturbation at all (Follow The Leader, a control)"},
-        {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
-         "padded = AS17 Alg. 2 (Z_t ~ N(0, k sigma^2 I) for all t, §1.5); binary = standard (§1.4)"},
+        Prefix::kNoise,
+        Prefix::kTree,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          "sigma_priv: paper L_Y k ln(k/delta)/eps; strict sqrt(h') Delta_2 sqrt(2 ln(1.25/delta))/eps"},
         {"reg_constant", KeyType::Real, "auto", 0.0, kInf, "",
          "c in sigma_reg = c L_Y sqrt(T/(sqrt(d) k)); auto = (2 pi)^(-1/4) = 0.6316 (A2 [DERIVED])"},
         {"priv_constant", KeyType::Real, "1", 0.0, kInf, "",
          "multiplies sigma_priv (A2 [RECON — verify]); the reported epsilon follows the sigma used", true},
-        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
-         "override sigma (node noise standard deviation); the reported eps is then computed from it", true},
+        Prefix::kNodeScale,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -119,11 +117,9 @@ struct DpFtpl {
         std::uint64_t T;
         double epsilon, delta;
         bool private_noise; ///< the privacy key
-        mech::TreeVariant tree;
-        mech::NodeNoise noise; ///< Gaussian or None
         mech::Calibration calibration;
         double sigma_reg, sigma_priv;
-        double scale; ///< sigma actually used per node (0 with noise off)
+        mech::PrefixMechanism prefix; ///< the noise of L~ (tree_learner.hpp): sigma actually used per node
     };
 
     /// Loss-set norms (calibration.hpp): experts [0,1]^d, unit l2 ball, unit l1 ball.
@@ -158,25 +154,16 @@ struct DpFtpl {
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
         p.private_noise = kv.get(kPrivacy, 1.0) != 0.0;
-        p.noise =
-            static_cast<int>(kv.get(kNoise, 0)) == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
-        p.tree =
-            static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
-        p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
-                                                                       : mech::Calibration::Strict;
+        p.calibration = calibration_of(kv, kCalibration);
         p.sigma_reg = sigma_reg(kv.get(kRegConstant, default_reg_constant()), p.d, p.T);
         p.sigma_priv = 0.0;
         if (p.private_noise && !std::isinf(p.epsilon))
             p.sigma_priv =
                 kv.get(kPrivConstant, 1.0) *
                 mech::gaussian_node_scale(p.calibration, p.epsilon, p.delta, norms(p.d), p.T, false);
-        if (p.noise == mech::NodeNoise::None)
-            p.scale = 0.0;
-        else if (kv.given[kNodeScale])
-            p.scale = kv.num[kNodeScale];
-        else
-            p.scale = dmax(p.sigma_reg, p.sigma_priv);
-        if (!(p.scale > 0.0)) p.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
+        p.prefix = Prefix::resolve(kv, kTree, kNoise, kNodeScale, p.T, /*off=*/false,
+                                   [&](mech::NodeNoise) { return dmax(p.sigma_reg, p.sigma_priv); });
+        if (!(p.prefix.scale > 0.0)) p.prefix.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
         return p;
     }
 
@@ -190,43 +177,30 @@ struct DpFtpl {
                              kName, kv.get(kDelta, 0.0));
         const Params p = resolve(kv, pb);
         const char* key = kv.given[kNodeScale] ? "node_scale" : p.sigma_priv >= p.sigma_reg ? "epsilon" : "reg_constant";
-        return check_node_scale(p.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag);
+        return check_node_scale(p.prefix.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
-        const bool padded = p.tree == mech::TreeVariant::Padded;
+        const bool padded = p.prefix.tree == mech::TreeVariant::Padded;
         const bool reg = p.sigma_reg >= p.sigma_priv;
         const char* mechanism =
             padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
                           : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
                    : (reg ? "binary Gaussian tree, sigma = sigma_reg (regret-dominated)"
                           : "binary Gaussian tree, sigma = sigma_priv (privacy-dominated)");
-        return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T, mechanism);
+        return prefix_privacy_report(p.prefix, p.delta, norms(p.d), calibration_name(p.calibration), mechanism);
     }
 
     static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
-                                             std::uint32_t instance = 0) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
-    }
-
     /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d).scalars(1);
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(1);
     }
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        using D = typename Team::template lanes<double>;
-        using V = typename Team::template lanes<typename Team::real>;
-        const std::uint32_t rows = mech::level_rows(tree_noise(p));
-        team.for_each(p.d, [&](auto i) {
-            team.store(ws.dbl[0], i, D(0.0));
-            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[0].row(j), i, V(0));
-        });
-        if (team.rank() == 0) team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
-        team.sync();
+        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 1);
     }
 
     /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the noise round(t) uses. One-lane
@@ -234,11 +208,10 @@ struct DpFtpl {
     template <class Team, class WS>
     static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
         using R = typename Team::real;
-        const mech::TreeNoise tn = tree_noise(p, team.key().seed, team.key().stream, team.instance());
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const bool noisy = p.prefix.on();
         auto u = [&](std::uint32_t i) {
             const R l = static_cast<R>(team.load(ws.dbl[0], i));
-            return noisy ? l + (team.load(ws.real[0], i) + mech::padding_noise<R>(tn, t - 1, i)) : l;
+            return noisy ? l + p.prefix.template peek<R>(team, ws.real[0], t, i) : l;
         };
         if constexpr (G == Geometry::Simplex) {
             std::uint32_t star = 0;
@@ -269,15 +242,14 @@ struct DpFtpl {
         using U = typename Team::template uni<double>;
         using Step = LinearOracleStep<G>;
         const auto L = ws.dbl[0];
-        const mech::TreeNoise tn = tree_noise(p);
-        const mech::TreeRound tr = mech::tree_round(tn, t);
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const mech::PrefixMechanism::Step st = p.prefix.step(t);
+        const bool noisy = p.prefix.on();
         // u = L~_{t-1} = L_{t-1} + Z_{t-1} (exactly L_{t-1} with the noise off); |Z| for the diagnostic.
         auto perturbed = [&](auto i, V& zabs) {
             V u = convert<R>(team.load(L, i));
             zabs = V(R(0));
             if (noisy) {
-                const V z = mech::noisy_prefix(team, tn, tr, ws.real[0], i);
+                const V z = p.prefix.next(team, st, ws.real[0], i);
                 zabs = vabs(z);
                 u = u + z;
             }

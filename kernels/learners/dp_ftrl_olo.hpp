@@ -44,6 +44,7 @@ template <Geometry G>
 struct DpFtrlOlo {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "dp-ftrl-sphere / dp-ftrl-cube");
     static constexpr bool kSphere = G == Geometry::Ball;
+    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
     static constexpr const char* kName = kSphere ? "dp-ftrl-sphere" : "dp-ftrl-cube";
     static constexpr Geometry kGeometry = G;
     static constexpr KeySpec kKeys[] = {
@@ -58,16 +59,12 @@ struct DpFtrlOlo {
          kSphere ? "learning rate; auto = 1/sqrt(T) (AS17 Cor. 3.2, sphere; docs/spec/as17.md §A1)"
                  : "learning rate; auto = sqrt(d/T) (AS17 Cor. 3.2, cube; docs/spec/as17.md §A1)",
          true},
-        {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
-         "padded = AS17 Alg. 2 (identically distributed noise, §1.5); binary = standard mechanism (§1.4)"},
-        {"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
-         "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = non-private control"},
+        Prefix::kTree,
+        Prefix::kNoise,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          kSphere ? "paper: lambda = sqrt(d) ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2 sqrt(d), h'"
                  : "paper: lambda = ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2, h'"},
-        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
-         "override the node noise scale (Laplace b / Gaussian sigma); the reported eps follows from it",
-         true},
+        Prefix::kNodeScale,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -84,10 +81,8 @@ struct DpFtrlOlo {
         std::uint64_t T;
         double eta;
         double epsilon, delta;
-        mech::TreeVariant tree;
-        mech::NodeNoise noise;
         mech::Calibration calibration;
-        double scale; ///< per-node Laplace b or Gaussian sigma (0 when noise is off)
+        mech::PrefixMechanism prefix; ///< the noise of L~ (tree_learner.hpp)
     };
 
     /// Loss-set norms of the A1 table (calibration.hpp): sphere ||Y||_1 = sqrt(d), ||Y||_2 = 1; cube 1, 1;
@@ -104,52 +99,31 @@ struct DpFtrlOlo {
         p.eta = kv.get(kEta, default_eta(pb.d, pb.T));
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
-        const TreeSettings ts = resolve_tree_settings<DpFtrlOlo>(kv, p.epsilon, p.delta, norms(p.d), p.T);
-        p.tree = ts.tree;
-        p.noise = ts.noise;
-        p.calibration = ts.calibration;
-        p.scale = ts.scale;
+        p.calibration = calibration_of(kv, kCalibration);
+        p.prefix = as17_prefix<DpFtrlOlo>(kv, p.calibration, p.epsilon, p.delta, norms(p.d), p.T);
         return p;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
-        if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&
-            !(kv.get(kDelta, 0.0) > 0.0))
-            return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)",
-                             kv.get(kDelta, 0.0));
-        return check_node_scale(resolve(kv, pb).scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+        if (!Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
+        return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
-        return tree_privacy_report(p.noise, p.tree, p.calibration, p.scale, p.delta, norms(p.d), p.T);
+        return prefix_privacy_report(p.prefix, p.delta, norms(p.d), calibration_name(p.calibration));
     }
 
     static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
-                                             std::uint32_t instance = 0) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
-    }
-
     /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d).scalars(1);
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(1);
     }
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        // L_0 = 0, the tree part of Z_0 is empty (no set bits in 0), max ||Z||_inf = 0.
-        using D = typename Team::template lanes<double>;
-        using V = typename Team::template lanes<typename Team::real>;
-        const std::uint32_t rows = mech::level_rows(tree_noise(p));
-        team.for_each(p.d, [&](auto i) {
-            team.store(ws.dbl[0], i, D(0.0));
-            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[0].row(j), i, V(0));
-        });
-        if (team.rank() == 0) team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
-        team.sync();
+        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 1); // L_0 = 0, the state of prefix 0, diagnostics 0
     }
 
     /// x_t (call before round(t)): Proj_X(-(eta/2) L~_{t-1}), with the noise round(t) uses (the cache's tree
@@ -157,11 +131,10 @@ struct DpFtrlOlo {
     template <class Team, class WS>
     static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
         using R = typename Team::real;
-        const mech::TreeNoise tn = tree_noise(p, team.key().seed, team.key().stream, team.instance());
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const bool noisy = p.prefix.on();
         lazy_l2_point<G>(p.d, 0.5 * p.eta, [&](std::uint32_t i) {
             const R l = static_cast<R>(team.load(ws.dbl[0], i));
-            return static_cast<double>(noisy ? l + (team.load(ws.real[0], i) + mech::padding_noise<R>(tn, t - 1, i)) : l);
+            return static_cast<double>(noisy ? l + p.prefix.template peek<R>(team, ws.real[0], t, i) : l);
         }, x);
     }
 
@@ -172,16 +145,15 @@ struct DpFtrlOlo {
         using V = typename Team::template lanes<R>;
         using Step = LazyL2Step<G>;
         const auto L = ws.dbl[0];
-        const mech::TreeNoise tn = tree_noise(p);
-        const mech::TreeRound tr = mech::tree_round(tn, t);
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const mech::PrefixMechanism::Step st = p.prefix.step(t);
+        const bool noisy = p.prefix.on();
         const double h = 0.5 * p.eta;
         const auto s = team.template reduce<Step::kSums, 1>(p.d, [&](auto i) {
             Contrib<V, Step::kSums, 1> c;
             V u = convert<R>(team.load(L, i));
             c.max[0] = V(R(0));
             if (noisy) { // u = L~_{t-1} = L_{t-1} + Z_{t-1}; without noise exactly ftrl-l2's operations
-                const V z = mech::noisy_prefix(team, tn, tr, ws.real[0], i);
+                const V z = p.prefix.next(team, st, ws.real[0], i);
                 c.max[0] = vabs(z);
                 u = u + z;
             }

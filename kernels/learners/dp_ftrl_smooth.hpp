@@ -62,6 +62,8 @@ struct DpFtrlSmooth {
     static constexpr const char* kName = "dp-ftrl-smooth";
     static constexpr Geometry kGeometry = Geometry::Ball;
     static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Squared) | loss_bit(LossFamily::Absolute);
+    /// The standard binary tree by default (Kairouz et al.'s DP-FTRL; docs/spec/afkt23.md §C4).
+    using Prefix = PrefixKeys<PrefixLaws::Gaussian, mech::TreeVariant::Binary>;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole play sequence; inf = no noise (lazy projected gradient descent)",
@@ -69,10 +71,8 @@ struct DpFtrlSmooth {
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
          "privacy parameter delta in (0,1) of the Gaussian tree (required unless the noise is off)", false,
          /*max_exclusive=*/true},
-        {"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
-         "node noise N(0, sigma^2 I_d) on the gradient prefix sums; none = non-private control"},
-        {"tree", KeyType::Choice, "binary", 0, 1, "binary|padded",
-         "binary = the standard tree of Kairouz et al. (§1.4); padded = AS17 Alg. 2 (identically distributed noise)"},
+        Prefix::kNoise,
+        Prefix::kTree,
         {"calibration", KeyType::Choice, "replace-one", 0, 1, "replace-one|add-remove",
          "sigma from zCDP at the key's (eps, delta) with Delta_2 = 2L (replace-one) or Kairouz's L (add-remove: "
          "reports ~2 eps)"},
@@ -84,8 +84,7 @@ struct DpFtrlSmooth {
         {"beta", KeyType::Real, "auto", 0.0, 1e12, "",
          "smoothness beta used by the realizable tuning; auto = 1 (both families on the unit ball, ||a_t|| <= 1)",
          true},
-        {"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
-         "override the node sigma; the reported eps follows from it", true},
+        Prefix::kNodeScale,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -112,9 +111,7 @@ struct DpFtrlSmooth {
         double epsilon, delta;
         Tuning tuning;
         bool add_remove;       ///< calibration = add-remove (Delta_2 = L in the calibration only)
-        mech::TreeVariant tree;
-        mech::NodeNoise noise; ///< Gaussian or None
-        double scale;          ///< node sigma (0 with the noise off)
+        mech::PrefixMechanism prefix; ///< the noise of G~ (tree_learner.hpp): Gaussian node sigma, or off
     };
 
     /// L of the family on the unit ball (kernels/core/sets.hpp): squared 2, absolute 1.
@@ -149,31 +146,28 @@ struct DpFtrlSmooth {
         p.beta = kv.get(kBeta, 1.0);
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
-        p.tree = static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Binary : mech::TreeVariant::Padded;
-        p.noise = static_cast<int>(kv.get(kNoise, 0)) == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
-        if (std::isinf(p.epsilon) && !kv.given[kNodeScale]) p.noise = mech::NodeNoise::None;
         p.add_remove = static_cast<int>(kv.get(kCalibration, 0)) == 1;
-        if (p.noise == mech::NodeNoise::None) p.scale = 0.0;
-        else if (kv.given[kNodeScale]) p.scale = kv.num[kNodeScale];
-        else if (p.delta > 0.0) {
-            mech::LossSetNorms y = gradient_norms(p.lipschitz, p.d);
-            if (p.add_remove) y.delta2 = y.y2; // Kairouz's convention: one gradient added or removed, Delta_2 = L
-            p.scale = mech::gaussian_node_scale_zcdp(p.epsilon, p.delta, y, p.T, /*release_final=*/false);
-        }
+        p.prefix = Prefix::resolve(kv, kTree, kNoise, kNodeScale, p.T, std::isinf(p.epsilon) && !kv.given[kNodeScale],
+                                   [&](mech::NodeNoise) {
+                                       if (!(p.delta > 0.0)) return 0.0; // refused by check()
+                                       mech::LossSetNorms y = gradient_norms(p.lipschitz, p.d);
+                                       // Kairouz's convention: one gradient added or removed, Delta_2 = L
+                                       if (p.add_remove) y.delta2 = y.y2;
+                                       return mech::gaussian_node_scale_zcdp(p.epsilon, p.delta, y, p.T,
+                                                                             /*release_final=*/false);
+                                   });
         const int tuning = static_cast<int>(kv.get(kTuning, 0));
         p.tuning = tuning == 1 || (tuning == 0 && p.loss == LossFamily::Squared) ? Tuning::Realizable : Tuning::General;
-        const double eps_for_lambda = p.noise == mech::NodeNoise::None ? kInf : p.epsilon;
+        const double eps_for_lambda = p.prefix.on() ? p.epsilon : kInf;
         p.lambda = kv.given[kLambda] ? kv.num[kLambda]
                    : p.tuning == Tuning::Realizable
                        ? realizable_lambda(p.beta, p.lipschitz, eps_for_lambda, p.delta, p.d, p.T)
-                       : general_lambda(p.lipschitz, p.scale, p.d, p.T);
+                       : general_lambda(p.lipschitz, p.prefix.scale, p.d, p.T);
         return p;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 0;
-        if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] && !(kv.get(kDelta, 0.0) > 0.0))
-            return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+        if (!Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
         if (kv.given[kLambda] && !(kv.num[kLambda] > 0.0))
             return diag.fail("lambda", "must be > 0 (got %g): x_t = -G~/max(lambda, ||G~||)", kv.num[kLambda]);
         if (kv.given[kBeta] && !(kv.num[kBeta] > 0.0))
@@ -182,67 +176,39 @@ struct DpFtrlSmooth {
         if (!(p.lambda > 0.0) || !std::isfinite(p.lambda))
             return diag.fail(kv.given[kLambda] ? "lambda" : "epsilon",
                              "gives lambda = %g; lambda must be finite and > 0", p.lambda);
-        return check_node_scale(p.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+        return check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
                                 "sigma from zCDP with Delta_2 = 2L at (epsilon, delta)", diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
-        PrivacyReport r;
-        r.calibration = p.add_remove ? "add-remove (sigma for Delta_2 = L)" : "replace-one (sigma for Delta_2 = 2L)";
-        if (p.noise == mech::NodeNoise::None) {
-            r.mechanism = "none (noise off)";
-            return r;
-        }
-        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, gradient_norms(p.lipschitz, p.d),
-                                                       p.T, /*release_final=*/false);
-        r.epsilon = g.epsilon;
-        r.delta = g.delta;
-        r.accountant = g.accountant;
-        r.gdp_mu = g.gdp_mu;
-        r.mechanism = p.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
-                                                          : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)";
-        r.noise_scale = p.scale;
-        return r;
+        return prefix_privacy_report(
+            p.prefix, p.delta, gradient_norms(p.lipschitz, p.d),
+            p.add_remove ? "add-remove (sigma for Delta_2 = L)" : "replace-one (sigma for Delta_2 = 2L)",
+            p.prefix.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
+                                                       : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)");
     }
 
     static constexpr bool kInstanceLanes = true;
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, std::uint32_t seed = 0, std::uint32_t stream = 0,
-                                             std::uint32_t instance = 0) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.T, seed, stream, instance};
-    }
-
     /// G (double), the level cache (none with the noise off); scalars: max ||Z||_2, clipped rounds.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(mech::level_rows(tree_noise(p)), p.d).scalars(2);
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(2);
     }
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        using D = typename Team::template lanes<double>;
-        using V = typename Team::template lanes<typename Team::real>;
-        const std::uint32_t rows = mech::level_rows(tree_noise(p));
-        team.for_each(p.d, [&](auto i) {
-            team.store(ws.dbl[0], i, D(0.0));
-            for (std::uint32_t j = 0; j < rows; ++j) team.store(ws.real[0].row(j), i, V(0));
-        });
-        if (team.rank() == 0) {
-            team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
-            team.put(ws.scalars, 1, typename Team::template uni<double>(0.0));
-        }
-        team.sync();
+        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 2);
     }
 
     /// x_t (call before round(t)) with the noise round(t) uses. One-lane teams (tests, inspection).
     template <class Team, class WS>
     static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
         using R = typename Team::real;
-        const mech::TreeNoise tn = tree_noise(p, team.key().seed, team.key().stream, team.instance());
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const bool noisy = p.prefix.on();
         double sq = 0.0;
         for (std::uint32_t i = 0; i < p.d; ++i) {
             const R g = static_cast<R>(team.load(ws.dbl[0], i));
-            x[i] = static_cast<double>(noisy ? g + (team.load(ws.real[0], i) + mech::padding_noise<R>(tn, t - 1, i)) : g);
+            x[i] = static_cast<double>(noisy ? g + p.prefix.template peek<R>(team, ws.real[0], t, i) : g);
             sq += x[i] * x[i];
         }
         const double den = dmax(p.lambda, std::sqrt(sq));
@@ -257,16 +223,15 @@ struct DpFtrlSmooth {
         using U = typename Team::template uni<double>;
         using UI = typename Team::template uni<std::uint32_t>;
         const auto G = ws.dbl[0];
-        const mech::TreeNoise tn = tree_noise(p);
-        const mech::TreeRound tr = mech::tree_round(tn, t);
-        const bool noisy = p.noise != mech::NodeNoise::None;
+        const mech::PrefixMechanism::Step st = p.prefix.step(t);
+        const bool noisy = p.prefix.on();
         // Pass 1: u = G~_{t-1} = G_{t-1} + Z_{t-1}; sums <a, u>, ||u||^2, ||a||^2, ||Z||^2.
         const auto s = team.template reduce<4, 0>(p.d, [&](auto i) {
             Contrib<V, 4, 0> c;
             V u = convert<R>(team.load(G, i));
             c.sum[3] = V(R(0));
             if (noisy) {
-                const V z = mech::noisy_prefix(team, tn, tr, ws.real[0], i);
+                const V z = p.prefix.next(team, st, ws.real[0], i);
                 c.sum[3] = z * z;
                 u = u + z;
             }

@@ -170,6 +170,9 @@ inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Dia
     return true;
 }
 
+/// The noisy-prefix key block of private-bandit-fw (ENV21 Alg. 1's TreeBasedAgg; tree_learner.hpp).
+using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
+
 template <bool kPrivate>
 struct Keys;
 template <>
@@ -184,33 +187,19 @@ struct Keys<true> {
                 true},
         KeySpec{"delta", KeyType::Real, "0", 0.0, 1.0, nullptr,
                 "delta in (0,1) of the Gaussian noise (required with noise = gaussian)", false, true},
-        KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
-                "the node law P of the tree over batch estimates (Lemma 5.1 / 5.4); none = garber-kretzu"},
+        Prefix::kNoise,
         KeySpec{"calibration", KeyType::Choice, "conservative", 0, 2, "paper|sensitivity|conservative",
                 "paper = Lemma 5.1 / 5.4 (may exceed the requested eps when n >~ T); sensitivity = the replace-one "
                 "Delta of one F_t u_t (docs/experiments/env21.md §1); conservative = the larger scale of the two: "
                 "never above the request"},
-        KeySpec{"tree", KeyType::Choice, "padded", 0, 1, "padded|binary",
-                "padded = TreeBasedAgg of AS17 Alg. 2 (ENV21 §2.3); binary = the standard tree"},
-        KeySpec{"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, nullptr,
-                "override the node scale (Laplace b or Gaussian sigma); the reported eps follows from it", true},
+        Prefix::kTree,
+        Prefix::kNodeScale,
         kFwStepKey,
         kEtaKey,
         kZetaKey,
         kShrinkKey,
     };
 };
-
-template <std::size_t N>
-constexpr int pos(const std::array<KeySpec, N>& keys, const char* name) {
-    for (std::size_t i = 0; i < N; ++i) {
-        const char* a = keys[i].name;
-        const char* b = name;
-        while (*a && *a == *b) ++a, ++b;
-        if (*a == *b) return static_cast<int>(i);
-    }
-    return -1;
-}
 
 template <bool kPrivate>
 struct Diagnostics;
@@ -247,25 +236,24 @@ inline constexpr unsigned kFamilies =
 } // namespace bco_detail
 
 template <bool kPrivate>
-struct BanditFw {
+struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
     static constexpr const char* kName = kPrivate ? "private-bandit-fw" : "garber-kretzu";
     static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr auto kKeys = bco_detail::Keys<kPrivate>::kKeys;
     static constexpr auto kDiagnostics = bco_detail::Diagnostics<kPrivate>::kNames;
     static constexpr bool kInstanceLanes = false;
-    static constexpr bool kSerialRound = true; ///< all of init() and round() on rank 0 (common.hpp)
 
-    static constexpr int kEpsilon = bco_detail::pos(kKeys, "epsilon");
-    static constexpr int kDelta = bco_detail::pos(kKeys, "delta");
-    static constexpr int kNoise = bco_detail::pos(kKeys, "noise");
-    static constexpr int kCalibration = bco_detail::pos(kKeys, "calibration");
-    static constexpr int kTree = bco_detail::pos(kKeys, "tree");
-    static constexpr int kNodeScale = bco_detail::pos(kKeys, "node_scale");
-    static constexpr int kFwStep = bco_detail::pos(kKeys, "fw_step");
-    static constexpr int kEta = bco_detail::pos(kKeys, "eta");
-    static constexpr int kZeta = bco_detail::pos(kKeys, "zeta");
-    static constexpr int kShrink = bco_detail::pos(kKeys, "shrink");
+    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
+    static constexpr int kDelta = key_index(kKeys, "delta");
+    static constexpr int kNoise = key_index(kKeys, "noise");
+    static constexpr int kCalibration = key_index(kKeys, "calibration");
+    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kNodeScale = key_index(kKeys, "node_scale");
+    static constexpr int kFwStep = key_index(kKeys, "fw_step");
+    static constexpr int kEta = key_index(kKeys, "eta");
+    static constexpr int kZeta = key_index(kKeys, "zeta");
+    static constexpr int kShrink = key_index(kKeys, "shrink");
 
     static constexpr double kLipschitz = 1.0; ///< L of the three families (||a_t||_2 <= 1; kernels/core/sets.hpp)
 
@@ -283,9 +271,7 @@ struct BanditFw {
         bool line_search;
         double epsilon, delta;
         std::uint32_t calibration; ///< kPaper, kSensitivity or kConservative (the key's choice)
-        mech::TreeVariant tree;
-        mech::NodeNoise noise;
-        double scale;          ///< node lambda / sigma (0 without noise)
+        mech::PrefixMechanism prefix; ///< the noise of s~ over the N_b batches (tree_learner.hpp): lambda / sigma, or off
         mech::LossSetNorms norms; ///< Delta_1, Delta_2 of one batch estimate (y1, y2 = half of them)
     };
 
@@ -295,14 +281,14 @@ struct BanditFw {
 
     /// The node scale of ENV21 Lemma 5.1 (Laplace) or Lemma 5.4 (Gaussian), as printed.
     static double paper_scale(const Params& p, double Td, double n) {
-        if (p.noise == mech::NodeNoise::Laplace) return std::sqrt(Td) * n * kLipschitz * ceil_log2(p.T) / p.epsilon;
+        if (p.prefix.noise == mech::NodeNoise::Laplace) return std::sqrt(Td) * n * kLipschitz * ceil_log2(p.T) / p.epsilon;
         const double lg = std::log((n + Td) / p.delta);
         return std::pow(Td, 0.25) * std::sqrt(n) * kLipschitz * ceil_log2(p.T) * std::log(Td / p.delta) / p.epsilon *
                (lg + std::sqrt((1.0 + std::sqrt(Td) / n) * lg));
     }
     /// The node scale that makes the tree exactly (eps, delta)-DP for the replace-one Delta of one batch estimate.
     static double sensitivity_scale(const Params& p) {
-        if (p.noise == mech::NodeNoise::Laplace)
+        if (p.prefix.noise == mech::NodeNoise::Laplace)
             return mech::laplace_node_scale(mech::Calibration::Strict, p.epsilon, p.norms, p.batches,
                                             /*release_final=*/false);
         return mech::gaussian_node_scale_zcdp(p.epsilon, p.delta, p.norms, p.batches, false);
@@ -330,27 +316,21 @@ struct BanditFw {
         p.epsilon = kInf;
         p.delta = 0.0;
         p.calibration = kPaper;
-        p.tree = mech::TreeVariant::Padded;
-        p.noise = mech::NodeNoise::None;
-        p.scale = 0.0;
+        p.prefix.T = p.batches;
         if constexpr (kPrivate) {
             p.epsilon = kv.num[kEpsilon];
             p.delta = kv.get(kDelta, 0.0);
             p.calibration = static_cast<std::uint32_t>(kv.get(kCalibration, kConservative));
-            p.tree = static_cast<int>(kv.get(kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
-            const int law = static_cast<int>(kv.get(kNoise, 0));
-            p.noise = law == 0 ? mech::NodeNoise::Laplace : law == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
-            if (std::isinf(p.epsilon) && !kv.given[kNodeScale]) p.noise = mech::NodeNoise::None;
-            if (p.noise != mech::NodeNoise::None) {
-                if (kv.given[kNodeScale]) p.scale = kv.num[kNodeScale];
-                else if (p.noise == mech::NodeNoise::Laplace || p.delta > 0.0) {
-                    const double paper = paper_scale(p, Td, n);
-                    const double strict = sensitivity_scale(p);
-                    p.scale = p.calibration == kPaper ? paper
-                              : p.calibration == kSensitivity ? strict
-                                                              : std::max(paper, strict);
-                }
-            }
+            p.prefix = bco_detail::Prefix::resolve(
+                kv, kTree, kNoise, kNodeScale, p.batches, std::isinf(p.epsilon) && !kv.given[kNodeScale],
+                [&](mech::NodeNoise law) {
+                    if (law == mech::NodeNoise::Gaussian && !(p.delta > 0.0)) return 0.0; // refused by check()
+                    Params q = p;
+                    q.prefix.noise = law;
+                    const double paper = paper_scale(q, Td, n);
+                    const double strict = sensitivity_scale(q);
+                    return p.calibration == kPaper ? paper : p.calibration == kSensitivity ? strict : std::max(paper, strict);
+                });
         }
         return p;
     }
@@ -363,11 +343,10 @@ struct BanditFw {
             return diag.fail("zeta", "must be > 0 (got %g)", kv.num[kZeta]);
         if (!bco_detail::check_shrink(D, kv.get(kShrink, 0.0) != 0.0, resolve(kv, pb).zeta, diag)) return false;
         if constexpr (kPrivate) {
-            const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 1;
-            if (gaussian && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] && !(kv.get(kDelta, 0.0) > 0.0))
-                return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+            if (!bco_detail::Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag))
+                return false;
             const Params p = resolve(kv, pb);
-            return check_node_scale(p.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+            return check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
                                     p.calibration == kSensitivity ? "the replace-one sensitivity of B2"
                                                                   : "ENV21 Lemma 5.1 / 5.4",
                                     diag);
@@ -376,23 +355,20 @@ struct BanditFw {
     }
 
     static PrivacyReport privacy(const Params& p) {
-        PrivacyReport r;
-        if (!kPrivate || p.noise == mech::NodeNoise::None) {
-            r.mechanism = kPrivate ? "none (noise off)" : "none (garber-kretzu)";
+        if (!kPrivate) {
+            PrivacyReport r;
+            r.mechanism = "none (garber-kretzu)";
             return r;
         }
-        r.calibration = p.calibration == kPaper         ? "paper (ENV21 Lemma 5.1 / 5.4)"
-                        : p.calibration == kSensitivity ? "sensitivity (replace-one Delta of one F_t u_t)"
-                                                        : "conservative (the larger of Lemma 5.1 / 5.4's scale and the "
-                                                          "replace-one sensitivity's)";
-        const mech::Guarantee g = mech::tree_guarantee(p.noise, p.scale, p.delta, p.norms, p.batches, false);
-        r.epsilon = g.epsilon;
-        r.delta = g.delta;
-        r.accountant = g.accountant;
-        r.gdp_mu = g.gdp_mu;
-        r.mechanism = p.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
-                                                          : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)";
-        r.noise_scale = p.scale;
+        PrivacyReport r = prefix_privacy_report(
+            p.prefix, p.delta, p.norms,
+            p.calibration == kPaper         ? "paper (ENV21 Lemma 5.1 / 5.4)"
+            : p.calibration == kSensitivity ? "sensitivity (replace-one Delta of one F_t u_t)"
+                                            : "conservative (the larger of Lemma 5.1 / 5.4's scale and the replace-one "
+                                              "sensitivity's)",
+            p.prefix.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
+                                                       : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)");
+        if (!p.prefix.on()) r.calibration = "none"; // a run without noise names no calibration
         return r;
     }
 
@@ -410,22 +386,17 @@ struct BanditFw {
         return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(kSlots);
     }
 
-    DPR_HD static mech::TreeNoise tree_noise(const Params& p, const InstanceCtx& c) {
-        return mech::TreeNoise{p.tree, p.noise, p.scale, p.batches, c.seed, c.stream, c.instance};
-    }
-
     /// s~_R = S + Z_R; returns ||Z_R||_2.
     DPR_HD static double release(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t R) {
         const double* S = arr(p, ws, 2);
         double* sn = arr(p, ws, 3);
-        if (p.noise == mech::NodeNoise::None) {
+        if (!p.prefix.on()) {
             for (std::uint32_t i = 0; i < p.dom.n; ++i) sn[i] = S[i];
             return 0.0;
         }
-        const mech::TreeNoise tn = tree_noise(p, c);
         double sq = 0.0;
         for (std::uint32_t i = 0; i < p.dom.n; ++i) {
-            const double z = mech::prefix_noise<double>(tn, R, i);
+            const double z = p.prefix.template regenerate<double>(c.seed, c.stream, c.instance, R, i);
             sn[i] = S[i] + z;
             sq += z * z;
         }
@@ -468,22 +439,6 @@ struct BanditFw {
         for (std::uint32_t i = 0; i < p.dom.n; ++i) xc[i] = y[i];
     }
 
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0) init_state(p, c, ws.dbl[0].data(), ws.scalars.data());
-        team.sync();
-    }
-
-    template <class Team, class WS, class Row>
-    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
-                                            const Row& row) {
-        double charged = 0.0;
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0) charged = round_lane0(p, c, ws.dbl[0].data(), ws.scalars.data(), t, row.exact);
-        charged = team.broadcast(charged);
-        return {charged, charged};
-    }
 
     /// x_t (call before round(t)), for one-lane teams (tests, inspection). Uses the direction scratch of the state.
     template <class Team, class WS>

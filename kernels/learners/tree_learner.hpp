@@ -1,43 +1,100 @@
 #pragma once
-// Pieces shared by learners built on tree-aggregated prefix sums L~_0 .. L~_{T-1} (AS17 Alg. 1 + 2;
-// docs/spec/as17.md §A1, §A2): resolving the tree keys into a node law and scale, and the privacy report.
-// The guarantee is the tree's (kernels/mechanisms/calibration.hpp tree_guarantee, with L~_T never
-// released), whatever the learner does with the sums (post-processing).
+// The learner's side of the noisy-prefix seam (kernels/mechanisms/noisy_prefix.hpp PrefixMechanism; docs/MECHANISMS.md
+// §3.3): the key block every learner built on private prefix sums shares (tree, noise, node_scale), its resolution into
+// a PrefixMechanism, the privacy report and the audit suite's planted bugs. The guarantee is the mechanism's
+// (with P~_T never released), whatever the learner does with the sums (post-processing). The learner keeps what is
+// its own: the calibration of the scale from its (eps, delta) and its per-step sensitivity.
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
 
-/// The node law, tree variant, calibration and node scale of a DP-FTRL learner L whose keys are
-/// tree = padded|binary, noise = laplace|gaussian|none, calibration = paper|strict and node_scale
-/// (indices L::kTree, L::kNoise, L::kCalibration, L::kNodeScale). epsilon = inf without node_scale
-/// turns the noise off (the learner is then its non-private twin). Scale from calibration.hpp with
-/// the learner's loss-set norms; only L~_0 .. L~_{T-1} are released.
-struct TreeSettings {
-    mech::TreeVariant tree;
-    mech::NodeNoise noise;
-    mech::Calibration calibration;
-    double scale; ///< per-node Laplace b or Gaussian sigma (0 when the noise is off)
+/// The node laws a learner offers: Laplace and Gaussian (pure and approximate DP), or Gaussian only.
+enum class PrefixLaws : std::uint8_t { LaplaceGaussian, Gaussian };
+
+/// The key block of the noisy-prefix mechanism. A learner lists kTree, kNoise and kNodeScale in its kKeys (where it
+/// likes) and passes their indices to resolve().
+template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded>
+struct PrefixKeys {
+    static constexpr bool kLaplace = Laws == PrefixLaws::LaplaceGaussian;
+    static constexpr KeySpec kTree{
+        "tree", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 1, "padded|binary",
+        "padded = AS17 Alg. 2 (every prefix carries ceil(log2 T) iid node draws; docs/spec/model.md §1.5); binary = "
+        "the standard tree of DNPR10 / CSS11 (§1.4)"};
+    static constexpr KeySpec kNoise =
+        kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
+                           "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control"}
+                 : KeySpec{"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
+                           "node noise N(0, sigma^2) ((eps,delta)-DP); none = the non-private control"};
+    static constexpr KeySpec kNodeScale{"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
+                                        "override the node noise scale (Laplace b / Gaussian sigma); the reported eps "
+                                        "is then computed from it",
+                                        true};
+
+    /// The law the noise key chose (None for "none").
+    static mech::NodeNoise law(const KeyValues& kv, int kNoise) {
+        const int i = static_cast<int>(kv.get(kNoise, 0));
+        if (kLaplace) return i == 0 ? mech::NodeNoise::Laplace : i == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+        return i == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+    }
+
+    /// The mechanism over a stream of T steps: tree and law from the keys; the law None when `off` (the learner's
+    /// privacy switched off, e.g. epsilon = inf without node_scale); the scale node_scale when given, otherwise
+    /// auto_scale(law), called only with the noise on.
+    template <class F>
+    static mech::PrefixMechanism resolve(const KeyValues& kv, int kTree, int kNoise, int kNodeScale, std::uint64_t T,
+                                         bool off, F auto_scale) {
+        mech::PrefixMechanism m;
+        m.T = T;
+        m.tree = !kv.given[kTree] ? DefaultTree
+                 : static_cast<int>(kv.num[kTree]) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        m.noise = off ? mech::NodeNoise::None : law(kv, kNoise);
+        if (m.on()) m.scale = kv.given[kNodeScale] ? kv.num[kNodeScale] : auto_scale(m.noise);
+        return m;
+    }
+
+    /// The Gaussian law needs delta in (0, 1) unless its scale is given or the noise is off (`off` as resolve()).
+    static bool check_delta(const KeyValues& kv, int kNoise, int kNodeScale, int kDelta, bool off, Diagnostic& diag) {
+        if (off || kv.given[kNodeScale] || law(kv, kNoise) != mech::NodeNoise::Gaussian) return true;
+        if (kv.get(kDelta, 0.0) > 0.0) return true;
+        return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+    }
 };
 
+/// AS17's two calibrations of the node scale, the choice "paper|strict" (calibration.hpp).
+inline mech::Calibration calibration_of(const KeyValues& kv, int kCalibration) {
+    return static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper : mech::Calibration::Strict;
+}
+inline const char* calibration_name(mech::Calibration c) { return c == mech::Calibration::Paper ? "paper" : "strict"; }
+
+/// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
+/// calibration.hpp for calibration `cal` and the learner's loss-set norms (only P~_0 .. P~_{T-1} released);
+/// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin).
 template <class L>
-TreeSettings resolve_tree_settings(const KeyValues& kv, double epsilon, double delta, const mech::LossSetNorms& norms,
-                                   std::uint64_t T) {
-    TreeSettings s{};
-    s.tree = static_cast<int>(kv.get(L::kTree, 0)) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
-    const int noise = static_cast<int>(kv.get(L::kNoise, 0));
-    s.noise = noise == 0 ? mech::NodeNoise::Laplace : noise == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
-    s.calibration = static_cast<int>(kv.get(L::kCalibration, 0)) == 0 ? mech::Calibration::Paper
-                                                                       : mech::Calibration::Strict;
-    if (std::isinf(epsilon) && !kv.given[L::kNodeScale]) s.noise = mech::NodeNoise::None;
-    if (s.noise == mech::NodeNoise::None) s.scale = 0.0;
-    else if (kv.given[L::kNodeScale]) s.scale = kv.num[L::kNodeScale];
-    else s.scale = mech::node_scale(s.noise, s.calibration, epsilon, delta, norms, T, /*release_final=*/false);
-    return s;
+mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, double eps, double delta,
+                                  const mech::LossSetNorms& norms, std::uint64_t T) {
+    return L::Prefix::resolve(kv, L::kTree, L::kNoise, L::kNodeScale, T, std::isinf(eps) && !kv.given[L::kNodeScale],
+                              [&](mech::NodeNoise law) {
+                                  return mech::node_scale(law, cal, eps, delta, norms, T, /*release_final=*/false);
+                              });
+}
+
+/// init() of a learner whose state is one exact double row of d (ws.dbl[0], a running sum), the mechanism's rows
+/// (ws.real[row]) and `scalars` diagnostics: all zero.
+template <class Team, class WS>
+DPR_HD void init_sum_and_prefix(const mech::PrefixMechanism& m, std::uint32_t d, const Team& team, const WS& ws,
+                                std::uint32_t row, std::uint32_t scalars) {
+    using D = typename Team::template lanes<double>;
+    team.for_each(d, [&](auto i) { team.store(ws.dbl[0], i, D(0.0)); });
+    m.init(team, ws.real[row], d);
+    if (team.rank() == 0)
+        for (std::uint32_t k = 0; k < scalars; ++k) team.put(ws.scalars, k, typename Team::template uni<double>(0.0));
+    team.sync();
 }
 
 /// Refuses a node scale above mech::kMaxNoiseScale (its noise could not be computed in float, and it would make
@@ -51,26 +108,36 @@ inline bool check_node_scale(double scale, const char* key, const char* how, Dia
                      scale, how, mech::kMaxNoiseScale);
 }
 
-/// `mechanism` describes the noise for run.json; nullptr = the tree variant's name.
-inline PrivacyReport tree_privacy_report(mech::NodeNoise noise, mech::TreeVariant tree, mech::Calibration cal,
-                                         double scale, double delta, const mech::LossSetNorms& norms,
-                                         std::uint64_t T, const char* mechanism = nullptr) {
+/// The privacy report of a learner whose only noise is `m`, for one step's sensitivities `y`. `calibration` names
+/// the learner's calibration; `mechanism` describes the noise for run.json (nullptr: the mechanism's name).
+inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, double delta, const mech::LossSetNorms& y,
+                                           const char* calibration, const char* mechanism = nullptr) {
     PrivacyReport r;
-    r.calibration = cal == mech::Calibration::Paper ? "paper" : "strict";
-    if (noise == mech::NodeNoise::None) {
+    r.calibration = calibration;
+    if (!m.on()) {
         r.mechanism = "none (noise off)";
         return r;
     }
-    const mech::Guarantee g = mech::tree_guarantee(noise, scale, delta, norms, T, /*release_final=*/false);
+    const mech::Guarantee g = m.guarantee(delta, y);
     r.epsilon = g.epsilon;
     r.delta = g.delta;
     r.accountant = g.accountant;
     r.gdp_mu = g.gdp_mu;
-    r.mechanism = mechanism ? mechanism
-                  : tree == mech::TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
-                                                      : "binary tree aggregation (DNPR10 / CSS11)";
-    r.noise_scale = scale;
+    r.mechanism = mechanism ? mechanism : m.name();
+    r.noise_scale = m.scale;
     return r;
+}
+
+/// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism: the node
+/// scale halved, the leaves without noise, every round's draws from round 1's counter. False with the noise off.
+inline bool plant_prefix(mech::PrefixMechanism& m, Planted bug) {
+    if (!m.on()) return false;
+    switch (bug) {
+    case Planted::HalfNoise: m.scale /= 2.0; return true;
+    case Planted::LeafWithoutNoise: m.planted = mech::kPlantLeafWithoutNoise; return true;
+    case Planted::ReusedNoise: m.planted = mech::kPlantReusedNoise; return true;
+    default: return false;
+    }
 }
 
 } // namespace dpr::learners

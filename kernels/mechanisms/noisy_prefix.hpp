@@ -21,6 +21,7 @@
 #include "kernels/core/lanes.hpp"
 #include "kernels/core/math.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/rng/lanes.hpp"
 
@@ -80,5 +81,88 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
     }
     return z;
 }
+
+/// THE SEAM between a learner and the noise of the private prefix sums it releases (docs/MECHANISMS.md §3.3): a learner
+/// that plays from noisy prefix sums P~_0 .. P~_{T-1} of a stream v_1 .. v_T of d-vectors (AS17's loss sums, ENV21's
+/// batch gradient estimates, AFKT23 Alg. 3's gradients) holds one PrefixMechanism in its Params and uses it for all
+/// of the noise: `rows()` rows of d values of its precision in its workspace, `init()` once, and in round t `step(t)`
+/// then `next()` per coordinate (the noise Z_{t-1} = P~_{t-1} - P_{t-1} of the prefix it plays; the state advances
+/// to prefix t); `peek()` the same noise without advancing (play(), one-lane teams), `regenerate()` it from the
+/// definition (serial learners that keep no state), `guarantee()` the privacy of the release for the learner's
+/// per-step sensitivity. The learner computes the scale (its calibration) and never touches the noise's state.
+/// Implemented today by tree aggregation (padded or binary; the level cache above, the definition in
+/// tree_aggregation.hpp); a new mechanism is a new implementation here, and no learner changes.
+struct PrefixMechanism {
+    TreeVariant tree = TreeVariant::Padded;
+    NodeNoise noise = NodeNoise::None;
+    double scale = 0.0;       ///< per-node Laplace b or Gaussian sigma (0 with the noise off)
+    std::uint64_t T = 1;      ///< steps of the stream: the horizon, or ENV21's number of batches
+    std::uint8_t planted = 0; ///< a planted bug of the audit suite (kPlant*; learners::plant_prefix); 0 in real runs
+
+    /// What round t does (the same for every lane and instance).
+    struct Step {
+        TreeNoise tn;
+        TreeRound tr;
+    };
+
+    DPR_HD bool on() const { return noise != NodeNoise::None; }
+
+    DPR_HD TreeNoise tree_noise(std::uint32_t seed = 0, std::uint32_t stream = 0, std::uint32_t instance = 0) const {
+        return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted};
+    }
+
+    /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache; 0 with the noise off.
+    DPR_HD std::uint32_t rows() const { return level_rows(tree_noise()); }
+
+    /// The state of prefix 0 (the tree part of Z_0 is empty: all rows zero), for the d coordinates of `S`.
+    template <class Team, class View>
+    DPR_HD void init(const Team& team, const View& S, std::uint32_t d) const {
+        using V = typename Team::template lanes<typename Team::real>;
+        const std::uint32_t n = rows();
+        if (n == 0) return;
+        team.for_each(d, [&](auto i) {
+            for (std::uint32_t j = 0; j < n; ++j) team.store(S.row(j), i, V(0));
+        });
+    }
+
+    DPR_HD Step step(std::uint64_t t) const {
+        const TreeNoise tn = tree_noise();
+        return Step{tn, tree_round(tn, t)};
+    }
+
+    /// Z_{t-1} for the lanes of `idx` (noise on; `st` = step(t)), advancing the state to prefix t.
+    template <class Team, class View, class Idx>
+    DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
+    next(const Team& team, const Step& st, const View& S, Idx idx) const {
+        return noisy_prefix(team, st.tn, st.tr, S, idx);
+    }
+
+    /// Z_{t-1} of coordinate i as next(t) will return it, without advancing (noise on; one-lane teams).
+    template <class R, class Team, class View>
+    R peek(const Team& team, const View& S, std::uint64_t t, std::uint32_t i) const {
+        const TreeNoise tn = tree_noise(team.key().seed, team.key().stream, team.instance());
+        return team.load(S, i) + padding_noise<R>(tn, t - 1, i);
+    }
+
+    /// Z_t of coordinate i regenerated from the definition (tree_aggregation.hpp prefix_noise), for a learner that
+    /// keeps no state; 0 with the noise off. The audit suite's planted node bugs act on the state path only.
+    template <class R = double>
+    DPR_HD R regenerate(std::uint32_t seed, std::uint32_t stream, std::uint32_t instance, std::uint64_t t,
+                        std::uint32_t i) const {
+        return prefix_noise<R>(tree_noise(seed, stream, instance), t, i);
+    }
+
+    /// The privacy of releasing P~_0 .. P~_{T-1} (never P~_T) when one step's vector has the sensitivities of `y`
+    /// (calibration.hpp tree_guarantee).
+    Guarantee guarantee(double delta, const LossSetNorms& y) const {
+        return tree_guarantee(noise, scale, delta, y, T, /*release_final=*/false);
+    }
+
+    /// run.json's name of the mechanism.
+    const char* name() const {
+        return tree == TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
+                                           : "binary tree aggregation (DNPR10 / CSS11)";
+    }
+};
 
 } // namespace dpr::mech

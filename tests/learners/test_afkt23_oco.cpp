@@ -116,31 +116,31 @@ TEST(DpFtrlSmooth, LambdaAndPrivacyReportAreTheSpecsFormulas) {
     EXPECT_NEAR(p.lambda, want, 1e-12 * want);
     // The node sigma gives exactly eps at delta through zCDP with Delta_2 = 2L over h' = ceil(log2 T) levels.
     const double hp = std::ceil(std::log2(double(T)));
-    const double rho = hp * (2 * 2.0) * (2 * 2.0) / (2 * p.scale * p.scale);
+    const double rho = hp * (2 * 2.0) * (2 * 2.0) / (2 * p.prefix.scale * p.prefix.scale);
     EXPECT_NEAR(rho + 2 * std::sqrt(rho * std::log(1 / delta)), eps, 1e-9);
     const learners::PrivacyReport r = DpFtrlSmooth::privacy(p);
     EXPECT_NEAR(r.epsilon, eps, 1e-9);
     EXPECT_EQ(r.delta, delta);
     EXPECT_STREQ(r.accountant, "zcdp");
-    EXPECT_EQ(r.noise_scale, p.scale);
+    EXPECT_EQ(r.noise_scale, p.prefix.scale);
     // add-remove: sigma for Delta_2 = L, half the replace-one sigma's sensitivity, so 4 rho under replace-one.
     const auto a = smooth_params(d, T, eps, LossFamily::Squared,
                                  {{DpFtrlSmooth::kDelta, delta}, {DpFtrlSmooth::kCalibration, 1}});
-    EXPECT_NEAR(a.scale, p.scale / 2, 1e-12 * p.scale);
+    EXPECT_NEAR(a.prefix.scale, p.prefix.scale / 2, 1e-12 * p.prefix.scale);
     const double rho4 = 4 * rho;
     EXPECT_NEAR(DpFtrlSmooth::privacy(a).epsilon, rho4 + 2 * std::sqrt(rho4 * std::log(1 / delta)), 1e-9);
     EXPECT_GT(DpFtrlSmooth::privacy(a).epsilon, 1.9 * eps);
     // general tuning: sqrt(2T (L^2 + L sigma sqrt(d ceil(log2 T)))).
     const auto g = smooth_params(d, T, eps, LossFamily::Squared, {{DpFtrlSmooth::kDelta, delta}, {DpFtrlSmooth::kTuning, 2}});
-    EXPECT_NEAR(g.lambda, std::sqrt(2.0 * T * (4.0 + 2.0 * p.scale * std::sqrt(d * hp))), 1e-9 * g.lambda);
+    EXPECT_NEAR(g.lambda, std::sqrt(2.0 * T * (4.0 + 2.0 * p.prefix.scale * std::sqrt(d * hp))), 1e-9 * g.lambda);
     // auto tuning: absolute losses (L = 1, not smooth) take the general lambda.
     const auto ab = smooth_params(d, T, eps, LossFamily::Absolute, {{DpFtrlSmooth::kDelta, delta}});
     EXPECT_EQ(ab.lipschitz, 1.0);
     EXPECT_EQ(ab.tuning, DpFtrlSmooth::Tuning::General);
-    EXPECT_NEAR(ab.lambda, std::sqrt(2.0 * T * (1.0 + ab.scale * std::sqrt(d * hp))), 1e-9 * ab.lambda);
+    EXPECT_NEAR(ab.lambda, std::sqrt(2.0 * T * (1.0 + ab.prefix.scale * std::sqrt(d * hp))), 1e-9 * ab.lambda);
     // Noise off: not private, lambda = 32 beta (realizable) and sqrt(2T) L (general).
     const auto off = smooth_params(d, T, kInf, LossFamily::Squared);
-    EXPECT_EQ(off.scale, 0.0);
+    EXPECT_EQ(off.prefix.scale, 0.0);
     EXPECT_EQ(off.lambda, 32.0);
     EXPECT_TRUE(std::isinf(DpFtrlSmooth::privacy(off).epsilon));
     EXPECT_EQ(smooth_params(d, T, kInf, LossFamily::Absolute).lambda, std::sqrt(2.0 * T));
@@ -214,9 +214,9 @@ TEST(DpFtrlSmooth, PlaysTheProjectionOfTheNoisyGradientSumAndIsChargedItsLoss) {
     const std::uint32_t d = 9;
     const std::uint64_t T = 200;
     for (LossFamily f : {LossFamily::Squared, LossFamily::Absolute})
-        for (int tree : {0, 1}) { // binary, padded
+        for (int tree : {0, 1}) { // padded, binary
             const auto p = smooth_params(d, T, 1.0, f, {{DpFtrlSmooth::kDelta, 1e-5}, {DpFtrlSmooth::kTree, tree}});
-            ASSERT_GT(p.scale, 0.0);
+            ASSERT_GT(p.prefix.scale, 0.0);
             const auto ap = adversary_params<SquaredRealizable>(d, T);
             const adversaries::SequenceCtx ctx{2, 0, adversaries::kSharedSequence};
             test::Solo<DpFtrlSmooth> solo(p, 2, 3);

@@ -461,7 +461,7 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
         EXPECT_NEAR(p.zeta, zeta, 1e-12);
         EXPECT_NEAR(p.eta, std::sqrt(2.0) / (1000.0 * std::sqrt(n)), 1e-15);
         const double lambda = 100.0 * n * 14.0 / eps; // sqrt(T) n L ceil(log2 T) / eps (Lemma 5.1)
-        EXPECT_NEAR(p.scale, lambda, 1e-9 * lambda);
+        EXPECT_NEAR(p.prefix.scale, lambda, 1e-9 * lambda);
         const double d2 = 2.0 * n / zeta * (std::sqrt(2.0) + zeta), d1 = std::sqrt(8.0) * d2;
         const auto r = PrivateBanditFw::privacy(p);
         EXPECT_STREQ(r.accountant, "pure-laplace");
@@ -477,7 +477,7 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
         const double lg = std::log((n + 1e4) / delta);
         const double sigma = std::pow(1e4, 0.25) * std::sqrt(n) * 14.0 * std::log(1e4 / delta) / eps *
                              (lg + std::sqrt((1.0 + 100.0 / n) * lg)); // Lemma 5.4
-        EXPECT_NEAR(p.scale, sigma, 1e-9 * sigma);
+        EXPECT_NEAR(p.prefix.scale, sigma, 1e-9 * sigma);
         const auto r = PrivateBanditFw::privacy(p);
         EXPECT_LT(r.epsilon, eps);
         EXPECT_EQ(r.delta, delta);
@@ -488,7 +488,7 @@ TEST(Env21, PrivacyReportsFollowTheSpecFormulas) {
         EXPECT_STREQ(r.accountant, "zcdp");
         EXPECT_NEAR(r.epsilon, 2.0, 1e-9);
         // zCDP by hand: rho = h' Delta_2^2 / (2 sigma^2), eps = rho + 2 sqrt(rho ln(1/delta)).
-        const double rho = 7.0 * p.norms.delta2 * p.norms.delta2 / (2.0 * p.scale * p.scale);
+        const double rho = 7.0 * p.norms.delta2 * p.norms.delta2 / (2.0 * p.prefix.scale * p.prefix.scale);
         EXPECT_NEAR(rho + 2.0 * std::sqrt(rho * std::log(1.0 / delta)), 2.0, 1e-9);
     }
 }
@@ -512,14 +512,14 @@ TEST(Env21, DefaultCalibrationNeverGuaranteesLessThanRequested) {
                         D, T, {{"epsilon", eps}, {"delta", delta}, {"noise", noise}, {"calibration", 1.0}});
                     const std::string where = "n = " + std::to_string(n) + ", T = " + std::to_string(T) +
                                               ", eps = " + std::to_string(eps) + (noise > 0 ? ", gaussian" : ", laplace");
-                    EXPECT_EQ(dflt.scale, std::max(paper.scale, sens.scale)) << where;
+                    EXPECT_EQ(dflt.prefix.scale, std::max(paper.prefix.scale, sens.prefix.scale)) << where;
                     const auto r = PrivateBanditFw::privacy(dflt);
                     EXPECT_LE(r.epsilon, eps * (1.0 + 1e-9)) << where;
                     if (noise > 0) EXPECT_LE(r.delta, delta) << where;
                     if (PrivateBanditFw::privacy(paper).epsilon > eps * (1.0 + 1e-9)) ++paper_exceeds;
                     else {
                         ++paper_kept;
-                        EXPECT_EQ(dflt.scale, paper.scale) << where;
+                        EXPECT_EQ(dflt.prefix.scale, paper.prefix.scale) << where;
                     }
                 }
     EXPECT_GT(paper_exceeds, 0) << "the grid must hold a case where the paper's scale is not conservative";

@@ -58,7 +58,7 @@ TEST(TreePrivacyLoss_Stat, NeverExceedsTheReportedEpsUnderEitherCalibration) {
             const auto p = learners::DpFtrlExperts::resolve(kv, pb);
             const double eps = learners::DpFtrlExperts::privacy(p).epsilon;
             EXPECT_LE(eps, 1.0 + 1e-12);
-            const double worst = max_privacy_loss(d, T, p.scale, 400);
+            const double worst = max_privacy_loss(d, T, p.prefix.scale, 400);
             RecordProperty("T" + std::to_string(T) + (calibration == 0.0 ? "_paper" : "_strict"),
                            std::to_string(worst) + " of " + std::to_string(eps));
             EXPECT_LE(worst, eps * (1 + 1e-12)) << "T = " << T << " calibration " << calibration;
@@ -74,7 +74,7 @@ TEST(TreePrivacyLoss_Stat, APlantedTreeWithHalfItsScaleExceedsTheClaim) {
     const auto p = learners::DpFtrlExperts::resolve(
         test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"calibration", 1.0}, {"tree", 1.0}}), pb);
     const double eps = learners::DpFtrlExperts::privacy(p).epsilon;
-    EXPECT_GT(max_privacy_loss(2, 64, 0.5 * p.scale, 400), eps) << "halved noise must be caught";
+    EXPECT_GT(max_privacy_loss(2, 64, 0.5 * p.prefix.scale, 400), eps) << "halved noise must be caught";
 }
 
 } // namespace
