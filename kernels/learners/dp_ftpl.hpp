@@ -184,10 +184,12 @@ struct DpFtpl {
         const bool padded = p.prefix.tree == mech::TreeVariant::Padded;
         const bool reg = p.sigma_reg >= p.sigma_priv;
         const char* mechanism =
-            padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
-                          : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
-                   : (reg ? "binary Gaussian tree, sigma = sigma_reg (regret-dominated)"
-                          : "binary Gaussian tree, sigma = sigma_priv (privacy-dominated)");
+            p.prefix.honaker ? (reg ? "binary Gaussian tree with Honaker's estimator, sigma = sigma_reg (regret-dominated)"
+                                    : "binary Gaussian tree with Honaker's estimator, sigma = sigma_priv (privacy-dominated)")
+            : padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
+                            : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
+                     : (reg ? "binary Gaussian tree, sigma = sigma_reg (regret-dominated)"
+                            : "binary Gaussian tree, sigma = sigma_priv (privacy-dominated)");
         return prefix_privacy_report(p.prefix, p.delta, norms(p.d), calibration_name(p.calibration), mechanism);
     }
 

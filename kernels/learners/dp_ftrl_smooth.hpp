@@ -184,8 +184,9 @@ struct DpFtrlSmooth {
         return prefix_privacy_report(
             p.prefix, p.delta, gradient_norms(p.lipschitz, p.d),
             p.add_remove ? "add-remove (sigma for Delta_2 = L)" : "replace-one (sigma for Delta_2 = 2L)",
-            p.prefix.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
-                                                       : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)");
+            p.prefix.honaker ? "Gaussian binary tree with Honaker's estimator on clipped gradients"
+            : p.prefix.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
+                                                         : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)");
     }
 
     static constexpr bool kInstanceLanes = true;

@@ -366,8 +366,11 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
             : p.calibration == kSensitivity ? "sensitivity (replace-one Delta of one F_t u_t)"
                                             : "conservative (the larger of Lemma 5.1 / 5.4's scale and the replace-one "
                                               "sensitivity's)",
-            p.prefix.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
-                                                       : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)");
+            p.prefix.honaker ? (p.prefix.noise == mech::NodeNoise::Laplace
+                                    ? "Laplace binary tree with Honaker's estimator over batch gradient estimates"
+                                    : "Gaussian binary tree with Honaker's estimator over batch gradient estimates")
+            : p.prefix.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
+                                                         : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)");
         if (!p.prefix.on()) r.calibration = "none"; // a run without noise names no calibration
         return r;
     }

@@ -23,9 +23,12 @@ template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Pa
 struct PrefixKeys {
     static constexpr bool kLaplace = Laws == PrefixLaws::LaplaceGaussian;
     static constexpr KeySpec kTree{
-        "tree", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 1, "padded|binary",
+        "tree", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 2,
+        "padded|binary|honaker",
         "padded = AS17 Alg. 2 (every prefix carries ceil(log2 T) iid node draws; docs/spec/model.md §1.5); binary = "
-        "the standard tree of DNPR10 / CSS11 (§1.4)"};
+        "the standard tree of DNPR10 / CSS11 (§1.4); honaker = the binary tree with Honaker's estimator (every node "
+        "re-estimated from its subtree: the same privacy, a prefix variance about 1/2 per level instead of 1; "
+        "docs/MECHANISMS.md §3.4)"};
     static constexpr KeySpec kNoise =
         kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
                            "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control"}
@@ -51,8 +54,9 @@ struct PrefixKeys {
                                          bool off, F auto_scale) {
         mech::PrefixMechanism m;
         m.T = T;
-        m.tree = !kv.given[kTree] ? DefaultTree
-                 : static_cast<int>(kv.num[kTree]) == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        const int tree = kv.given[kTree] ? static_cast<int>(kv.num[kTree]) : DefaultTree == mech::TreeVariant::Padded ? 0 : 1;
+        m.tree = tree == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        m.honaker = tree == 2;
         m.noise = off ? mech::NodeNoise::None : law(kv, kNoise);
         if (m.on()) m.scale = kv.given[kNodeScale] ? kv.num[kNodeScale] : auto_scale(m.noise);
         return m;

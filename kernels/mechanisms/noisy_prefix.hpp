@@ -82,6 +82,44 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
     return z;
 }
 
+/// The binary tree with Honaker's estimator (tree_aggregation.hpp honaker_node; docs/MECHANISMS.md §3.4), streamed:
+/// Z_{t-1} for the lanes of `idx`, advancing the state to prefix t. State per coordinate: the level cache S (k + 1
+/// rows, as above, of node ESTIMATES) and E (k + 1 rows): E_j = the estimate of the last node completed at level j
+/// that is a left child (the one at level ctz(t) in round t). Round t (c = ctz(t), t < T) forms the chain of nodes
+/// completing at t bottom up, e_0 = v_0, e_j = a_j v_j + (1 - a_j) (E_{j-1} + e_{j-1}), stores E_c = e_c and
+/// S_0 .. S_c <- S_{c+1} + e_c: the same operations in the same order as the definition. c + 1 node draws.
+template <class Team, class View, class Idx>
+DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
+honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const View& S, const View& E, Idx idx) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    using U = typename Team::template lanes<std::uint32_t>;
+    const V z = team.load(S, idx); // row 0: the estimates of the nodes of prefix t - 1
+    if (tr.advance) {
+        const RngKey key = team.key();
+        const V b(static_cast<R>(tn.scale));
+        V e = V(R(0));
+        for (std::uint32_t j = 0; j <= tr.c; ++j) {
+            const rng::LaneStream<U> stream{key.seed, key.stream, U(team.instance()), rng::Purpose::TreeStream,
+                                            j == tr.c ? 0u : 1u + j, tr.s, team.element(idx)};
+            V u[4];
+            stream_uniforms<R, U>(stream, tr.n_node, u);
+            // Planted bug (audit suite only): the leaves without noise.
+            const V v = j == 0 && tn.planted == kPlantLeafWithoutNoise ? V(R(0)) : node_draw(tn.noise, u, b);
+            if (j == 0) {
+                e = v;
+            } else {
+                const V a(honaker_weight<R>(j));
+                e = a * v + (V(R(1)) - a) * (team.load(E.row(j - 1), idx) + e);
+            }
+        }
+        team.store(E.row(tr.c), idx, e);
+        const V next = team.load(S.row(tr.c + 1), idx) + e;
+        for (std::uint32_t j = 0; j <= tr.c; ++j) team.store(S.row(j), idx, next);
+    }
+    return z;
+}
+
 /// THE SEAM between a learner and the noise of the private prefix sums it releases (docs/MECHANISMS.md §3.3): a learner
 /// that plays from noisy prefix sums P~_0 .. P~_{T-1} of a stream v_1 .. v_T of d-vectors (AS17's loss sums, ENV21's
 /// batch gradient estimates, AFKT23 Alg. 3's gradients) holds one PrefixMechanism in its Params and uses it for all
@@ -94,6 +132,7 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
 /// tree_aggregation.hpp); a new mechanism is a new implementation here, and no learner changes.
 struct PrefixMechanism {
     TreeVariant tree = TreeVariant::Padded;
+    bool honaker = false;     ///< the binary tree (tree = Binary) with Honaker's estimator
     NodeNoise noise = NodeNoise::None;
     double scale = 0.0;       ///< per-node Laplace b or Gaussian sigma (0 with the noise off)
     std::uint64_t T = 1;      ///< steps of the stream: the horizon, or ENV21's number of batches
@@ -111,8 +150,9 @@ struct PrefixMechanism {
         return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted};
     }
 
-    /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache; 0 with the noise off.
-    DPR_HD std::uint32_t rows() const { return level_rows(tree_noise()); }
+    /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache (and, for Honaker,
+    /// as many rows of left-child estimates); 0 with the noise off.
+    DPR_HD std::uint32_t rows() const { return (honaker ? 2u : 1u) * level_rows(tree_noise()); }
 
     /// The state of prefix 0 (the tree part of Z_0 is empty: all rows zero), for the d coordinates of `S`.
     template <class Team, class View>
@@ -134,6 +174,7 @@ struct PrefixMechanism {
     template <class Team, class View, class Idx>
     DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
     next(const Team& team, const Step& st, const View& S, Idx idx) const {
+        if (honaker) return honaker_prefix(team, st.tn, st.tr, S, S.row(level_rows(st.tn)), idx);
         return noisy_prefix(team, st.tn, st.tr, S, idx);
     }
 
@@ -149,7 +190,8 @@ struct PrefixMechanism {
     template <class R = double>
     DPR_HD R regenerate(std::uint32_t seed, std::uint32_t stream, std::uint32_t instance, std::uint64_t t,
                         std::uint32_t i) const {
-        return prefix_noise<R>(tree_noise(seed, stream, instance), t, i);
+        const TreeNoise tn = tree_noise(seed, stream, instance);
+        return honaker ? honaker_prefix_noise<R>(tn, t, i) : prefix_noise<R>(tn, t, i);
     }
 
     /// The privacy of releasing P~_0 .. P~_{T-1} (never P~_T) when one step's vector has the sensitivities of `y`
@@ -160,8 +202,16 @@ struct PrefixMechanism {
 
     /// run.json's name of the mechanism.
     const char* name() const {
-        return tree == TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
-                                           : "binary tree aggregation (DNPR10 / CSS11)";
+        return honaker                      ? "binary tree aggregation with Honaker's estimator (Honaker 2015)"
+               : tree == TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
+                                             : "binary tree aggregation (DNPR10 / CSS11)";
+    }
+
+    /// Var(Z_t) in units of one node draw's variance (2 b^2 for Laplace, sigma^2 for Gaussian): the padded tree k
+    /// (T >= 2, every t), the binary tree popcount(t), Honaker sum_{j in bits(t)} 1 / (2 - 2^-j).
+    double unit_variance(std::uint64_t t) const {
+        if (honaker) return honaker_prefix_variance(t);
+        return static_cast<double>(prefix_draw_count(tree, t, T));
     }
 };
 

@@ -216,6 +216,74 @@ DPR_HD inline R prefix_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t
     return tree_part<R>(tn, t, coord) + padding_noise<R>(tn, t, coord);
 }
 
+// ---- Honaker's estimator (Honaker 2015; docs/MECHANISMS.md §3.4) ----------------------------------------------------
+// The binary tree releases every node v_{j,m} = alpha_{j,m} + b_{j,m} (node noise of variance s^2 = 2 lambda^2 or
+// sigma^2). A node's sum is also the sum of its two children, so the variance-optimal estimate of node (j, m) from
+// its subtree is, bottom up,
+//     e_{0,m} = v_{0,m},     e_{j,m} = a_j v_{j,m} + (1 - a_j) (e_{j-1,2m} + e_{j-1,2m+1}),   a_j = 1 / (2 - 2^-j),
+// with Var(e_j) = a_j s^2 (induction: 1/Var(e_j) = 1/s^2 + 1/(2 Var(e_{j-1})) gives a_j s^2 = s^2 / (2 - 2^-j)),
+// and the prefix P~_t = sum over S_t of e (disjoint subtrees: independent), Var(Z_t) = s^2 sum_{j in bits(t)} a_j.
+// It is post-processing of the nodes of the binary tree (the guarantee is the binary tree's, calibration.hpp).
+//
+// Every node completing by round T - 1 is needed, not only the one at level ctz(t) that the binary mechanism draws
+// in round t: the nodes (j, (t >> j) - 1), j < ctz(t), complete at t too (they are right children, consumed at
+// once by their parents). Randomness: the node at level ctz(t) comes from the tree stream of round t (sub 0, as
+// above: the binary tree's own draw); the node at level j < ctz(t) from the stream with sub = 1 + j, same round.
+
+/// a_j of Honaker's estimate at level j, in precision R: the weight of the node's own value.
+template <class R>
+DPR_HD inline R honaker_weight(std::uint32_t j) {
+    return static_cast<R>(1.0 / (2.0 - 1.0 / static_cast<double>(std::uint64_t{1} << j)));
+}
+
+/// The stream sub-index of node (j, m)'s draw: 0 when j is the lowest set bit of the round that completes it (m
+/// even), else 1 + j.
+DPR_HD constexpr inline std::uint32_t honaker_sub(std::uint32_t j, std::uint64_t m) { return (m & 1u) ? 1u + j : 0u; }
+
+/// The raw node noise b_{j,m}[coord] of the full tree (every node, for Honaker's estimator), in precision R.
+template <class R = double>
+DPR_HD inline R full_tree_node_noise(const TreeNoise& tn, std::uint32_t j, std::uint64_t m, std::uint32_t coord) {
+    if (tn.noise == NodeNoise::None) return R(0);
+    const std::uint64_t s = ((m + 1) << j) - 1; // completed when l_{s+1} is added
+    const rng::StreamId id = tree_stream(tn, s, coord);
+    R u[4];
+    stream_uniforms<R, std::uint32_t>(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose,
+                                                                     honaker_sub(j, m), id.round, id.element},
+                                      node_uniforms(tn.noise), u);
+    return node_draw<R>(tn.noise, u, static_cast<R>(tn.scale));
+}
+
+/// Honaker's estimate e_{j,m} of node (j, m)'s noise, in precision R (THE DEFINITION; O(2^j) draws).
+template <class R = double>
+DPR_HD inline R honaker_node(const TreeNoise& tn, std::uint32_t j, std::uint64_t m, std::uint32_t coord) {
+    const R v = full_tree_node_noise<R>(tn, j, m, coord);
+    if (j == 0) return v;
+    const R a = honaker_weight<R>(j);
+    const R children = honaker_node<R>(tn, j - 1, 2 * m, coord) + honaker_node<R>(tn, j - 1, 2 * m + 1, coord);
+    return a * v + (R(1) - a) * children;
+}
+
+/// Z_t[coord] of the binary tree with Honaker's estimator: the estimates of the nodes of S_t, highest level first.
+template <class R = double>
+DPR_HD inline R honaker_prefix_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_t coord) {
+    R z = R(0);
+    if (tn.noise == NodeNoise::None) return z;
+    for (std::uint64_t rest = t; rest != 0;) {
+        const std::uint32_t j = floor_log2(rest);
+        z = z + honaker_node<R>(tn, j, prefix_node(t, j), coord);
+        rest &= ~(std::uint64_t{1} << j);
+    }
+    return z;
+}
+
+/// Var(Z_t) / (variance of one node draw) for the binary tree with Honaker's estimator: sum_{j in bits(t)} a_j.
+inline double honaker_prefix_variance(std::uint64_t t) {
+    double v = 0.0;
+    for (std::uint32_t j = 0; j < 64; ++j)
+        if ((t >> j) & 1u) v += 1.0 / (2.0 - 1.0 / static_cast<double>(std::uint64_t{1} << j));
+    return v;
+}
+
 /// The O(h N) tree of docs/spec/model.md §1.4 (with the §1.5 padding when tn.variant == Padded) for N
 /// coordinates: consumes exact l_1, l_2, ... and releases L~_1, L~_2, ... . State: the exact p-sums
 /// alpha[j] and the noisy p-sums noisy[j] of the nodes currently in S_t, levels 0..MaxLevels-1

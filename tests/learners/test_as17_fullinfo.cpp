@@ -46,7 +46,7 @@ using test::simulate;
 
 constexpr double kInfty = std::numeric_limits<double>::infinity();
 // Choice keys take the index of the choice.
-constexpr double kPadded = 0, kBinary = 1;
+constexpr double kPadded = 0, kBinary = 1, kHonaker = 2; // tree = padded|binary|honaker
 constexpr double kLaplace = 0, kGaussian = 1, kNoiseOff = 2; // dp-ftrl-*: laplace|gaussian|none
 constexpr double kFtplNoiseOff = 1;                          // dp-ftpl-*: gaussian|none
 constexpr double kPaper = 0, kStrict = 1;
@@ -143,6 +143,7 @@ struct RefSpec {
     mech::TreeVariant variant = mech::TreeVariant::Padded;
     mech::NodeNoise noise = mech::NodeNoise::None;
     double scale = 0.0; ///< node scale computed BY HAND in the test (checked against privacy().noise_scale)
+    bool honaker = false; ///< the binary tree with Honaker's estimator (tree_aggregation.hpp honaker_prefix_noise)
 };
 
 using Fill = std::function<void(std::uint64_t t, double* out)>;
@@ -209,7 +210,8 @@ void expect_replay(const SimResult& r, const RefSpec& s, const Fill& fill, std::
         std::size_t c = 0;
         for (std::uint64_t t = 1; t <= T; ++t) {
             for (std::uint32_t i = 0; i < d; ++i) {
-                const double z = mech::prefix_noise(tn, t - 1, i); // Z_{t-1}, the definition
+                const double z = s.honaker ? mech::honaker_prefix_noise(tn, t - 1, i) // Z_{t-1}, the definition
+                                           : mech::prefix_noise(tn, t - 1, i);
                 zmax = std::max(zmax, std::fabs(z));
                 u[i] = L[i] + z;
             }
@@ -272,6 +274,21 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                       unit, d, T);
     }
     {
+        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, honaker: the binary tree's sigma, Honaker's estimates");
+        const auto r = simulate("dp-ftrl-sphere",
+                                {{"epsilon", 2.0},
+                                 {"delta", 1e-6},
+                                 {"noise", kGaussian},
+                                 {"calibration", kStrict},
+                                 {"tree", kHonaker},
+                                 {"eta", 0.05}},
+                                "unit-vectors", {}, d, T, 3);
+        expect_replay(r,
+                      {Play::L2Ball, 0.05, TreeVariant::Binary, NodeNoise::Gaussian,
+                       std::sqrt(k) * 2 * std::sqrt(2 * std::log(1.25e6)) / 2.0, true},
+                      unit, d, T);
+    }
+    {
         SCOPED_TRACE("dp-ftrl-cube, Laplace, strict, padded: lambda = 2 k / eps");
         const auto r = simulate("dp-ftrl-cube", {{"epsilon", 1.0}, {"calibration", kStrict}},
                                 "cube-coordinate", {}, d, T, 3);
@@ -329,6 +346,14 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                      priv = std::sqrt(k) * 2 * std::sqrt(2 * std::log(1.25e4)) / 0.3;
         ASSERT_GT(priv, reg);
         expect_replay(r, {Play::LinCube, 0, TreeVariant::Binary, NodeNoise::Gaussian, priv}, cube, d, T);
+    }
+    {
+        SCOPED_TRACE("dp-ftpl-experts, strict, honaker: the binary tree's sigma, Honaker's estimates");
+        const auto r = simulate("dp-ftpl-experts",
+                                {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"tree", kHonaker}},
+                                "bernoulli", {{"gap", 0.2}}, d, T, 3);
+        const double priv = std::sqrt(k) * sd * std::sqrt(2 * std::log(1.25e4)) / 0.3;
+        expect_replay(r, {Play::LinSimplex, 0, TreeVariant::Binary, NodeNoise::Gaussian, priv, true}, bern, d, T);
     }
 }
 
