@@ -40,6 +40,8 @@
 #include "host/io/npy.hpp"
 #include "host/cpu/cpu_isa.hpp"
 #include "host/results/memory_estimate.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/mechanisms/noisy_prefix.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
@@ -190,6 +192,10 @@ noise of ONE tree node as given: no calibration from epsilon (that is `run`'s jo
                      distributed, not independent.
   In both, Cov(Z_t, Z_t') = (number of nodes shared by [0,t) and [0,t')) Var(node); e.g. Z_2 and Z_3
   share the node [0,2).
+  --variant honaker  the binary tree with Honaker's estimator (Honaker 2015; docs/MECHANISMS.md §3.4): every
+                     node re-estimated from its subtree, e_j = a_j v_j + (1 - a_j)(e_left + e_right),
+                     a_j = 1/(2 - 2^-j); Var Z_t = Var(node) sum over the set bits j of t of a_j (t = 1023:
+                     5.80 Var(node) instead of 10). The same privacy as the binary tree.
   --noise laplace    node noise Laplace(0, b), b = --scale: Var(node) = 2 b^2
   --noise gaussian   node noise N(0, sigma^2), sigma = --scale: Var(node) = sigma^2
   --T                horizon T, 1..4294967295 (the tree has ceil(log2 T) levels below the root)
@@ -516,7 +522,7 @@ void add_tree(CLI::App* sample) {
         CLI::Option* T_opt = nullptr;
     };
     auto st = std::make_shared<State>();
-    sub->add_option("--variant", st->variant, "Tree: padded (AS17, default) or binary")->type_name("VARIANT");
+    sub->add_option("--variant", st->variant, "Tree: padded (AS17, default), binary, or honaker (the binary tree with Honaker's estimator)")->type_name("VARIANT");
     sub->add_option("--noise", st->noise, "Node noise law: laplace (default) or gaussian")->type_name("LAW");
     st->scale_opt = sub->add_option("--scale", st->scale,
                                     "Node noise: Laplace b or Gaussian sigma, a finite number > 0 (required)")
@@ -526,11 +532,12 @@ void add_tree(CLI::App* sample) {
     add_common_flags(sub, st->common, "Number of rows (instances) N");
 
     sub->callback([st] {
-        const std::size_t variant = parse_choice("--variant", st->variant, {"padded", "binary"});
+        const std::size_t variant = parse_choice("--variant", st->variant, {"padded", "binary", "honaker"});
         const std::size_t noise = parse_choice("--noise", st->noise, {"laplace", "gaussian"});
         require_given(st->scale_opt, "a finite number > 0");
         const double scale = parse_positive_finite("--scale", st->scale);
-        check_draws_fit("--scale", st->scale, scale, log_tree_unit_bound(noise == 0),
+        // Honaker's estimates weigh each node draw by at most 2 in total: one more factor 2 on the bound.
+        check_draws_fit("--scale", st->scale, scale, log_tree_unit_bound(noise == 0) + (variant == 2 ? std::log(2.0) : 0.0),
                         std::string("sample tree --noise ") + (noise == 0 ? "laplace" : "gaussian"));
         require_given(st->T_opt, "an integer in [1, 4294967295]");
         const std::uint64_t T = parse_integer("--T", st->T, 1, kMaxT,
@@ -547,6 +554,30 @@ void add_tree(CLI::App* sample) {
         base.T = T;
         base.seed = c.seed;
         base.stream = 0;
+        if (variant == 2) {
+            // Honaker's estimates are streamed as a learner streams them (the definition costs O(t) per Z_t): the
+            // seam's state for one coordinate, rounds 1 .. t1 (Z_{t-1} in round t), columns [t0, t1) kept.
+            mech::PrefixMechanism m;
+            m.tree = mech::TreeVariant::Binary;
+            m.honaker = true;
+            m.noise = base.noise;
+            m.scale = scale;
+            m.T = T;
+            write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },
+                          [&](std::uint32_t row, std::uint64_t t0, std::uint64_t t1, double* dst) {
+                              std::vector<double> state(m.rows());
+                              SerialTeam<double> team;
+                              team.rng = RngKey{c.seed, 0};
+                              team.id = row;
+                              const StridedView<double> S{state.data(), 1, 1};
+                              m.init(team, S, 1);
+                              for (std::uint64_t t = 1; t <= t1; ++t) {
+                                  const double z = m.next(team, m.step(t), S, 0u);
+                                  if (t - 1 >= t0) dst[t - 1 - t0] = z;
+                              }
+                          });
+            return;
+        }
         write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },
                       [&](std::uint32_t row, std::uint64_t t0, std::uint64_t t1, double* dst) {
                           mech::TreeNoise tn = base;

@@ -24,6 +24,7 @@
 #include "host/version.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace fs = std::filesystem;
 
@@ -204,6 +205,27 @@ TEST(CliSample_Stat, TreeBinaryConsecutivePrefixesShareTheirCommonNodeExactly) {
     for (std::size_t i = 0; i < d32.size(); ++i) d32[i] = z3[i] - z2[i];
     EXPECT_NEAR(var_of(d32), 2.0, 0.2) << "Z_3 - Z_2 = one Laplace(1) node, variance 2";
     EXPECT_NEAR(cov_of(d32, z2), 0.0, 0.15) << "the remaining node is shared exactly";
+}
+
+// Honaker's estimator through `sample tree`: the rows are the definition (tree_aggregation.hpp honaker_prefix_noise)
+// of instance i, bit for bit, streamed as a learner streams them; and they differ from the binary tree's from prefix 2
+// on (prefix 1 is one leaf, whose estimate is its own draw).
+TEST(CliSample, TreeHonakerRowsAreTheDefinition) {
+    TempDir dir;
+    ASSERT_EQ(run(dir, "sample tree --variant honaker --noise gaussian --scale 1.5 --T 37 --n 6 --seed 8 --out h.npy").rc,
+              0);
+    ASSERT_EQ(run(dir, "sample tree --variant binary --noise gaussian --scale 1.5 --T 37 --n 6 --seed 8 --out b.npy").rc,
+              0);
+    const auto h = load(dir, "h.npy"), b = load(dir, "b.npy");
+    ASSERT_EQ(h.shape, (dpr::io::Shape{6, 37}));
+    for (std::uint32_t i = 0; i < 6; ++i) {
+        const dpr::mech::TreeNoise tn{dpr::mech::TreeVariant::Binary, dpr::mech::NodeNoise::Gaussian, 1.5, 37, 8, 0, i};
+        for (std::uint64_t t = 0; t < 37; ++t) {
+            ASSERT_EQ(h.values[i * 37 + t], dpr::mech::honaker_prefix_noise<double>(tn, t, 0)) << "row " << i << " t " << t;
+            if (t == 1) EXPECT_EQ(h.values[i * 37 + t], b.values[i * 37 + t]) << "one leaf";
+            if (t == 2) EXPECT_NE(h.values[i * 37 + t], b.values[i * 37 + t]) << "node (1,0) re-estimated";
+        }
+    }
 }
 
 // ---- expmech: the exponential mechanism ----------------------------------------------------------------
@@ -426,7 +448,7 @@ std::vector<BadCase> bad_cases() {
          {"DISTRIBUTION must be one of: laplace, gaussian, exponential, gumbel, gamma, tree, expmech (got foo)"}});
     cases.push_back({"sample", {"missing DISTRIBUTION", "laplace"}});
     cases.push_back({"sample tree --variant foo --scale 1 --T 4" + io,
-                     {"--variant must be one of: padded, binary (got foo)"}});
+                     {"--variant must be one of: padded, binary, honaker (got foo)"}});
     cases.push_back({"sample tree --variant Padded --scale 1 --T 4" + io, {"--variant", "(got Padded)"}});
     cases.push_back({"sample tree --noise none --scale 1 --T 4" + io,
                      {"--noise must be one of: laplace, gaussian (got none)"}});
