@@ -307,6 +307,23 @@ TEST(LearnerAudit_Stat, HalfTheGaussianNodeNoiseIsAViolationOfTheClaimedMu) {
     EXPECT_GT(o.bound.mu_lb, 0.9 * o.learner.privacy.gdp_mu) << o.bound.event.describe();
 }
 
+// Honaker's estimator (docs/MECHANISMS.md §3.4), T = 3: x_3 reads prefix 2 = Honaker's estimate of node (1, 0),
+// 2/3 v_{1,0} + 1/3 (v_{0,0} + v_{0,1}); a change of l_1 moves it by the whole change, against noise of variance
+// 2/3 sigma^2: mu = Delta_2 / (sigma sqrt(2/3)) = 1.22 Delta_2 / sigma, below the binary tree's claim sqrt(h') Delta_2
+// / sigma = 1.41 Delta_2 / sigma (post-processing cannot leak more). Half the noise leaks 2.45 Delta_2 / sigma:
+// flagged. sigma = 2 (node_scale), so that mu (0.87 correct, 1.73 planted, 1.0 claimed) is large enough to be
+// resolved at 1e5 trials per side.
+TEST(LearnerAudit_Stat, HonakersEstimatorIsConsistentAndHalfItsNoiseIsAViolation) {
+    expect_flagged_and_correct_consistent(
+        {"half-noise (honaker)",
+         "[run]\nrounds = 3\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"honaker\"\nnode_scale = 2\n"
+         "[audit]\nround = 1\nrounds = [3]\n",
+         {{0, 1}, {0, 0}, {1, 0}}, // l_3 = e_1: the charged loss of round 3 is x_3(1), the audited output
+         100000},
+        "half-noise");
+}
+
 // Binary tree, T = 2: prefix 1 is the leaf (0,0) alone, so without leaf noise x_2 is a deterministic function of
 // l_1, different on the two sides. 2e4 trials per side.
 TEST(LearnerAudit_Stat, ALeafLevelWithoutNoiseIsAViolation) {
