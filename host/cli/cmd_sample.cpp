@@ -195,7 +195,8 @@ noise of ONE tree node as given: no calibration from epsilon (that is `run`'s jo
   --variant honaker  the binary tree with Honaker's estimator (Honaker 2015; docs/MECHANISMS.md §3.4): every
                      node re-estimated from its subtree, e_j = a_j v_j + (1 - a_j)(e_left + e_right),
                      a_j = 1/(2 - 2^-j); Var Z_t = Var(node) sum over the set bits j of t of a_j (t = 1023:
-                     5.80 Var(node) instead of 10). The same privacy as the binary tree.
+                     5.80 Var(node) instead of 10). The same privacy as the binary tree. --T up to
+                     1048576 (each row is streamed from prefix 0, as a learner streams it).
   --noise laplace    node noise Laplace(0, b), b = --scale: Var(node) = 2 b^2
   --noise gaussian   node noise N(0, sigma^2), sigma = --scale: Var(node) = sigma^2
   --T                horizon T, 1..4294967295 (the tree has ceil(log2 T) levels below the root)
@@ -543,6 +544,10 @@ void add_tree(CLI::App* sample) {
         const std::uint64_t T = parse_integer("--T", st->T, 1, kMaxT,
                                               "prefixes and node indices are 32-bit RNG counter words "
                                               "(kernels/rng/stream.hpp)");
+        if (variant == 2 && T > kBatchValues)
+            throw UsageError("--T must be at most " + std::to_string(kBatchValues) +
+                             " with --variant honaker (got " + st->T + "): its rows are streamed prefix after prefix, "
+                             "and a longer row would be cut into pieces that each restart from prefix 0");
         const Common c = parse_common(st->common);
         if (rng::check_layout(c.seed, c.n, T, 1) != rng::LayoutError::Ok) // guaranteed by the ranges above
             throw UsageError("--n/--T do not fit the RNG counter layout (kernels/rng/stream.hpp)");

@@ -450,6 +450,8 @@ std::vector<BadCase> bad_cases() {
     cases.push_back({"sample tree --variant foo --scale 1 --T 4" + io,
                      {"--variant must be one of: padded, binary, honaker (got foo)"}});
     cases.push_back({"sample tree --variant Padded --scale 1 --T 4" + io, {"--variant", "(got Padded)"}});
+    cases.push_back({"sample tree --variant honaker --scale 1 --T 1048577" + io,
+                     {"--T must be at most 1048576 with --variant honaker (got 1048577)"}});
     cases.push_back({"sample tree --noise none --scale 1 --T 4" + io,
                      {"--noise must be one of: laplace, gaussian (got none)"}});
     // N and T ranges (the RNG counter layout: 32-bit instance and round words).
