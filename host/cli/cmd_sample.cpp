@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
@@ -177,6 +178,15 @@ constexpr const char* kGammaHelp = R"TXT(Gamma(k, theta) in the shape-scale para
 Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
   dpregret sample gamma --shape 2.5 --scale 2 --n 100000 --seed 1 --out gamma.npy
   python3 -c "import numpy as np; x = np.load('gamma.npy'); print(x.mean(), x.var())")TXT";
+
+constexpr const char* kPrefixHelp = R"TXT(`sample prefix --mechanism M` draws the same matrix as `sample tree --variant M`, named by the
+noisy-prefix seam every prefix-sum learner uses (docs/MECHANISMS.md §3.3), and with --meta FILE.json also
+writes the mechanism's parameters: mechanism, name, noise, scale, T, node_variance, sensitivity_squared (the
+squared l2 sensitivity of everything released for a unit per-step sensitivity: h' = ceil(log2 T) levels),
+variance (Var(Z_t) / node_variance for t = 0 .. T-1, exact), and buffers, theta, omega, inverse_theta,
+inverse_omega (null: tree mechanisms have no buffers).
+
+)TXT";
 
 constexpr const char* kTreeHelp = R"TXT(The noise that tree aggregation adds to the released prefix sums:
 Z_t = L~_t - L_t for t = 0 .. T-1 (column t), for coordinate 0 of learner instance i (row i), exactly
@@ -512,18 +522,27 @@ void add_distribution(CLI::App* sample, const std::string& name, const std::stri
     });
 }
 
-void add_tree(CLI::App* sample) {
+/// `sample tree --variant V` and `sample prefix --mechanism M` (the same matrix; `prefix` names the seam's mechanism
+/// and can write its parameters with --meta).
+void add_tree(CLI::App* sample, bool prefix_form) {
+    const std::string flag = prefix_form ? "--mechanism" : "--variant";
     CLI::App* sub = sample->add_subcommand(
-        "tree", "Prefix-sum noise Z_t = L~_t - L_t of tree aggregation (binary or padded): an N x T matrix");
-    sub->footer(std::string(kTreeHelp) + "\n" + kMatrixOutputHelp + kOutputHelp);
+        prefix_form ? "prefix" : "tree",
+        prefix_form ? "Prefix-sum noise Z_t of a learner's prefix mechanism (padded, binary, honaker): an N x T matrix"
+                    : "Prefix-sum noise Z_t = L~_t - L_t of tree aggregation (binary or padded): an N x T matrix");
+    sub->footer(std::string(prefix_form ? kPrefixHelp : "") + kTreeHelp + "\n" + kMatrixOutputHelp + kOutputHelp);
     struct State {
         CommonFlags common;
-        std::string variant = "padded", noise = "laplace", scale, T;
+        std::string variant = "padded", noise = "laplace", scale, T, meta;
         CLI::Option* scale_opt = nullptr;
         CLI::Option* T_opt = nullptr;
     };
     auto st = std::make_shared<State>();
-    sub->add_option("--variant", st->variant, "Tree: padded (AS17, default), binary, or honaker (the binary tree with Honaker's estimator)")->type_name("VARIANT");
+    sub->add_option(flag, st->variant, "padded (AS17, default), binary, or honaker (the binary tree with Honaker's estimator)")
+        ->type_name(prefix_form ? "MECHANISM" : "VARIANT");
+    if (prefix_form)
+        sub->add_option("--meta", st->meta, "Also write the mechanism's parameters and the exact Var(Z_t) as JSON (T <= 1048576)")
+            ->type_name("FILE.json");
     sub->add_option("--noise", st->noise, "Node noise law: laplace (default) or gaussian")->type_name("LAW");
     st->scale_opt = sub->add_option("--scale", st->scale,
                                     "Node noise: Laplace b or Gaussian sigma, a finite number > 0 (required)")
@@ -532,8 +551,8 @@ void add_tree(CLI::App* sample) {
         sub->add_option("--T", st->T, "Horizon T (columns), 1..4294967295 (required)")->type_name("T");
     add_common_flags(sub, st->common, "Number of rows (instances) N");
 
-    sub->callback([st] {
-        const std::size_t variant = parse_choice("--variant", st->variant, {"padded", "binary", "honaker"});
+    sub->callback([st, flag] {
+        const std::size_t variant = parse_choice(flag, st->variant, {"padded", "binary", "honaker"});
         const std::size_t noise = parse_choice("--noise", st->noise, {"laplace", "gaussian"});
         require_given(st->scale_opt, "a finite number > 0");
         const double scale = parse_positive_finite("--scale", st->scale);
@@ -545,9 +564,14 @@ void add_tree(CLI::App* sample) {
                                               "prefixes and node indices are 32-bit RNG counter words "
                                               "(kernels/rng/stream.hpp)");
         if (variant == 2 && T > kBatchValues)
-            throw UsageError("--T must be at most " + std::to_string(kBatchValues) +
-                             " with --variant honaker (got " + st->T + "): its rows are streamed prefix after prefix, "
+            throw UsageError("--T must be at most " + std::to_string(kBatchValues) + " with " + flag +
+                             " honaker (got " + st->T + "): its rows are streamed prefix after prefix, "
                              "and a longer row would be cut into pieces that each restart from prefix 0");
+        if (!st->meta.empty() && T > kBatchValues)
+            throw UsageError("--T must be at most " + std::to_string(kBatchValues) + " with --meta (got " + st->T +
+                             "): the file lists Var(Z_t) for every t");
+        if (!st->meta.empty() && std::filesystem::path(st->meta).extension() != ".json")
+            throw UsageError("--meta " + st->meta + ": must name a .json file");
         const Common c = parse_common(st->common);
         if (rng::check_layout(c.seed, c.n, T, 1) != rng::LayoutError::Ok) // guaranteed by the ranges above
             throw UsageError("--n/--T do not fit the RNG counter layout (kernels/rng/stream.hpp)");
@@ -559,6 +583,42 @@ void add_tree(CLI::App* sample) {
         base.T = T;
         base.seed = c.seed;
         base.stream = 0;
+        mech::PrefixMechanism described;
+        described.tree = variant == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        described.honaker = variant == 2;
+        described.noise = base.noise;
+        described.scale = scale;
+        described.T = T;
+        // Opened before any sample is drawn: a --meta that cannot be written stops the command before the
+        // matrix exists (no output that looks complete without its meta).
+        std::unique_ptr<io::AtomicFile> meta_file;
+        if (!st->meta.empty()) {
+            try {
+                meta_file = std::make_unique<io::AtomicFile>(st->meta);
+            } catch (const io::IoError& e) {
+                throw UsageError("--meta: " + std::string(e.what()));
+            }
+        }
+        const auto write_meta = [&] {
+            if (!meta_file) return;
+            nlohmann::json j;
+            j["mechanism"] = std::vector<std::string>{"padded", "binary", "honaker"}[variant];
+            j["name"] = described.name();
+            j["noise"] = noise == 0 ? "laplace" : "gaussian";
+            j["scale"] = scale;
+            j["T"] = T;
+            j["node_variance"] = noise == 0 ? 2.0 * scale * scale : scale * scale;
+            // Tree mechanisms have no buffers; the BLT keys are null until a BLT mechanism exists (MECHANISMS.md §3.3).
+            for (const char* k : {"buffers", "theta", "omega", "inverse_theta", "inverse_omega"}) j[k] = nullptr;
+            // Squared l2 sensitivity of everything released for a unit per-step sensitivity: one node per level,
+            // h' levels (calibration.hpp levels_released; only Z_0 .. Z_{T-1} are released).
+            j["sensitivity_squared"] = mech::levels_released(T, /*release_final=*/false);
+            std::vector<double> v(T);
+            for (std::uint64_t t = 0; t < T; ++t) v[t] = described.unit_variance(t);
+            j["variance"] = v; // Var(Z_t) / node_variance, t = 0 .. T-1
+            meta_file->stream() << j.dump() << "\n";
+            meta_file->commit();
+        };
         if (variant == 2) {
             // Honaker's estimates are streamed as a learner streams them (the definition costs O(t) per Z_t): the
             // seam's state for one coordinate, rounds 1 .. t1 (Z_{t-1} in round t), columns [t0, t1) kept.
@@ -581,6 +641,7 @@ void add_tree(CLI::App* sample) {
                                   if (t - 1 >= t0) dst[t - 1 - t0] = z;
                               }
                           });
+            write_meta();
             return;
         }
         write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },
@@ -589,6 +650,7 @@ void add_tree(CLI::App* sample) {
                           tn.instance = row;
                           for (std::uint64_t t = t0; t < t1; ++t) dst[t - t0] = mech::prefix_noise(tn, t, 0);
                       });
+        write_meta();
     });
 }
 
@@ -728,7 +790,8 @@ void add_sample_command(CLI::App& app) {
                          check_draws_fit("--scale", text, theta, log_gamma_unit_bound(k),
                                          "gamma with --shape " + shape_text);
                      });
-    add_tree(sample);
+    add_tree(sample, false);
+    add_tree(sample, true);
     add_expmech(sample);
 
     // A name that is not one of the subcommands above is left over as an "extra" of `sample` (extras are
@@ -738,7 +801,7 @@ void add_sample_command(CLI::App& app) {
     sample->callback([sample] {
         if (!sample->get_subcommands().empty()) return;
         const std::vector<std::string> rest = sample->remaining();
-        const std::string forms = "laplace, gaussian, exponential, gumbel, gamma, tree, expmech";
+        const std::string forms = "laplace, gaussian, exponential, gumbel, gamma, tree, prefix, expmech";
         if (rest.empty() || rest.front().rfind('-', 0) == 0)
             throw UsageError("missing DISTRIBUTION" +
                              (rest.empty() ? std::string() : " before '" + rest.front() + "'") +

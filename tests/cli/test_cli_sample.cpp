@@ -228,6 +228,42 @@ TEST(CliSample, TreeHonakerRowsAreTheDefinition) {
     }
 }
 
+// `sample prefix --mechanism M` is `sample tree --variant M` byte for byte, and its --meta gives the exact Var(Z_t):
+// checked against the sample variance of 20000 rows at every column of T = 64 for each mechanism and both laws
+// (|z| < 5, alpha ~ 1e-6, with Var of the sample variance bounded by 5 var^2 / n); the same columns against the
+// meta's variance times 1.15 must fail somewhere (the test has the power to see a wrong formula).
+TEST(CliSample_Stat, PrefixMetaVarianceIsTheSampleVariance) {
+    TempDir dir;
+    const std::uint64_t T = 64, n = 20000;
+    for (const std::string mech : {"padded", "binary", "honaker"})
+        for (const std::string law : {"laplace", "gaussian"}) {
+            SCOPED_TRACE(mech + " " + law);
+            const std::string flags = " --noise " + law + " --scale 1.5 --T 64 --n 20000 --seed 3 ";
+            ASSERT_EQ(run(dir, "sample prefix --mechanism " + mech + flags + "--out p.npy --meta p.json").rc, 0);
+            ASSERT_EQ(run(dir, "sample tree --variant " + mech + flags + "--out t.npy").rc, 0);
+            EXPECT_EQ(slurp(dir.file("p.npy")), slurp(dir.file("t.npy"))) << "prefix and tree draw the same matrix";
+            const nlohmann::json meta = nlohmann::json::parse(slurp(dir.file("p.json")));
+            EXPECT_EQ(meta["mechanism"], mech);
+            EXPECT_EQ(meta["sensitivity_squared"], 6) << "h' = ceil(log2 64) levels";
+            for (const char* k : {"buffers", "theta", "omega", "inverse_theta", "inverse_omega"})
+                EXPECT_TRUE(meta[k].is_null()) << k;
+            const double node = meta["node_variance"];
+            EXPECT_DOUBLE_EQ(node, law == "laplace" ? 2 * 1.5 * 1.5 : 1.5 * 1.5);
+            const std::vector<double> v = meta["variance"];
+            ASSERT_EQ(v.size(), T);
+            EXPECT_DOUBLE_EQ(v[63], mech == "padded" ? 6.0 : mech == "binary" ? 6.0 : 1 + 2 / 3.0 + 4 / 7.0 + 8 / 15.0 + 16 / 31.0 + 32 / 63.0);
+            const auto p = load(dir, "p.npy");
+            double worst_wrong = 0;
+            for (std::uint64_t t = 1; t < T; ++t) {
+                const double exact = node * v[t], sample = var_of(column(p, t));
+                const double z = (sample - exact) / (exact * std::sqrt(5.0 / n));
+                EXPECT_LT(std::fabs(z), 5.0) << "t " << t << " sample " << sample << " exact " << exact;
+                worst_wrong = std::max(worst_wrong, std::fabs((sample - 1.15 * exact) / (1.15 * exact * std::sqrt(5.0 / n))));
+            }
+            EXPECT_GT(worst_wrong, 5.0) << "a 15% wrong variance must be rejected";
+        }
+}
+
 // ---- expmech: the exponential mechanism ----------------------------------------------------------------
 
 TEST(CliSample_Stat, ExpMechFollowsTheSoftmaxOfTheScores) {
@@ -445,11 +481,16 @@ std::vector<BadCase> bad_cases() {
     // Unknown distribution, variant, node law.
     cases.push_back(
         {"sample foo --scale 1" + io,
-         {"DISTRIBUTION must be one of: laplace, gaussian, exponential, gumbel, gamma, tree, expmech (got foo)"}});
+         {"DISTRIBUTION must be one of: laplace, gaussian, exponential, gumbel, gamma, tree, prefix, expmech (got foo)"}});
     cases.push_back({"sample", {"missing DISTRIBUTION", "laplace"}});
     cases.push_back({"sample tree --variant foo --scale 1 --T 4" + io,
                      {"--variant must be one of: padded, binary, honaker (got foo)"}});
     cases.push_back({"sample tree --variant Padded --scale 1 --T 4" + io, {"--variant", "(got Padded)"}});
+    cases.push_back({"sample prefix --mechanism blt --scale 1 --T 4" + io,
+                     {"--mechanism must be one of: padded, binary, honaker (got blt)"}});
+    cases.push_back({"sample prefix --scale 1 --T 4 --meta m.txt" + io, {"--meta m.txt: must name a .json file"}});
+    cases.push_back({"sample prefix --scale 1 --T 1048577 --meta m.json" + io,
+                     {"--T must be at most 1048576 with --meta (got 1048577)"}});
     cases.push_back({"sample tree --variant honaker --scale 1 --T 1048577" + io,
                      {"--T must be at most 1048576 with --variant honaker (got 1048577)"}});
     cases.push_back({"sample tree --noise none --scale 1 --T 4" + io,
