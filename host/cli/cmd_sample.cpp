@@ -622,12 +622,7 @@ void add_tree(CLI::App* sample, bool prefix_form) {
         if (variant == 2) {
             // Honaker's estimates are streamed as a learner streams them (the definition costs O(t) per Z_t): the
             // seam's state for one coordinate, rounds 1 .. t1 (Z_{t-1} in round t), columns [t0, t1) kept.
-            mech::PrefixMechanism m;
-            m.tree = mech::TreeVariant::Binary;
-            m.honaker = true;
-            m.noise = base.noise;
-            m.scale = scale;
-            m.T = T;
+            const mech::PrefixMechanism& m = described;
             write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },
                           [&](std::uint32_t row, std::uint64_t t0, std::uint64_t t1, double* dst) {
                               std::vector<double> state(m.rows());

@@ -163,6 +163,18 @@ DPR_HD DPR_FORCEINLINE void stream_uniforms(const rng::LaneStream<U>& s, std::ui
     for (std::uint32_t b = 0; 4 * b < n; ++b) rng::uniforms4<R>(s, b, u + 4 * b);
 }
 
+/// One node-law draw, in precision R, from uniforms [0, n_node) of round s's tree stream with sub-index `sub`
+/// (0: the stream above; 1 + j: Honaker's right children, below) in coordinate coord. Noise must be on.
+template <class R>
+DPR_HD inline R stream_node_draw(const TreeNoise& tn, std::uint64_t s, std::uint32_t sub, std::uint32_t coord) {
+    const rng::StreamId id = tree_stream(tn, s, coord);
+    R u[4];
+    stream_uniforms<R, std::uint32_t>(
+        rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, sub, id.round, id.element},
+        node_uniforms(tn.noise), u);
+    return node_draw<R>(tn.noise, u, static_cast<R>(tn.scale));
+}
+
 /// The noise b_{j,m}[coord] of node (level, node), in precision R: a pure function of (seed, stream,
 /// instance, level, node, coord). Fixed forever (§1.4 "one independent draw per node").
 /// `origin`: the tree's leaf 0 is round origin + 1 of the run (a tree started later, e.g. one per phase of
@@ -172,13 +184,8 @@ template <class R = double>
 DPR_HD inline R node_noise(const TreeNoise& tn, std::uint32_t level, std::uint64_t node, std::uint32_t coord,
                            std::uint64_t origin = 0) {
     if (tn.noise == NodeNoise::None) return R(0);
-    const std::uint64_t s = origin + ((node + 1) << level) - 1; // completed when l_{origin+s+1} is added
-    const rng::StreamId id = tree_stream(tn, s, coord);
-    R u[4];
-    stream_uniforms<R, std::uint32_t>(
-        rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, id.sub, id.round, id.element},
-        node_uniforms(tn.noise), u);
-    return node_draw<R>(tn.noise, u, static_cast<R>(tn.scale));
+    // completed when l_{origin+s+1} is added
+    return stream_node_draw<R>(tn, origin + ((node + 1) << level) - 1, 0u, coord);
 }
 
 /// The AS17 padding of prefix t (0 <= t <= T) in coordinate coord, in precision R: the sum of r_t fresh
@@ -244,13 +251,7 @@ DPR_HD constexpr inline std::uint32_t honaker_sub(std::uint32_t j, std::uint64_t
 template <class R = double>
 DPR_HD inline R full_tree_node_noise(const TreeNoise& tn, std::uint32_t j, std::uint64_t m, std::uint32_t coord) {
     if (tn.noise == NodeNoise::None) return R(0);
-    const std::uint64_t s = ((m + 1) << j) - 1; // completed when l_{s+1} is added
-    const rng::StreamId id = tree_stream(tn, s, coord);
-    R u[4];
-    stream_uniforms<R, std::uint32_t>(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose,
-                                                                     honaker_sub(j, m), id.round, id.element},
-                                      node_uniforms(tn.noise), u);
-    return node_draw<R>(tn.noise, u, static_cast<R>(tn.scale));
+    return stream_node_draw<R>(tn, ((m + 1) << j) - 1, honaker_sub(j, m), coord); // completed when l_{s+1} is added
 }
 
 /// Honaker's estimate e_{j,m} of node (j, m)'s noise, in precision R (THE DEFINITION; O(2^j) draws).
@@ -280,7 +281,7 @@ DPR_HD inline R honaker_prefix_noise(const TreeNoise& tn, std::uint64_t t, std::
 inline double honaker_prefix_variance(std::uint64_t t) {
     double v = 0.0;
     for (std::uint32_t j = 0; j < 64; ++j)
-        if ((t >> j) & 1u) v += 1.0 / (2.0 - 1.0 / static_cast<double>(std::uint64_t{1} << j));
+        if ((t >> j) & 1u) v += honaker_weight<double>(j);
     return v;
 }
 
