@@ -58,6 +58,8 @@ ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSp
     s.dir_ = (fs::path(out_dir) / kDirName).string();
     s.spec_ = spec;
     std::error_code ec;
+    fs::remove_all(fs::path(out_dir) / kRemovedName, ec); // a finished run's store, its removal killed (remove())
+    ec.clear();
     fs::create_directory(s.dir_, ec);
     if (ec) throw io::IoError("cannot create " + s.dir_ + ": " + ec.message());
     io::fsync_directory(out_dir);
@@ -251,8 +253,25 @@ std::vector<PointResult> ProgressStore::load(const std::string& name, const std:
 }
 
 void ProgressStore::remove() const noexcept {
+    // One rename takes the store out of the output directory, then its files go. A kill during remove_all would
+    // otherwise leave a .progress without spec.json beside a complete run.json: a directory that can neither be
+    // resumed nor reused. Now a kill leaves the whole store (--resume recomputes nothing) or none of it, at worst
+    // with .progress.removed beside the outputs, which the next run in the directory removes.
     std::error_code ec;
-    fs::remove_all(dir_, ec);
+    const fs::path parent = fs::path(dir_).parent_path();
+    const fs::path gone = parent / kRemovedName;
+    fs::remove_all(gone, ec); // left by an earlier kill
+    fs::rename(dir_, gone, ec);
+    if (ec) {
+        fs::remove_all(dir_, ec);
+        return;
+    }
+    try {
+        io::fsync_directory(parent.string());
+    } catch (const io::IoError&) {
+        // The rename stands or the store is whole: either is a consistent directory.
+    }
+    fs::remove_all(gone, ec);
 }
 
 

@@ -40,6 +40,8 @@ struct ProgressSpec {
 class ProgressStore {
   public:
     static constexpr const char* kDirName = ".progress";
+    /// What remove() renames .progress to before deleting its files (left only if killed in between).
+    static constexpr const char* kRemovedName = ".progress.removed";
 
     /// A fresh store in <out_dir>/.progress (spec.json written atomically). Throws io::IoError.
     static ProgressStore create(const std::string& out_dir, const ProgressSpec& spec);
@@ -75,7 +77,8 @@ class ProgressStore {
     /// Loads a finished piece, one outcome per shape. Throws std::invalid_argument naming the file and the damage
     /// when the marker or the array file does not match what was written (the caller computes the piece again).
     std::vector<PointResult> load(const std::string& name, const std::vector<PieceShape>& shapes) const;
-    /// Removes .progress (after run.json is in place).
+    /// Removes .progress (after run.json is in place) in one atomic step: renamed to .progress.removed, then
+    /// deleted. An observer, or a kill, never finds a .progress without its spec.json.
     void remove() const noexcept;
 
   private:

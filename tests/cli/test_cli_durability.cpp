@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "cli/run_cli.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/results/memory_estimate.hpp"
+#include "host/results/progress_store.hpp"
 
 namespace dpr::test {
 namespace {
@@ -307,6 +309,50 @@ TEST(CliDurability, MergeRefusesDamagedSwappedOrRetiledShardsAndAcceptsAnySpelli
         std::ofstream(dir.file("moved/shard.json")) << j.dump(2);
     }
     refused("s0 s1 moved s3", "would not tile the run's instances exactly");
+}
+
+// A completed run removes .progress in one step: a kill during the removal (seen in CI: SIGKILL after run.json,
+// while the store's files were deleted) must not leave a .progress without spec.json, which could neither be
+// resumed nor reused. Watched with inotify: the first thing that happens to the store is that it leaves the output
+// directory (a rename); only then are its files deleted. A leftover of a kill in between is removed by the next
+// store created there.
+TEST(CliDurability, TheProgressStoreLeavesTheOutputDirectoryInOneStep) {
+    TempDir dir;
+    const std::string out = dir.file("out");
+    fs::create_directory(out);
+    const ProgressStore store = ProgressStore::create(out, ProgressSpec{});
+    const fs::path progress = fs::path(out) / ProgressStore::kDirName;
+    for (int i = 0; i < 50; ++i) std::ofstream(progress / ("p0.b" + std::to_string(i) + ".npy")) << i;
+    const int fd = ::inotify_init1(IN_NONBLOCK);
+    ASSERT_GE(fd, 0);
+    const int w_out = ::inotify_add_watch(fd, out.c_str(), IN_MOVED_FROM | IN_DELETE);
+    const int w_store = ::inotify_add_watch(fd, progress.c_str(), IN_DELETE);
+    ASSERT_GE(w_out, 0);
+    ASSERT_GE(w_store, 0);
+    store.remove();
+    alignas(inotify_event) char buf[1 << 16];
+    std::vector<std::string> events; // "out: MOVED .progress", "store: DELETE spec.json", ...
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        for (char* p = buf; p < buf + n;) {
+            const auto* e = reinterpret_cast<const inotify_event*>(p);
+            const std::string where = e->wd == w_out ? "out" : e->wd == w_store ? "store" : "?";
+            const std::string what = (e->mask & IN_MOVED_FROM) ? "MOVED" : (e->mask & IN_DELETE) ? "DELETE" : "OTHER";
+            events.push_back(where + ": " + what + " " + (e->len ? e->name : ""));
+            p += sizeof(inotify_event) + e->len;
+        }
+    ::close(fd);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front(), std::string("out: MOVED ") + ProgressStore::kDirName)
+        << "the store's files were deleted while it was still " << progress;
+    EXPECT_FALSE(fs::exists(progress));
+    EXPECT_FALSE(fs::exists(fs::path(out) / ProgressStore::kRemovedName));
+
+    // A kill between the rename and the deletion leaves .progress.removed; the next store created there removes it.
+    fs::create_directory(fs::path(out) / ProgressStore::kRemovedName);
+    std::ofstream(fs::path(out) / ProgressStore::kRemovedName / "spec.json") << "{}";
+    const ProgressStore again = ProgressStore::create(out, ProgressSpec{});
+    EXPECT_FALSE(fs::exists(fs::path(out) / ProgressStore::kRemovedName));
+    EXPECT_TRUE(fs::exists(progress / "spec.json"));
 }
 
 // A failure while the outputs are written (here: summary.csv cannot be created) keeps every finished piece; once
