@@ -12,6 +12,7 @@
 
 #include "host/io/atomic_file.hpp"
 #include "host/io/csv.hpp"
+#include "host/results/mechanism_json.hpp"
 #include "host/version.hpp"
 #include "kernels/rng/stream.hpp"
 
@@ -217,6 +218,25 @@ void put_run_meta(nlohmann::json& j, const RunMeta& meta) {
 namespace {
 
 /// Mean, min and max over instances of every diagnostic of a point.
+/// run.json's "privacy" of a point: the learner's report and, for a prefix-sum learner, its mechanism's parameters
+/// (docs/OUTPUTS.md; mechanism_json.hpp).
+nlohmann::json privacy_json(const learners::PrivacyReport& pr) {
+    nlohmann::json j{{"epsilon", json_number(pr.epsilon)},
+                     {"delta", json_number(pr.delta)},
+                     {"accountant", pr.accountant},
+                     {"calibration", pr.calibration},
+                     {"mechanism", pr.mechanism},
+                     {"noise_scale", json_number(pr.noise_scale)},
+                     {"gdp_mu", pr.gdp_mu > 0 ? json_number(pr.gdp_mu) : nlohmann::json(nullptr)}};
+    if (pr.sensitivity_squared > 0) j["sensitivity_squared"] = pr.sensitivity_squared;
+    if (pr.blt.buffers > 0) {
+        nlohmann::json b;
+        put_blt_json(b, pr.blt);
+        j["blt"] = b;
+    }
+    return j;
+}
+
 nlohmann::json diagnostics_json(const PointRecord& r) {
     nlohmann::json d = nlohmann::json::object();
     const std::size_t nd = r.learner.diagnostic_names.size();
@@ -259,14 +279,7 @@ nlohmann::json point_json(const PointRecord& r) {
         {"per_instance", p.per_instance},
         {"settings", settings},
         {"swept", swept},
-        {"privacy",
-         {{"epsilon", json_number(pr.epsilon)},
-          {"delta", json_number(pr.delta)},
-          {"accountant", pr.accountant},
-          {"calibration", pr.calibration},
-          {"mechanism", pr.mechanism},
-          {"noise_scale", json_number(pr.noise_scale)},
-          {"gdp_mu", pr.gdp_mu > 0 ? json_number(pr.gdp_mu) : nlohmann::json(nullptr)}}},
+        {"privacy", privacy_json(pr)},
         {"warnings", warnings},
         {"diagnostics", diagnostics_json(r)},
         {"checkpoints", o.checkpoints},

@@ -78,9 +78,12 @@ struct Diagnostic {
     char message[256] = {};
     bool warning_only = false;   ///< the value is accepted; the host prints and records the warning
 
+    /// Fills the diagnostic as an error (a warning sets warning_only after it): an error found after a warning
+    /// is never taken for one.
     template <class... A>
     bool fail(const char* k, const char* fmt, A... args) {
         key = k;
+        warning_only = false;
         std::snprintf(message, sizeof message, fmt, args...);
         return false;
     }

@@ -66,6 +66,7 @@
 #include "kernels/core/params.hpp"
 #include "kernels/core/sets.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/mechanisms/blt.hpp"
 #include "kernels/rng/stream.hpp"
 
 namespace dpr::learners {
@@ -101,6 +102,11 @@ struct PrivacyReport {
     /// mu-Gaussian-DP of the released outputs when the noise is Gaussian (mech::Guarantee::gdp_mu), else 0;
     /// `dpregret audit` then bounds mu instead of eps by default (docs/AUDITS.md).
     double gdp_mu = 0.0;
+    /// Prefix-sum learners (tree_learner.hpp): the squared l2 norm of everything released about one step per unit
+    /// of its sensitivity (the tree's h', BLT's sum_k c_k^2; PrefixMechanism::sensitivity_squared), 0 otherwise;
+    /// and the BLT (buffers = 0 for the tree).
+    double sensitivity_squared = 0.0;
+    mech::BltNoise blt;
 };
 
 /// Planted privacy bugs (docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep

@@ -99,6 +99,7 @@ struct DpFtpl {
         {"priv_constant", KeyType::Real, "1", 0.0, kInf, "",
          "multiplies sigma_priv (A2 [RECON — verify]); the reported epsilon follows the sigma used", true},
         Prefix::kNodeScale,
+        Prefix::kBltBuffers,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -161,13 +162,14 @@ struct DpFtpl {
             p.sigma_priv =
                 kv.get(kPrivConstant, 1.0) *
                 mech::gaussian_node_scale(p.calibration, p.epsilon, p.delta, norms(p.d), p.T, false);
-        p.prefix = Prefix::resolve(kv, kTree, kNoise, kNodeScale, p.T, /*off=*/false,
+        p.prefix = Prefix::resolve(kv, Prefix::template index_of<DpFtpl>(), p.T, /*off=*/false,
                                    [&](mech::NodeNoise) { return dmax(p.sigma_reg, p.sigma_priv); });
         if (!(p.prefix.scale > 0.0)) p.prefix.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
         return p;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (!Prefix::check_mechanism(kv, Prefix::template index_of<DpFtpl>(), diag)) return false;
         const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 0;
         const bool priv = kv.get(kPrivacy, 1.0) != 0.0;
         if (gaussian && priv && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&

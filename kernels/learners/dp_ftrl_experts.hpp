@@ -45,6 +45,7 @@ struct DpFtrlExperts {
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          "paper: lambda = ||Y||_1 ceil(log2 T)/eps; strict: exact replace-one sensitivity and h' (§1.5)"},
         Prefix::kNodeScale,
+        Prefix::kBltBuffers,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -82,7 +83,7 @@ struct DpFtrlExperts {
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
+        if (!Prefix::check(kv, Prefix::index_of<DpFtrlExperts>(), kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
         if (pb.d < 2) return diag.fail("d", "dp-ftrl-experts needs d >= 2 experts (got %u)", pb.d);
         return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);

@@ -65,6 +65,7 @@ struct DpFtrlOlo {
          kSphere ? "paper: lambda = sqrt(d) ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2 sqrt(d), h'"
                  : "paper: lambda = ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2, h'"},
         Prefix::kNodeScale,
+        Prefix::kBltBuffers,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -105,7 +106,8 @@ struct DpFtrlOlo {
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
+        if (!Prefix::check(kv, Prefix::template index_of<DpFtrlOlo>(), kDelta, std::isinf(kv.num[kEpsilon]), diag))
+            return false;
         return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }

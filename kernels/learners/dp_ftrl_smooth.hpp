@@ -85,6 +85,7 @@ struct DpFtrlSmooth {
          "smoothness beta used by the realizable tuning; auto = 1 (both families on the unit ball, ||a_t|| <= 1)",
          true},
         Prefix::kNodeScale,
+        Prefix::kBltBuffers,
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -147,7 +148,7 @@ struct DpFtrlSmooth {
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
         p.add_remove = static_cast<int>(kv.get(kCalibration, 0)) == 1;
-        p.prefix = Prefix::resolve(kv, kTree, kNoise, kNodeScale, p.T, std::isinf(p.epsilon) && !kv.given[kNodeScale],
+        p.prefix = Prefix::resolve(kv, Prefix::index_of<DpFtrlSmooth>(), p.T, std::isinf(p.epsilon) && !kv.given[kNodeScale],
                                    [&](mech::NodeNoise) {
                                        if (!(p.delta > 0.0)) return 0.0; // refused by check()
                                        mech::LossSetNorms y = gradient_norms(p.lipschitz, p.d);
@@ -167,7 +168,7 @@ struct DpFtrlSmooth {
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
+        if (!Prefix::check(kv, Prefix::index_of<DpFtrlSmooth>(), kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
         if (kv.given[kLambda] && !(kv.num[kLambda] > 0.0))
             return diag.fail("lambda", "must be > 0 (got %g): x_t = -G~/max(lambda, ||G~||)", kv.num[kLambda]);
         if (kv.given[kBeta] && !(kv.num[kBeta] > 0.0))

@@ -181,7 +181,7 @@ struct Keys<false> {
 };
 template <>
 struct Keys<true> {
-    static constexpr std::array<KeySpec, 10> kKeys = {
+    static constexpr std::array<KeySpec, 11> kKeys = {
         KeySpec{"epsilon", KeyType::Real, "", 0.0, kInf, nullptr,
                 "privacy parameter eps > 0 of the played sequence; inf = no noise (equal to garber-kretzu bit for bit)",
                 true},
@@ -194,6 +194,7 @@ struct Keys<true> {
                 "never above the request"},
         Prefix::kTree,
         Prefix::kNodeScale,
+        Prefix::kBltBuffers,
         kFwStepKey,
         kEtaKey,
         kZetaKey,
@@ -322,7 +323,7 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
             p.delta = kv.get(kDelta, 0.0);
             p.calibration = static_cast<std::uint32_t>(kv.get(kCalibration, kConservative));
             p.prefix = bco_detail::Prefix::resolve(
-                kv, kTree, kNoise, kNodeScale, p.batches, std::isinf(p.epsilon) && !kv.given[kNodeScale],
+                kv, bco_detail::Prefix::template index_of<BanditFw>(), p.batches, std::isinf(p.epsilon) && !kv.given[kNodeScale],
                 [&](mech::NodeNoise law) {
                     if (law == mech::NodeNoise::Gaussian && !(p.delta > 0.0)) return 0.0; // refused by check()
                     Params q = p;
@@ -343,7 +344,8 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
             return diag.fail("zeta", "must be > 0 (got %g)", kv.num[kZeta]);
         if (!bco_detail::check_shrink(D, kv.get(kShrink, 0.0) != 0.0, resolve(kv, pb).zeta, diag)) return false;
         if constexpr (kPrivate) {
-            if (!bco_detail::Prefix::check_delta(kv, kNoise, kNodeScale, kDelta, std::isinf(kv.num[kEpsilon]), diag))
+            if (!bco_detail::Prefix::check(kv, bco_detail::Prefix::template index_of<BanditFw>(), kDelta,
+                                            std::isinf(kv.num[kEpsilon]), diag))
                 return false;
             const Params p = resolve(kv, pb);
             return check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",

@@ -182,6 +182,32 @@ struct Guarantee {
     double gdp_mu = 0.0;
 };
 
+/// The guarantee of Gaussian noise sigma when everything released about one step has squared L2 sensitivity
+/// h Delta_2^2 (h = h' levels of a tree, sum_k c_k^2 for BLT), stated at `delta`: rho = h Delta_2^2 / (2 sigma^2)
+/// (zcdp_rho), mu = sqrt(h) Delta_2 / sigma, and the smaller valid epsilon of the classical bound (when < 1) and
+/// the zCDP conversion. Preconditions: h > 0, sigma > 0.
+DPR_HD inline Guarantee gaussian_guarantee(double sigma, double h, double delta2, double delta) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const double rho = h * delta2 * delta2 / (2.0 * sigma * sigma);
+    const double mu = std::sqrt(h) * delta2 / sigma;
+    if (!(delta > 0.0 && delta < 1.0)) return Guarantee{inf, delta, "none", rho, mu};
+    const double eps_z = zcdp_epsilon(rho, delta);
+    const double eps_c = std::sqrt(h) * delta2 * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / sigma;
+    if (eps_c < 1.0 && eps_c < eps_z) return Guarantee{eps_c, delta, "gaussian-classical", rho, mu};
+    return Guarantee{eps_z, delta, "zcdp", rho, mu};
+}
+
+/// Guarantee of BLT noise (blt.hpp; docs/MECHANISMS.md §3.5): the Gaussian mechanism on C v, whose L2 sensitivity is
+/// sqrt(sens2) Delta_2 (sens2 = sum_k c_k^2, C's largest column). Gaussian only: with Laplace noise BLT has no
+/// guarantee the engine states (its l1 column norm is large; the learners refuse the combination).
+DPR_HD inline Guarantee blt_guarantee(NodeNoise noise, double sigma, double delta, const LossSetNorms& y,
+                                      double sens2) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    if (!(sens2 > 0.0)) return Guarantee{0.0, 0.0, "none", 0.0};
+    if (noise != NodeNoise::Gaussian || !(sigma > 0.0)) return Guarantee{inf, 0.0, "none", inf};
+    return gaussian_guarantee(sigma, sens2, y.delta2, delta);
+}
+
 /// Guarantee of a tree whose every node carries `noise` with scale `scale`, over horizon T, with or
 /// without releasing L~_T, against replace-one neighbours with sensitivities y.delta1 / y.delta2.
 /// `delta` is the target delta at which Gaussian guarantees are stated (ignored for Laplace).
@@ -197,13 +223,7 @@ DPR_HD inline Guarantee tree_guarantee(NodeNoise noise, double scale, double del
         const double eps = static_cast<double>(hp) * y.delta1 / scale;
         return Guarantee{eps, 0.0, "pure-laplace", 0.5 * eps * eps};
     }
-    const double rho = zcdp_rho(scale, y.delta2, hp);
-    const double mu = std::sqrt(static_cast<double>(hp)) * y.delta2 / scale;
-    if (!(delta > 0.0 && delta < 1.0)) return Guarantee{inf, delta, "none", rho, mu};
-    const double eps_z = zcdp_epsilon(rho, delta);
-    const double eps_c = gaussian_classical_epsilon(scale, y.delta2, hp, delta);
-    if (eps_c < 1.0 && eps_c < eps_z) return Guarantee{eps_c, delta, "gaussian-classical", rho, mu};
-    return Guarantee{eps_z, delta, "zcdp", rho, mu};
+    return gaussian_guarantee(scale, static_cast<double>(hp), y.delta2, delta);
 }
 
 /// Same, for a TreeNoise (its noise, scale and T).

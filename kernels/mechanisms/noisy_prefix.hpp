@@ -21,6 +21,7 @@
 #include "kernels/core/lanes.hpp"
 #include "kernels/core/math.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/mechanisms/blt.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/rng/lanes.hpp"
@@ -120,6 +121,37 @@ honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
     return z;
 }
 
+/// BLT noise (blt.hpp; docs/MECHANISMS.md §3.5), streamed: Z_{t-1} = N_{t-1} for the lanes of `idx`, advancing the
+/// state to prefix t. State per coordinate: the B buffers (rows 0 .. B-1) and N (row B). Round t (t < T) draws one
+/// node-law value g (round t - 1, sub 0: the draw of the tree's leaf t - 1) and forms
+/// x = g + sum_b omega'_b buf_b, buf_b <- theta'_b buf_b + g, N <- N + x: the same operations in the same order as
+/// blt_prefix_noise.
+template <class Team, class View, class Idx>
+DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
+blt_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const BltNoise& m, const View& S, Idx idx) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    using U = typename Team::template lanes<std::uint32_t>;
+    const V z = team.load(S.row(m.buffers), idx);
+    if (tr.advance) {
+        const RngKey key = team.key();
+        const rng::LaneStream<U> stream{key.seed, key.stream, U(team.instance()), rng::Purpose::TreeStream, 0u, tr.s,
+                                        team.element(idx)};
+        V u[4];
+        stream_uniforms<R, U>(stream, tr.n_node, u);
+        // Planted bug (audit suite only, kPlantLeafWithoutNoise): the odd steps draw nothing.
+        const V g = tr.node_noisy ? node_draw(tn.noise, u, V(static_cast<R>(tn.scale))) : V(R(0));
+        V x = g;
+        for (std::uint32_t b = 0; b < m.buffers; ++b) {
+            const V buf = team.load(S.row(b), idx);
+            x = x + V(static_cast<R>(m.inv_omega[b])) * buf;
+            team.store(S.row(b), idx, V(static_cast<R>(1.0 - m.inv_mu[b])) * buf + g);
+        }
+        team.store(S.row(m.buffers), idx, z + x);
+    }
+    return z;
+}
+
 /// THE SEAM between a learner and the noise of the private prefix sums it releases (docs/MECHANISMS.md §3.3): a learner
 /// that plays from noisy prefix sums P~_0 .. P~_{T-1} of a stream v_1 .. v_T of d-vectors (AS17's loss sums, ENV21's
 /// batch gradient estimates, AFKT23 Alg. 3's gradients) holds one PrefixMechanism in its Params and uses it for all
@@ -128,11 +160,14 @@ honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
 /// to prefix t); `peek()` the same noise without advancing (play(), one-lane teams), `regenerate()` it from the
 /// definition (serial learners that keep no state), `guarantee()` the privacy of the release for the learner's
 /// per-step sensitivity. The learner computes the scale (its calibration) and never touches the noise's state.
-/// Implemented today by tree aggregation (padded or binary; the level cache above, the definition in
-/// tree_aggregation.hpp); a new mechanism is a new implementation here, and no learner changes.
+/// Implemented by tree aggregation (padded or binary, with or without Honaker's estimator; the level cache above, the
+/// definition in tree_aggregation.hpp) and by BLT noise (blt.hpp); a new mechanism is a new implementation here,
+/// and no learner changes.
 struct PrefixMechanism {
     TreeVariant tree = TreeVariant::Padded;
     bool honaker = false;     ///< the binary tree (tree = Binary) with Honaker's estimator
+    bool blt = false;         ///< BLT noise (tree = Binary, no padding; Gaussian only): blt_noise's C^-1
+    BltNoise blt_noise;       ///< the BLT (blt.hpp) when blt
     NodeNoise noise = NodeNoise::None;
     double scale = 0.0;       ///< per-node Laplace b or Gaussian sigma (0 with the noise off)
     std::uint64_t T = 1;      ///< steps of the stream: the horizon, or ENV21's number of batches
@@ -152,7 +187,11 @@ struct PrefixMechanism {
 
     /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache (and, for Honaker,
     /// as many rows of left-child estimates); 0 with the noise off.
-    DPR_HD std::uint32_t rows() const { return (honaker ? 2u : 1u) * level_rows(tree_noise()); }
+    DPR_HD std::uint32_t rows() const {
+        if (!on()) return 0u;
+        if (blt) return blt_noise.buffers + 1u;
+        return (honaker ? 2u : 1u) * level_rows(tree_noise());
+    }
 
     /// The state of prefix 0 (the tree part of Z_0 is empty: all rows zero), for the d coordinates of `S`.
     template <class Team, class View>
@@ -174,6 +213,7 @@ struct PrefixMechanism {
     template <class Team, class View, class Idx>
     DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
     next(const Team& team, const Step& st, const View& S, Idx idx) const {
+        if (blt) return blt_prefix(team, st.tn, st.tr, blt_noise, S, idx);
         if (honaker) return honaker_prefix(team, st.tn, st.tr, S, S.row(level_rows(st.tn)), idx);
         return noisy_prefix(team, st.tn, st.tr, S, idx);
     }
@@ -181,6 +221,7 @@ struct PrefixMechanism {
     /// Z_{t-1} of coordinate i as next(t) will return it, without advancing (noise on; one-lane teams).
     template <class R, class Team, class View>
     R peek(const Team& team, const View& S, std::uint64_t t, std::uint32_t i) const {
+        if (blt) return team.load(S.row(blt_noise.buffers), i);
         const TreeNoise tn = tree_noise(team.key().seed, team.key().stream, team.instance());
         return team.load(S, i) + padding_noise<R>(tn, t - 1, i);
     }
@@ -191,25 +232,37 @@ struct PrefixMechanism {
     DPR_HD R regenerate(std::uint32_t seed, std::uint32_t stream, std::uint32_t instance, std::uint64_t t,
                         std::uint32_t i) const {
         const TreeNoise tn = tree_noise(seed, stream, instance);
+        if (blt) return blt_prefix_noise<R>(tn, blt_noise, t, i);
         return honaker ? honaker_prefix_noise<R>(tn, t, i) : prefix_noise<R>(tn, t, i);
     }
 
     /// The privacy of releasing P~_0 .. P~_{T-1} (never P~_T) when one step's vector has the sensitivities of `y`
     /// (calibration.hpp tree_guarantee).
     Guarantee guarantee(double delta, const LossSetNorms& y) const {
+        if (blt) return blt_guarantee(noise, scale, delta, y, sensitivity_squared());
         return tree_guarantee(noise, scale, delta, y, T, /*release_final=*/false);
+    }
+
+    /// The squared l2 norm of everything released about one step's vector, per unit of its sensitivity: the tree's
+    /// h' = ceil(log2 T) levels (one node each), BLT's sum_{k<T-1} c_k^2 (T - 1 steps enter P~_1 .. P~_{T-1}).
+    double sensitivity_squared() const {
+        if (blt) return blt_sensitivity_squared(blt_noise, T - 1);
+        return static_cast<double>(levels_released(T, /*release_final=*/false));
     }
 
     /// run.json's name of the mechanism.
     const char* name() const {
-        return honaker                      ? "binary tree aggregation with Honaker's estimator (Honaker 2015)"
+        return blt                          ? "BLT noise, buffered linear Toeplitz (Dvijotham et al. 2024)"
+               : honaker                    ? "binary tree aggregation with Honaker's estimator (Honaker 2015)"
                : tree == TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"
                                              : "binary tree aggregation (DNPR10 / CSS11)";
     }
 
     /// Var(Z_t) in units of one node draw's variance (2 b^2 for Laplace, sigma^2 for Gaussian): the padded tree k
-    /// (T >= 2, every t), the binary tree popcount(t), Honaker sum_{j in bits(t)} 1 / (2 - 2^-j).
+    /// (T >= 2, every t), the binary tree popcount(t), Honaker sum_{j in bits(t)} 1 / (2 - 2^-j), BLT
+    /// sum_{k<t} e_k^2.
     double unit_variance(std::uint64_t t) const {
+        if (blt) return blt_prefix_variance(blt_noise, t);
         if (honaker) return honaker_prefix_variance(t);
         return static_cast<double>(prefix_draw_count(tree, t, T));
     }

@@ -324,6 +324,34 @@ TEST(LearnerAudit_Stat, HonakersEstimatorIsConsistentAndHalfItsNoiseIsAViolation
         "half-noise");
 }
 
+// BLT noise (docs/MECHANISMS.md §3.5), T = 3: x_3 reads prefix 2, whose noise N_2 = e_1 z_1 + z_2 has variance
+// sigma^2 (1 + e_1^2) (e_1 = 1 - c_1); a change of l_1 moves it by the whole change: mu = Delta_2 / (sigma
+// sqrt(1 + e_1^2)), below the claim sqrt(1 + c_1^2) Delta_2 / sigma (the Gaussian mechanism on C v, post-processed).
+// Half the noise doubles it, above the claim: flagged. As for Honaker, node_scale = 2 and 1e5 trials per side.
+TEST(LearnerAudit_Stat, BltNoiseIsConsistentAndHalfItsNoiseIsAViolation) {
+    expect_flagged_and_correct_consistent(
+        {"half-noise (blt)",
+         "[run]\nrounds = 3\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"blt\"\nnode_scale = 2\n"
+         "[audit]\nround = 1\nrounds = [3]\n",
+         {{0, 1}, {0, 0}, {1, 0}},
+         100000},
+        "half-noise");
+}
+
+// BLT, T = 2, with the odd steps' draws left out (the planted leaf-without-noise acts on BLT's step draws): prefix 1
+// is v_1 without noise, so x_2 is a deterministic function of l_1. 2e4 trials per side.
+TEST(LearnerAudit_Stat, BltStepsWithoutTheirDrawAreAViolation) {
+    expect_flagged_and_correct_consistent(
+        {"leaf-without-noise (blt)",
+         "[run]\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"blt\"\n"
+         "[audit]\nround = 1\nrounds = [2]\n",
+         {{0, 1}, {1, 0}},
+         20000},
+        "leaf-without-noise");
+}
+
 // Binary tree, T = 2: prefix 1 is the leaf (0,0) alone, so without leaf noise x_2 is a deterministic function of
 // l_1, different on the two sides. 2e4 trials per side.
 TEST(LearnerAudit_Stat, ALeafLevelWithoutNoiseIsAViolation) {

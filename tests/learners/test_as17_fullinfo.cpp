@@ -34,6 +34,7 @@
 #include "kernels/learners/dp_ftpl.hpp"
 #include "kernels/learners/dp_ftrl_olo.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
+#include "kernels/mechanisms/blt.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
@@ -46,7 +47,7 @@ using test::simulate;
 
 constexpr double kInfty = std::numeric_limits<double>::infinity();
 // Choice keys take the index of the choice.
-constexpr double kPadded = 0, kBinary = 1, kHonaker = 2; // tree = padded|binary|honaker
+constexpr double kPadded = 0, kBinary = 1, kHonaker = 2, kBlt = 3; // tree = padded|binary|honaker|blt
 constexpr double kLaplace = 0, kGaussian = 1, kNoiseOff = 2; // dp-ftrl-*: laplace|gaussian|none
 constexpr double kFtplNoiseOff = 1;                          // dp-ftpl-*: gaussian|none
 constexpr double kPaper = 0, kStrict = 1;
@@ -144,7 +145,15 @@ struct RefSpec {
     mech::NodeNoise noise = mech::NodeNoise::None;
     double scale = 0.0; ///< node scale computed BY HAND in the test (checked against privacy().noise_scale)
     bool honaker = false; ///< the binary tree with Honaker's estimator (tree_aggregation.hpp honaker_prefix_noise)
+    std::uint32_t blt_buffers = 0; ///< > 0: BLT noise (blt.hpp blt_prefix_noise) with the table's C for T - 1 steps
 };
+
+/// sum_{k<n} c_k^2 of a BLT by direct summation (not the closed form the engine uses).
+double blt_sens2_direct(const mech::BltNoise& m, std::uint64_t n) {
+    double s = 0;
+    for (std::uint64_t k = 0; k < n; ++k) s += mech::blt_coefficient(m, k) * mech::blt_coefficient(m, k);
+    return s;
+}
 
 using Fill = std::function<void(std::uint64_t t, double* out)>;
 
@@ -204,14 +213,16 @@ void expect_replay(const SimResult& r, const RefSpec& s, const Fill& fill, std::
     const std::size_t nck = r.checkpoints.size();
     for (std::uint32_t k = 0; k < r.instances; ++k) {
         const mech::TreeNoise tn{s.variant, s.noise, s.scale, T, seed, 0, k};
+        const mech::BltNoise blt = s.blt_buffers ? mech::blt_for_steps(s.blt_buffers, T - 1) : mech::BltNoise{};
         std::vector<double> L(d, 0.0), u(d), l(d);
         long double loss = 0;
         double zmax = 0;
         std::size_t c = 0;
         for (std::uint64_t t = 1; t <= T; ++t) {
             for (std::uint32_t i = 0; i < d; ++i) {
-                const double z = s.honaker ? mech::honaker_prefix_noise(tn, t - 1, i) // Z_{t-1}, the definition
-                                           : mech::prefix_noise(tn, t - 1, i);
+                const double z = s.blt_buffers ? mech::blt_prefix_noise(tn, blt, t - 1, i) // Z_{t-1}, the definition
+                                 : s.honaker   ? mech::honaker_prefix_noise(tn, t - 1, i)
+                                               : mech::prefix_noise(tn, t - 1, i);
                 zmax = std::max(zmax, std::fabs(z));
                 u[i] = L[i] + z;
             }
@@ -289,6 +300,23 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                       unit, d, T);
     }
     {
+        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, blt: the binary tree's sigma x sqrt(sens^2 / h'), BLT noise");
+        const auto r = simulate("dp-ftrl-sphere",
+                                {{"epsilon", 2.0},
+                                 {"delta", 1e-6},
+                                 {"noise", kGaussian},
+                                 {"calibration", kStrict},
+                                 {"tree", kBlt},
+                                 {"eta", 0.05}},
+                                "unit-vectors", {}, d, T, 3);
+        const double s2 = blt_sens2_direct(mech::blt_for_steps(4, T - 1), T - 1);
+        expect_replay(r,
+                      {Play::L2Ball, 0.05, TreeVariant::Binary, NodeNoise::Gaussian,
+                       std::sqrt(s2) * 2 * std::sqrt(2 * std::log(1.25e6)) / 2.0, false, 4},
+                      unit, d, T);
+        EXPECT_NE(std::string(r.privacy.mechanism).find("BLT"), std::string::npos) << r.privacy.mechanism;
+    }
+    {
         SCOPED_TRACE("dp-ftrl-cube, Laplace, strict, padded: lambda = 2 k / eps");
         const auto r = simulate("dp-ftrl-cube", {{"epsilon", 1.0}, {"calibration", kStrict}},
                                 "cube-coordinate", {}, d, T, 3);
@@ -354,6 +382,17 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                 "bernoulli", {{"gap", 0.2}}, d, T, 3);
         const double priv = std::sqrt(k) * sd * std::sqrt(2 * std::log(1.25e4)) / 0.3;
         expect_replay(r, {Play::LinSimplex, 0, TreeVariant::Binary, NodeNoise::Gaussian, priv, true}, bern, d, T);
+    }
+    {
+        SCOPED_TRACE("dp-ftpl-experts, strict, blt with 2 buffers: sigma_priv for sens^2 instead of h'");
+        const auto r = simulate(
+            "dp-ftpl-experts",
+            {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"tree", kBlt}, {"blt_buffers", 2.0}},
+            "bernoulli", {{"gap", 0.2}}, d, T, 3);
+        const double s2 = blt_sens2_direct(mech::blt_for_steps(2, T - 1), T - 1);
+        const double priv = std::sqrt(s2) * sd * std::sqrt(2 * std::log(1.25e4)) / 0.3;
+        expect_replay(r, {Play::LinSimplex, 0, TreeVariant::Binary, NodeNoise::Gaussian, priv, false, 2}, bern, d, T);
+        EXPECT_NE(std::string(r.privacy.mechanism).find("BLT"), std::string::npos) << r.privacy.mechanism;
     }
 }
 

@@ -63,20 +63,24 @@ template <class R>
 void expect_every_accessor_is_the_definition() {
     const std::uint32_t d = 3;
     for (NodeNoise law : {NodeNoise::Laplace, NodeNoise::Gaussian})
-        for (int kind : {0, 1, 2}) // padded, binary, binary with Honaker's estimator
+        for (int kind : {0, 1, 2, 3}) // padded, binary, binary with Honaker's estimator, BLT (Gaussian only)
             for (std::uint64_t T : {1u, 2u, 3u, 8u, 100u, 1024u, 1025u}) {
+                if (kind == 3 && law == NodeNoise::Laplace) continue;
                 const TreeVariant v = kind == 0 ? TreeVariant::Padded : TreeVariant::Binary;
                 PrefixMechanism m = mechanism(v, law, 1.5, T);
                 m.honaker = kind == 2;
-                ASSERT_EQ(m.rows(), (m.honaker ? 2 : 1) * (mech::tree_depth(T) + 1));
+                m.blt = kind == 3;
+                if (m.blt) m.blt_noise = mech::blt_for_steps(4, T - 1);
+                ASSERT_EQ(m.rows(), m.blt ? 5u : (m.honaker ? 2 : 1) * (mech::tree_depth(T) + 1));
                 std::vector<R> peeked;
                 const std::vector<R> z = streamed<R>(m, d, &peeked);
                 const mech::TreeNoise tn{v, law, 1.5, T, kSeed, 0, kInstance};
                 for (std::uint64_t t = 1; t <= T; ++t)
                     for (std::uint32_t i = 0; i < d; ++i) {
                         const std::size_t k = (t - 1) * d + i;
-                        const R def = m.honaker ? mech::honaker_prefix_noise<R>(tn, t - 1, i)
-                                                : mech::prefix_noise<R>(tn, t - 1, i);
+                        const R def = m.blt       ? mech::blt_prefix_noise<R>(tn, m.blt_noise, t - 1, i)
+                                      : m.honaker ? mech::honaker_prefix_noise<R>(tn, t - 1, i)
+                                                  : mech::prefix_noise<R>(tn, t - 1, i);
                         ASSERT_EQ(z[k], def) << "next(), T=" << T << " t=" << t << " i=" << i;
                         ASSERT_EQ(peeked[k], def) << "peek(), T=" << T << " t=" << t << " i=" << i;
                         ASSERT_EQ(m.template regenerate<R>(kSeed, 0, kInstance, t - 1, i), def)
@@ -254,10 +258,11 @@ namespace {
 
 template <class Keys>
 struct Block {
-    static constexpr KeySpec kKeys[] = {Keys::kTree, Keys::kNoise, Keys::kNodeScale, {"delta", KeyType::Real, "0", 0.0,
-                                                                                      1.0, "", "delta"}};
+    static constexpr KeySpec kKeys[] = {Keys::kTree, Keys::kNoise, Keys::kNodeScale, Keys::kBltBuffers,
+                                        {"delta", KeyType::Real, "0", 0.0, 1.0, "", "delta"}};
     static constexpr int kTree = key_index(kKeys, "tree"), kNoise = key_index(kKeys, "noise"),
                          kNodeScale = key_index(kKeys, "node_scale"), kDelta = key_index(kKeys, "delta");
+    static constexpr typename Keys::Index kIdx{kTree, kNoise, kNodeScale, key_index(kKeys, "blt_buffers")};
 };
 
 KeyValues values(std::initializer_list<std::pair<int, double>> given) {
@@ -282,32 +287,32 @@ TEST(PrefixKeys, ResolveTakesTheDefaultsTheLawAndTheGivenScale) {
         return law == NodeNoise::Laplace ? 5.0 : 6.0;
     };
     // Nothing given: the block's default tree and first law, the learner's scale.
-    PrefixMechanism m = LG::resolve(values({}), BL::kTree, BL::kNoise, BL::kNodeScale, 100, false, scale);
+    PrefixMechanism m = LG::resolve(values({}), BL::kIdx, 100, false, scale);
     EXPECT_EQ(m.tree, TreeVariant::Padded);
     EXPECT_EQ(m.noise, NodeNoise::Laplace);
     EXPECT_EQ(m.scale, 5.0);
     EXPECT_EQ(m.T, 100u);
-    m = GB::resolve(values({}), BG::kTree, BG::kNoise, BG::kNodeScale, 100, false, scale);
+    m = GB::resolve(values({}), BG::kIdx, 100, false, scale);
     EXPECT_EQ(m.tree, TreeVariant::Binary) << "a block whose default is the binary tree";
     EXPECT_EQ(m.noise, NodeNoise::Gaussian);
     EXPECT_EQ(m.scale, 6.0);
     // Choices index the block's own lists: tree "padded|binary", noise "laplace|gaussian|none" / "gaussian|none".
-    m = GB::resolve(values({{BG::kTree, 0.0}}), BG::kTree, BG::kNoise, BG::kNodeScale, 100, false, scale);
+    m = GB::resolve(values({{BG::kTree, 0.0}}), BG::kIdx, 100, false, scale);
     EXPECT_EQ(m.tree, TreeVariant::Padded);
-    m = LG::resolve(values({{BL::kNoise, 1.0}, {BL::kTree, 1.0}}), BL::kTree, BL::kNoise, BL::kNodeScale, 100, false,
+    m = LG::resolve(values({{BL::kNoise, 1.0}, {BL::kTree, 1.0}}), BL::kIdx, 100, false,
                     scale);
     EXPECT_EQ(m.noise, NodeNoise::Gaussian);
     EXPECT_EQ(m.tree, TreeVariant::Binary);
     calls = 0;
-    m = GB::resolve(values({{BG::kNoise, 1.0}}), BG::kTree, BG::kNoise, BG::kNodeScale, 100, false, scale);
+    m = GB::resolve(values({{BG::kNoise, 1.0}}), BG::kIdx, 100, false, scale);
     EXPECT_EQ(m.noise, NodeNoise::None);
     EXPECT_EQ(m.scale, 0.0);
     EXPECT_EQ(calls, 0) << "no scale is calibrated without noise";
     // node_scale given: taken as is; off: no noise whatever the keys say.
-    m = LG::resolve(values({{BL::kNodeScale, 0.25}}), BL::kTree, BL::kNoise, BL::kNodeScale, 100, false, scale);
+    m = LG::resolve(values({{BL::kNodeScale, 0.25}}), BL::kIdx, 100, false, scale);
     EXPECT_EQ(m.scale, 0.25);
     EXPECT_EQ(calls, 0);
-    m = LG::resolve(values({{BL::kNodeScale, 0.25}}), BL::kTree, BL::kNoise, BL::kNodeScale, 100, true, scale);
+    m = LG::resolve(values({{BL::kNodeScale, 0.25}}), BL::kIdx, 100, true, scale);
     EXPECT_FALSE(m.on());
     EXPECT_EQ(m.scale, 0.0);
 }
@@ -316,15 +321,15 @@ TEST(PrefixKeys, TheGaussianLawNeedsADeltaUnlessItsScaleIsGivenOrTheNoiseIsOff) 
     using LG = learners::PrefixKeys<learners::PrefixLaws::LaplaceGaussian>;
     using B = Block<LG>;
     Diagnostic diag;
-    EXPECT_FALSE(LG::check_delta(values({{B::kNoise, 1.0}}), B::kNoise, B::kNodeScale, B::kDelta, false, diag));
+    EXPECT_FALSE(LG::check(values({{B::kNoise, 1.0}}), B::kIdx, B::kDelta, false, diag));
     EXPECT_STREQ(diag.key, "delta");
     EXPECT_NE(std::string(diag.message).find("needs delta in (0, 1)"), std::string::npos) << diag.message;
-    EXPECT_TRUE(LG::check_delta(values({{B::kNoise, 1.0}, {B::kDelta, 1e-6}}), B::kNoise, B::kNodeScale, B::kDelta,
+    EXPECT_TRUE(LG::check(values({{B::kNoise, 1.0}, {B::kDelta, 1e-6}}), B::kIdx, B::kDelta,
                                 false, diag));
-    EXPECT_TRUE(LG::check_delta(values({{B::kNoise, 1.0}, {B::kNodeScale, 2.0}}), B::kNoise, B::kNodeScale, B::kDelta,
+    EXPECT_TRUE(LG::check(values({{B::kNoise, 1.0}, {B::kNodeScale, 2.0}}), B::kIdx, B::kDelta,
                                 false, diag));
-    EXPECT_TRUE(LG::check_delta(values({{B::kNoise, 1.0}}), B::kNoise, B::kNodeScale, B::kDelta, true, diag));
-    EXPECT_TRUE(LG::check_delta(values({}), B::kNoise, B::kNodeScale, B::kDelta, false, diag)) << "Laplace: no delta";
+    EXPECT_TRUE(LG::check(values({{B::kNoise, 1.0}}), B::kIdx, B::kDelta, true, diag));
+    EXPECT_TRUE(LG::check(values({}), B::kIdx, B::kDelta, false, diag)) << "Laplace: no delta";
 }
 
 // Through the seam, dp-ftrl-experts treats a given Gaussian node scale as its sibling learners do: the scale is the
