@@ -40,6 +40,7 @@
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/cpu/cpu_isa.hpp"
+#include "host/results/mechanism_json.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/noisy_prefix.hpp"
@@ -179,12 +180,17 @@ Example: 100000 draws with k = 2.5, theta = 2 (mean 5, variance 10):
   dpregret sample gamma --shape 2.5 --scale 2 --n 100000 --seed 1 --out gamma.npy
   python3 -c "import numpy as np; x = np.load('gamma.npy'); print(x.mean(), x.var())")TXT";
 
-constexpr const char* kPrefixHelp = R"TXT(`sample prefix --mechanism M` draws the same matrix as `sample tree --variant M`, named by the
-noisy-prefix seam every prefix-sum learner uses (docs/MECHANISMS.md §3.3), and with --meta FILE.json also
-writes the mechanism's parameters: mechanism, name, noise, scale, T, node_variance, sensitivity_squared (the
-squared l2 sensitivity of everything released for a unit per-step sensitivity: h' = ceil(log2 T) levels),
-variance (Var(Z_t) / node_variance for t = 0 .. T-1, exact), and buffers, theta, omega, inverse_theta,
-inverse_omega (null: tree mechanisms have no buffers).
+constexpr const char* kPrefixHelp = R"TXT(`sample prefix --mechanism M` draws the prefix-sum noise of the noisy-prefix seam every prefix-sum
+learner uses (docs/MECHANISMS.md §3.3): for padded, binary and honaker the same matrix as `sample tree
+--variant M`; blt is buffered-linear-Toeplitz noise (docs/MECHANISMS.md §3.5): --noise gaussian only, --scale
+the sigma of one step's draw, --buffers B in 1..6 (default 4, 5 when T > 2^18), --T up to 1048576;
+Z_t = N_t, Var Z_t = sigma^2 sum_{k<t} e_k^2. With --meta FILE.json it also writes the mechanism's parameters:
+mechanism, name, noise, scale, T, node_variance, sensitivity_squared (the squared l2 sensitivity of everything
+released for a unit per-step sensitivity: h' = ceil(log2 T) for the trees, sum_{k<T-1} c_k^2 for BLT), variance
+(Var(Z_t) / node_variance for t = 0 .. T-1, exact), and buffers, theta, omega, inverse_theta, inverse_omega,
+one_minus_theta, one_minus_inverse_theta, fitted_steps (null for the trees).
+Example: 4-buffer BLT at T = 65536:
+  dpregret sample prefix --mechanism blt --noise gaussian --scale 1 --T 65536 --n 2000 --out n.npy --meta n.json
 
 )TXT";
 
@@ -528,18 +534,25 @@ void add_tree(CLI::App* sample, bool prefix_form) {
     const std::string flag = prefix_form ? "--mechanism" : "--variant";
     CLI::App* sub = sample->add_subcommand(
         prefix_form ? "prefix" : "tree",
-        prefix_form ? "Prefix-sum noise Z_t of a learner's prefix mechanism (padded, binary, honaker): an N x T matrix"
+        prefix_form ? "Prefix-sum noise Z_t of a learner's prefix mechanism (padded, binary, honaker, blt): an N x T matrix"
                     : "Prefix-sum noise Z_t = L~_t - L_t of tree aggregation (binary or padded): an N x T matrix");
     sub->footer(std::string(prefix_form ? kPrefixHelp : "") + kTreeHelp + "\n" + kMatrixOutputHelp + kOutputHelp);
     struct State {
         CommonFlags common;
-        std::string variant = "padded", noise = "laplace", scale, T, meta;
+        std::string variant = "padded", noise = "laplace", scale, T, meta, buffers;
         CLI::Option* scale_opt = nullptr;
         CLI::Option* T_opt = nullptr;
     };
     auto st = std::make_shared<State>();
-    sub->add_option(flag, st->variant, "padded (AS17, default), binary, or honaker (the binary tree with Honaker's estimator)")
+    sub->add_option(flag, st->variant,
+                    prefix_form ? "padded (AS17, default), binary, honaker (the binary tree with Honaker's estimator) or "
+                                  "blt (buffered linear Toeplitz; gaussian only)"
+                                : "padded (AS17, default), binary, or honaker (the binary tree with Honaker's estimator)")
         ->type_name(prefix_form ? "MECHANISM" : "VARIANT");
+    if (prefix_form)
+        sub->add_option("--buffers", st->buffers,
+                        "Buffers of --mechanism blt, 1..6 (default 4, 5 when T > 2^18), as [learner] blt_buffers")
+            ->type_name("B");
     if (prefix_form)
         sub->add_option("--meta", st->meta, "Also write the mechanism's parameters and the exact Var(Z_t) as JSON (T <= 1048576)")
             ->type_name("FILE.json");
@@ -551,21 +564,39 @@ void add_tree(CLI::App* sample, bool prefix_form) {
         sub->add_option("--T", st->T, "Horizon T (columns), 1..4294967295 (required)")->type_name("T");
     add_common_flags(sub, st->common, "Number of rows (instances) N");
 
-    sub->callback([st, flag] {
-        const std::size_t variant = parse_choice(flag, st->variant, {"padded", "binary", "honaker"});
+    sub->callback([st, flag, prefix_form] {
+        const std::vector<std::string> mechanisms =
+            prefix_form ? std::vector<std::string>{"padded", "binary", "honaker", "blt"}
+                        : std::vector<std::string>{"padded", "binary", "honaker"};
+        const std::size_t variant = parse_choice(flag, st->variant, mechanisms);
         const std::size_t noise = parse_choice("--noise", st->noise, {"laplace", "gaussian"});
+        if (variant == 3 && noise == 0)
+            throw UsageError("--mechanism blt needs --noise gaussian: under pure eps-DP (Laplace) BLT's l1 column norm "
+                             "makes it far worse than the tree; --mechanism honaker is the better tree for Laplace noise "
+                             "(docs/MECHANISMS.md §3.5)");
+        if (!st->buffers.empty() && variant != 3) throw UsageError("--buffers is a parameter of --mechanism blt");
         require_given(st->scale_opt, "a finite number > 0");
         const double scale = parse_positive_finite("--scale", st->scale);
-        // Honaker's estimates weigh each node draw by at most 2 in total: one more factor 2 on the bound.
-        check_draws_fit("--scale", st->scale, scale, log_tree_unit_bound(noise == 0) + (variant == 2 ? std::log(2.0) : 0.0),
-                        std::string("sample tree --noise ") + (noise == 0 ? "laplace" : "gaussian"));
         require_given(st->T_opt, "an integer in [1, 4294967295]");
         const std::uint64_t T = parse_integer("--T", st->T, 1, kMaxT,
                                               "prefixes and node indices are 32-bit RNG counter words "
                                               "(kernels/rng/stream.hpp)");
-        if (variant == 2 && T > kBatchValues)
-            throw UsageError("--T must be at most " + std::to_string(kBatchValues) + " with " + flag +
-                             " honaker (got " + st->T + "): its rows are streamed prefix after prefix, "
+        // Honaker's estimates weigh each node draw by at most 2 in total: one more factor 2 on the bound; a BLT
+        // prefix weighs each of its (at most T) draws by |e_k| <= 1.
+        check_draws_fit("--scale", st->scale, scale,
+                        log_tree_unit_bound(noise == 0) + (variant == 2   ? std::log(2.0)
+                                                           : variant == 3 ? std::log(static_cast<double>(T))
+                                                                          : 0.0),
+                        std::string("sample ") + (prefix_form ? "prefix" : "tree") + " --noise " +
+                            (noise == 0 ? "laplace" : "gaussian"));
+        const std::uint32_t buffers =
+            st->buffers.empty() ? (T > (std::uint64_t{1} << 18) ? 5u : 4u)
+                                : static_cast<std::uint32_t>(parse_integer("--buffers", st->buffers, 1,
+                                                                           mech::kMaxBltBuffers,
+                                                                           "the fitted BLT table's range"));
+        if (variant >= 2 && T > kBatchValues)
+            throw UsageError("--T must be at most " + std::to_string(kBatchValues) + " with " + flag + " " +
+                             mechanisms[variant] + " (got " + st->T + "): its rows are streamed prefix after prefix, "
                              "and a longer row would be cut into pieces that each restart from prefix 0");
         if (!st->meta.empty() && T > kBatchValues)
             throw UsageError("--T must be at most " + std::to_string(kBatchValues) + " with --meta (got " + st->T +
@@ -586,6 +617,8 @@ void add_tree(CLI::App* sample, bool prefix_form) {
         mech::PrefixMechanism described;
         described.tree = variant == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
         described.honaker = variant == 2;
+        described.blt = variant == 3;
+        if (described.blt) described.blt_noise = mech::blt_for_steps(buffers, T - 1);
         described.noise = base.noise;
         described.scale = scale;
         described.T = T;
@@ -602,25 +635,24 @@ void add_tree(CLI::App* sample, bool prefix_form) {
         const auto write_meta = [&] {
             if (!meta_file) return;
             nlohmann::json j;
-            j["mechanism"] = std::vector<std::string>{"padded", "binary", "honaker"}[variant];
+            j["mechanism"] = mechanisms[variant];
             j["name"] = described.name();
             j["noise"] = noise == 0 ? "laplace" : "gaussian";
             j["scale"] = scale;
             j["T"] = T;
             j["node_variance"] = noise == 0 ? 2.0 * scale * scale : scale * scale;
-            // Tree mechanisms have no buffers; the BLT keys are null until a BLT mechanism exists (MECHANISMS.md §3.3).
-            for (const char* k : {"buffers", "theta", "omega", "inverse_theta", "inverse_omega"}) j[k] = nullptr;
-            // Squared l2 sensitivity of everything released for a unit per-step sensitivity: one node per level,
-            // h' levels (calibration.hpp levels_released; only Z_0 .. Z_{T-1} are released).
-            j["sensitivity_squared"] = mech::levels_released(T, /*release_final=*/false);
+            put_blt_json(j, described.blt ? described.blt_noise : mech::BltNoise{}); // null for the trees
+            // Squared l2 sensitivity of everything released for a unit per-step sensitivity: the tree's h' levels
+            // (one node each; only Z_0 .. Z_{T-1} are released), BLT's sum_{k<T-1} c_k^2.
+            j["sensitivity_squared"] = described.sensitivity_squared();
             std::vector<double> v(T);
             for (std::uint64_t t = 0; t < T; ++t) v[t] = described.unit_variance(t);
             j["variance"] = v; // Var(Z_t) / node_variance, t = 0 .. T-1
             meta_file->stream() << j.dump() << "\n";
             meta_file->commit();
         };
-        if (variant == 2) {
-            // Honaker's estimates are streamed as a learner streams them (the definition costs O(t) per Z_t): the
+        if (variant >= 2) {
+            // Honaker's estimates and BLT noise are streamed as a learner streams them (the definition costs O(t) per Z_t): the
             // seam's state for one coordinate, rounds 1 .. t1 (Z_{t-1} in round t), columns [t0, t1) kept.
             const mech::PrefixMechanism& m = described;
             write_samples(c, T, false, [](std::uint64_t t) { return "t" + std::to_string(t); },

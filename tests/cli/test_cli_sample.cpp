@@ -235,23 +235,45 @@ TEST(CliSample, TreeHonakerRowsAreTheDefinition) {
 TEST(CliSample_Stat, PrefixMetaVarianceIsTheSampleVariance) {
     TempDir dir;
     const std::uint64_t T = 64, n = 20000;
-    for (const std::string mech : {"padded", "binary", "honaker"})
+    for (const std::string mech : {"padded", "binary", "honaker", "blt"})
         for (const std::string law : {"laplace", "gaussian"}) {
+            if (mech == "blt" && law == "laplace") continue; // refused (CliSample.BadArgumentsExit2...)
             SCOPED_TRACE(mech + " " + law);
             const std::string flags = " --noise " + law + " --scale 1.5 --T 64 --n 20000 --seed 3 ";
             ASSERT_EQ(run(dir, "sample prefix --mechanism " + mech + flags + "--out p.npy --meta p.json").rc, 0);
-            ASSERT_EQ(run(dir, "sample tree --variant " + mech + flags + "--out t.npy").rc, 0);
-            EXPECT_EQ(slurp(dir.file("p.npy")), slurp(dir.file("t.npy"))) << "prefix and tree draw the same matrix";
             const nlohmann::json meta = nlohmann::json::parse(slurp(dir.file("p.json")));
             EXPECT_EQ(meta["mechanism"], mech);
-            EXPECT_EQ(meta["sensitivity_squared"], 6) << "h' = ceil(log2 64) levels";
-            for (const char* k : {"buffers", "theta", "omega", "inverse_theta", "inverse_omega"})
-                EXPECT_TRUE(meta[k].is_null()) << k;
-            const double node = meta["node_variance"];
-            EXPECT_DOUBLE_EQ(node, law == "laplace" ? 2 * 1.5 * 1.5 : 1.5 * 1.5);
             const std::vector<double> v = meta["variance"];
             ASSERT_EQ(v.size(), T);
-            EXPECT_DOUBLE_EQ(v[63], mech == "padded" ? 6.0 : mech == "binary" ? 6.0 : 1 + 2 / 3.0 + 4 / 7.0 + 8 / 15.0 + 16 / 31.0 + 32 / 63.0);
+            if (mech == "blt") {
+                // The parameters are the C the noise came from: sens^2 and Var(Z_63) recomputed here from theta,
+                // omega (direct sums of c_k^2) and from the inverse's theta', omega' (partial sums e_k).
+                EXPECT_EQ(meta["buffers"], 4);
+                const std::vector<double> th = meta["theta"], om = meta["omega"], ith = meta["inverse_theta"],
+                                          iom = meta["inverse_omega"];
+                double s2 = 0, var = 0, e = 0;
+                for (std::uint64_t k = 0; k < T - 1; ++k) {
+                    double c = k == 0 ? 1.0 : 0.0, ci = k == 0 ? 1.0 : 0.0;
+                    for (std::size_t b = 0; b < 4 && k > 0; ++b) {
+                        c += om[b] * std::pow(th[b], double(k - 1));
+                        ci += iom[b] * std::pow(ith[b], double(k - 1));
+                    }
+                    e += ci;
+                    s2 += c * c;
+                    var += e * e;
+                }
+                EXPECT_NEAR(meta["sensitivity_squared"].get<double>(), s2, 1e-6 * s2) << "sum_{k<T-1} c_k^2";
+                EXPECT_NEAR(v[63], var, 1e-6 * var);
+            } else {
+                ASSERT_EQ(run(dir, "sample tree --variant " + mech + flags + "--out t.npy").rc, 0);
+                EXPECT_EQ(slurp(dir.file("p.npy")), slurp(dir.file("t.npy"))) << "prefix and tree draw the same matrix";
+                EXPECT_EQ(meta["sensitivity_squared"], 6) << "h' = ceil(log2 64) levels";
+                for (const char* k : {"buffers", "theta", "omega", "inverse_theta", "inverse_omega"})
+                    EXPECT_TRUE(meta[k].is_null()) << k;
+                EXPECT_DOUBLE_EQ(v[63], mech == "padded" ? 6.0 : mech == "binary" ? 6.0 : 1 + 2 / 3.0 + 4 / 7.0 + 8 / 15.0 + 16 / 31.0 + 32 / 63.0);
+            }
+            const double node = meta["node_variance"];
+            EXPECT_DOUBLE_EQ(node, law == "laplace" ? 2 * 1.5 * 1.5 : 1.5 * 1.5);
             const auto p = load(dir, "p.npy");
             double worst_wrong = 0;
             for (std::uint64_t t = 1; t < T; ++t) {
@@ -486,8 +508,18 @@ std::vector<BadCase> bad_cases() {
     cases.push_back({"sample tree --variant foo --scale 1 --T 4" + io,
                      {"--variant must be one of: padded, binary, honaker (got foo)"}});
     cases.push_back({"sample tree --variant Padded --scale 1 --T 4" + io, {"--variant", "(got Padded)"}});
+    cases.push_back({"sample prefix --mechanism foo --scale 1 --T 4" + io,
+                     {"--mechanism must be one of: padded, binary, honaker, blt (got foo)"}});
+    cases.push_back({"sample tree --variant blt --scale 1 --T 4" + io,
+                     {"--variant must be one of: padded, binary, honaker (got blt)"}});
     cases.push_back({"sample prefix --mechanism blt --scale 1 --T 4" + io,
-                     {"--mechanism must be one of: padded, binary, honaker (got blt)"}});
+                     {"--mechanism blt needs --noise gaussian", "honaker"}});
+    cases.push_back({"sample prefix --mechanism binary --buffers 3 --scale 1 --T 4" + io,
+                     {"--buffers is a parameter of --mechanism blt"}});
+    cases.push_back({"sample prefix --mechanism blt --noise gaussian --buffers 7 --scale 1 --T 4" + io,
+                     {"--buffers must be an integer in [1, 6] (got 7)"}});
+    cases.push_back({"sample prefix --mechanism blt --noise gaussian --scale 1 --T 1048577" + io,
+                     {"--T must be at most 1048576 with --mechanism blt (got 1048577)"}});
     cases.push_back({"sample prefix --scale 1 --T 4 --meta m.txt" + io, {"--meta m.txt: must name a .json file"}});
     cases.push_back({"sample prefix --scale 1 --T 1048577 --meta m.json" + io,
                      {"--T must be at most 1048576 with --meta (got 1048577)"}});
