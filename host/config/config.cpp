@@ -20,7 +20,22 @@
 
 namespace dpr::config {
 
-std::uint32_t point_stream_key(const Point& p) {
+namespace {
+/// The name a setting is hashed under: a renamed key (KeySpec::alias) under its former name, so that its points keep
+/// the streams they had before the rename.
+std::string stream_name(const std::string& qualified, const Point& p, const ConfigInputs& in) {
+    const std::size_t dot = qualified.find('.');
+    const std::string sec = qualified.substr(0, dot), key = qualified.substr(dot + 1);
+    const ComponentInfo* c = sec == "learner" && p.learner_index < in.learners.size() ? &in.learners[p.learner_index]
+                             : sec == "adversary" && p.adversary_index < in.adversaries.size()
+                                 ? &in.adversaries[p.adversary_index]
+                                 : nullptr;
+    const int i = c ? c->key_index(key) : -1;
+    return i >= 0 && c->keys[i].alias ? sec + "." + c->keys[i].alias : qualified;
+}
+} // namespace
+
+std::uint32_t point_stream_key(const Point& p, const ConfigInputs& in) {
     // FNV-1a (64-bit) of "key=value\n" over the point's settings, folded into 1 .. 2^32 - 1 (0 is the key of
     // common random numbers).
     std::uint64_t h = 0xcbf29ce484222325ull;
@@ -31,7 +46,7 @@ std::uint32_t point_stream_key(const Point& p) {
         }
     };
     for (const auto& [key, value] : p.settings) {
-        eat(key);
+        eat(stream_name(key, p, in));
         eat("=");
         eat(value);
         eat("\n");
@@ -156,6 +171,7 @@ class Loader {
         } catch (const toml::parse_error& e) {
             throw ConfigError("", position(e.source()) + ": invalid TOML: " + std::string(e.description()));
         }
+        apply_aliases();
         for (const std::string& arg : overrides) apply_override(arg);
         check_sections();
         read_run();
@@ -237,6 +253,41 @@ class Loader {
                               "): required key missing" + why + "; must be " + range_text(spec) + ctx);
     }
 
+    // ---- former names of keys (KeySpec::alias) ---------------------------------------------------------
+    /// The key of section `sec` whose former name is `key` (e.g. [learner] tree -> mechanism), or nullptr.
+    const char* renamed_to(const std::string& sec, const std::string& key) const {
+        if (sec != "adversary" && sec != "learner") return nullptr;
+        for (const ComponentInfo& c : components(sec))
+            for (int i = 0; i < c.nkeys; ++i)
+                if (c.keys[i].alias != nullptr && key == c.keys[i].alias) return c.keys[i].name;
+        return nullptr;
+    }
+
+    /// A key of the file written under its former name is read as the key (renamed in the document, keeping its
+    /// position); the file giving both is refused. Runs before --set, which renames its own keys.
+    void apply_aliases() {
+        for (const std::string sec : {"adversary", "learner"}) {
+            toml::table* t = root_.get_as<toml::table>(sec);
+            if (t == nullptr) continue;
+            std::vector<std::string> old_names;
+            for (const auto& [k, v] : *t)
+                if (renamed_to(sec, std::string(k.str()))) old_names.emplace_back(k.str());
+            for (const std::string& old_name : old_names) {
+                const char* name = renamed_to(sec, old_name);
+                const auto old = t->find(old_name);
+                if (const auto now = t->find(name); now != t->end())
+                    throw ConfigError(sec + "." + name,
+                                      "[" + sec + "] " + old_name + " (" + position(old->first.source()) + ") and [" +
+                                          sec + "] " + name + " (" + position(now->first.source()) +
+                                          ") are one key (" + old_name + " is the former name of " + name +
+                                          "); give it once");
+                toml::key renamed(std::string_view(name), toml::source_region(old->first.source()));
+                t->insert(std::move(renamed), std::move(old->second));
+                t->erase(old_name);
+            }
+        }
+    }
+
     // ---- --set ---------------------------------------------------------------------------------------
     static std::string trim(const std::string& s) {
         const auto b = s.find_first_not_of(" \t");
@@ -261,7 +312,9 @@ class Loader {
         if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == lhs.size() ||
             lhs.find('.', dot + 1) != std::string::npos)
             throw fail("expected SECTION.KEY=VALUE, e.g. --set learner.epsilon=0.5");
-        const std::string sec = lhs.substr(0, dot), key = lhs.substr(dot + 1), rhs = trim(arg.substr(eq + 1));
+        const std::string sec = lhs.substr(0, dot), rhs = trim(arg.substr(eq + 1));
+        const char* renamed = renamed_to(sec, lhs.substr(dot + 1));
+        const std::string key = renamed ? std::string(renamed) : lhs.substr(dot + 1);
         if (!contains(sections_, sec)) {
             const std::string guess = did_you_mean(sec, sections_);
             throw fail("unknown section [" + sec + "]" +
@@ -613,7 +666,7 @@ class Loader {
         std::map<std::uint32_t, std::size_t> streams;
         for (std::size_t p = 0; p < points.size(); ++p) {
             points[p].index = p;
-            points[p].stream = run_.common_random_numbers ? 0u : point_stream_key(points[p]);
+            points[p].stream = run_.common_random_numbers ? 0u : point_stream_key(points[p], in_);
             if (run_.common_random_numbers) continue;
             const auto [it, fresh] = streams.emplace(points[p].stream, p);
             if (!fresh)

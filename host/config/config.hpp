@@ -144,8 +144,9 @@ inline constexpr int kPointStreamKeys = 2;
 
 /// The stream key of a point without common random numbers: a hash of its resolved settings (Point::settings,
 /// every key that applies to it, given or default), in 1 .. 2^32 - 1, so that a point's numbers depend on what
-/// it is, never on where it stands in a sweep. Two points of one sweep with the same key are refused.
-std::uint32_t point_stream_key(const Point& p);
+/// it is, never on where it stands in a sweep. Two points of one sweep with the same key are refused. A renamed key
+/// (KeySpec::alias) is hashed under its former name, so that renaming a key changes no point's stream.
+std::uint32_t point_stream_key(const Point& p, const ConfigInputs& inputs);
 
 /// Reads the TOML file at `path`, applies `overrides` ("section.key=VALUE", VALUE a TOML value; a bare
 /// word is taken as a string) in order, validates and expands. Relative Path values in the file are

@@ -319,7 +319,9 @@ std::string key_table(const KeySpec* keys, int n) {
         const KeySpec& k = keys[i];
         const std::string def =
             (k.default_text == nullptr || *k.default_text == '\0') ? "required" : k.default_text;
-        rows.push_back({k.name, detail::type_name(k.type), def, short_range(k), k.doc ? k.doc : ""});
+        std::string doc = k.doc ? k.doc : "";
+        if (k.alias) doc += std::string(" (former name: ") + k.alias + ", still accepted)";
+        rows.push_back({k.name, detail::type_name(k.type), def, short_range(k), doc});
     }
     std::size_t width[4] = {0, 0, 0, 0};
     for (const auto& r : rows)

@@ -43,6 +43,9 @@ struct KeySpec {
     const char* doc;          ///< one line: meaning, units, formula of the default
     bool min_exclusive = false; ///< the valid range is (min, max] rather than [min, max]
     bool max_exclusive = false; ///< the valid range is [min, max) (or (min, max))
+    /// A former name of the key, still accepted in experiment files and --set (the config layer reads it as `name`;
+    /// outputs, --list-keys and messages use `name`). nullptr: none.
+    const char* alias = nullptr;
 };
 
 inline constexpr int kMaxKeys = 24;

@@ -91,7 +91,7 @@ struct DpFtpl {
         {"privacy", KeyType::Bool, "true", 0.0, 1.0, "",
          "false = the non-private twin: sigma = sigma_reg (noise scaled only for regret, docs/spec/afkt23.md §C8)"},
         Prefix::kNoise,
-        Prefix::kTree,
+        Prefix::kMechanism,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          "sigma_priv: paper L_Y k ln(k/delta)/eps; strict sqrt(h') Delta_2 sqrt(2 ln(1.25/delta))/eps"},
         {"reg_constant", KeyType::Real, "auto", 0.0, kInf, "",
@@ -105,7 +105,7 @@ struct DpFtpl {
     static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kPrivacy = key_index(kKeys, "privacy");
     static constexpr int kNoise = key_index(kKeys, "noise");
-    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kMechanism = key_index(kKeys, "mechanism");
     static constexpr int kCalibration = key_index(kKeys, "calibration");
     static constexpr int kRegConstant = key_index(kKeys, "reg_constant");
     static constexpr int kPrivConstant = key_index(kKeys, "priv_constant");

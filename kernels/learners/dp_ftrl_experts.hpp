@@ -40,7 +40,7 @@ struct DpFtrlExperts {
          "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          "learning rate; auto = sqrt(ln d / (2T)) (AS17 Cor. 3.2, experts; docs/spec/as17.md §A1)", true},
-        Prefix::kTree,
+        Prefix::kMechanism,
         Prefix::kNoise,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          "paper: lambda = ||Y||_1 ceil(log2 T)/eps; strict: exact replace-one sensitivity and h' (§1.5)"},
@@ -50,7 +50,7 @@ struct DpFtrlExperts {
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kEta = key_index(kKeys, "eta");
-    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kMechanism = key_index(kKeys, "mechanism");
     static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr int kCalibration = key_index(kKeys, "calibration");
     static constexpr int kNodeScale = key_index(kKeys, "node_scale");

@@ -59,7 +59,7 @@ struct DpFtrlOlo {
          kSphere ? "learning rate; auto = 1/sqrt(T) (AS17 Cor. 3.2, sphere; docs/spec/as17.md §A1)"
                  : "learning rate; auto = sqrt(d/T) (AS17 Cor. 3.2, cube; docs/spec/as17.md §A1)",
          true},
-        Prefix::kTree,
+        Prefix::kMechanism,
         Prefix::kNoise,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
          kSphere ? "paper: lambda = sqrt(d) ceil(log2 T)/eps (gives 2 eps); strict: Delta_1 = 2 sqrt(d), h'"
@@ -70,7 +70,7 @@ struct DpFtrlOlo {
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kEta = key_index(kKeys, "eta");
-    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kMechanism = key_index(kKeys, "mechanism");
     static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr int kCalibration = key_index(kKeys, "calibration");
     static constexpr int kNodeScale = key_index(kKeys, "node_scale");

@@ -72,7 +72,7 @@ struct DpFtrlSmooth {
          "privacy parameter delta in (0,1) of the Gaussian tree (required unless the noise is off)", false,
          /*max_exclusive=*/true},
         Prefix::kNoise,
-        Prefix::kTree,
+        Prefix::kMechanism,
         {"calibration", KeyType::Choice, "replace-one", 0, 1, "replace-one|add-remove",
          "sigma from zCDP at the key's (eps, delta) with Delta_2 = 2L (replace-one) or Kairouz's L (add-remove: "
          "reports ~2 eps)"},
@@ -90,7 +90,7 @@ struct DpFtrlSmooth {
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kNoise = key_index(kKeys, "noise");
-    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kMechanism = key_index(kKeys, "mechanism");
     static constexpr int kCalibration = key_index(kKeys, "calibration");
     static constexpr int kTuning = key_index(kKeys, "tuning");
     static constexpr int kLambda = key_index(kKeys, "lambda");

@@ -192,7 +192,7 @@ struct Keys<true> {
                 "paper = Lemma 5.1 / 5.4 (may exceed the requested eps when n >~ T); sensitivity = the replace-one "
                 "Delta of one F_t u_t (docs/experiments/env21.md §1); conservative = the larger scale of the two: "
                 "never above the request"},
-        Prefix::kTree,
+        Prefix::kMechanism,
         Prefix::kNodeScale,
         Prefix::kBltBuffers,
         kFwStepKey,
@@ -249,7 +249,7 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
     static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr int kCalibration = key_index(kKeys, "calibration");
-    static constexpr int kTree = key_index(kKeys, "tree");
+    static constexpr int kMechanism = key_index(kKeys, "mechanism");
     static constexpr int kNodeScale = key_index(kKeys, "node_scale");
     static constexpr int kFwStep = key_index(kKeys, "fw_step");
     static constexpr int kEta = key_index(kKeys, "eta");

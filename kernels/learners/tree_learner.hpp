@@ -1,9 +1,10 @@
 #pragma once
 // The learner's side of the noisy-prefix seam (kernels/mechanisms/noisy_prefix.hpp PrefixMechanism; docs/MECHANISMS.md
-// §3.3): the key block every learner built on private prefix sums shares (tree, noise, node_scale), its resolution into
-// a PrefixMechanism, the privacy report and the audit suite's planted bugs. The guarantee is the mechanism's
-// (with P~_T never released), whatever the learner does with the sums (post-processing). The learner keeps what is
-// its own: the calibration of the scale from its (eps, delta) and its per-step sensitivity.
+// §3.3): the key block every learner built on private prefix sums shares (mechanism, noise, node_scale,
+// blt_buffers), its resolution into a PrefixMechanism, the privacy report and the audit suite's planted bugs. The
+// guarantee is the mechanism's (with P~_T never released), whatever the learner does with the sums
+// (post-processing). The learner keeps what is its own: the calibration of the scale from its (eps, delta) and its
+// per-step sensitivity.
 #include <cmath>
 #include <cstdint>
 
@@ -17,24 +18,26 @@ namespace dpr::learners {
 /// The node laws a learner offers: Laplace and Gaussian (pure and approximate DP), or Gaussian only.
 enum class PrefixLaws : std::uint8_t { LaplaceGaussian, Gaussian };
 
-/// The key block of the noisy-prefix mechanism. A learner lists kTree, kNoise and kNodeScale in its kKeys (where it
-/// likes) and passes their indices to resolve().
+/// The key block of the noisy-prefix mechanism. A learner lists kMechanism, kNoise, kNodeScale and kBltBuffers in its
+/// kKeys (where it likes); index_of<L>() finds them for resolve() and check(). `mechanism` was called `tree` until
+/// BLT, which is not a tree, joined it: `tree` stays accepted as its alias (KeySpec::alias).
 template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded>
 struct PrefixKeys {
     static constexpr bool kLaplace = Laws == PrefixLaws::LaplaceGaussian;
-    static constexpr KeySpec kTree{
-        "tree", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 3,
+    static constexpr KeySpec kMechanism{
+        "mechanism", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 3,
         "padded|binary|honaker|blt",
         "the prefix-sum noise: padded = AS17 Alg. 2 (every prefix carries ceil(log2 T) iid node draws; "
         "docs/spec/model.md §1.5); binary = the standard tree of DNPR10 / CSS11 (§1.4); honaker = the binary tree "
         "with Honaker's estimator (every node re-estimated from its subtree: the same privacy, a prefix variance "
         "about 1/2 per level instead of 1; docs/MECHANISMS.md §3.4); blt = buffered-linear-Toeplitz noise "
         "(Dvijotham et al. 2024; Gaussian only: one draw per step, blt_buffers numbers of state, about 13x less "
-        "variance than the tree at T = 2^16 for the same zCDP; docs/MECHANISMS.md §3.5)"};
+        "variance than the tree at T = 2^16 for the same zCDP; docs/MECHANISMS.md §3.5)",
+        false, false, "tree"};
     static constexpr KeySpec kBltBuffers{
         "blt_buffers", KeyType::Int, "auto", 1, mech::kMaxBltBuffers, "",
-        "buffers of tree = \"blt\" (numbers of state per coordinate); auto = 4, 5 when T > 2^18 (docs/MECHANISMS.md "
-        "§3.5)"};
+        "buffers of mechanism = \"blt\" (numbers of state per coordinate); auto = 4, 5 when T > 2^18 "
+        "(docs/MECHANISMS.md §3.5)"};
     static constexpr KeySpec kNoise =
         kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
                            "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control"}
@@ -54,17 +57,18 @@ struct PrefixKeys {
 
     /// Where a learner lists the block in its kKeys.
     struct Index {
-        int tree, noise, node_scale, blt_buffers;
+        int mechanism, noise, node_scale, blt_buffers;
     };
     template <class L>
     static constexpr Index index_of() {
-        return Index{key_index(L::kKeys, "tree"), key_index(L::kKeys, "noise"), key_index(L::kKeys, "node_scale"),
+        return Index{key_index(L::kKeys, "mechanism"), key_index(L::kKeys, "noise"), key_index(L::kKeys, "node_scale"),
                      key_index(L::kKeys, "blt_buffers")};
     }
 
-    /// The choice of the tree key (0 padded, 1 binary, 2 honaker, 3 blt).
+    /// The choice of the mechanism key (0 padded, 1 binary, 2 honaker, 3 blt).
     static int choice(const KeyValues& kv, const Index& k) {
-        return kv.given[k.tree] ? static_cast<int>(kv.num[k.tree]) : DefaultTree == mech::TreeVariant::Padded ? 0 : 1;
+        if (kv.given[k.mechanism]) return static_cast<int>(kv.num[k.mechanism]);
+        return DefaultTree == mech::TreeVariant::Padded ? 0 : 1;
     }
 
     /// blt_buffers, or its default: 4, 5 when the stream is longer than 2^18 steps.
@@ -73,7 +77,7 @@ struct PrefixKeys {
                                        : (T > (std::uint64_t{1} << 18) ? 5u : 4u);
     }
 
-    /// The mechanism over a stream of T steps: tree and law from the keys; the law None when `off` (the learner's
+    /// The mechanism over a stream of T steps: mechanism and law from the keys; the law None when `off` (the learner's
     /// privacy switched off, e.g. epsilon = inf without node_scale); the scale node_scale when given, otherwise
     /// auto_scale(law), called only with the noise on: the tree's node scale at the learner's calibration. BLT then
     /// gets sigma x sqrt(sens^2 / h'), the same zCDP rho (and mu-GDP, and epsilon) as the tree would have
@@ -82,10 +86,10 @@ struct PrefixKeys {
     static mech::PrefixMechanism resolve(const KeyValues& kv, const Index& k, std::uint64_t T, bool off, F auto_scale) {
         mech::PrefixMechanism m;
         m.T = T;
-        const int tree = choice(kv, k);
-        m.tree = tree == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
-        m.honaker = tree == 2;
-        m.blt = tree == 3;
+        const int which = choice(kv, k);
+        m.tree = which == 0 ? mech::TreeVariant::Padded : mech::TreeVariant::Binary;
+        m.honaker = which == 2;
+        m.blt = which == 3;
         m.noise = off ? mech::NodeNoise::None : law(kv, k.noise);
         if (m.blt) m.blt_noise = mech::blt_for_steps(buffers(kv, k, T), T - 1);
         if (!m.on()) return m;
@@ -99,18 +103,18 @@ struct PrefixKeys {
         return m;
     }
 
-    /// BLT needs the Gaussian law; blt_buffers without tree = "blt" is ignored (a warning: a sweep over tree may
-    /// set it for every point).
+    /// BLT needs the Gaussian law; blt_buffers without mechanism = "blt" is ignored (a warning: a sweep over mechanism
+    /// may set it for every point).
     static bool check_mechanism(const KeyValues& kv, const Index& k, Diagnostic& diag) {
-        const int tree = choice(kv, k);
-        if (tree == 3 && law(kv, k.noise) == mech::NodeNoise::Laplace)
-            return diag.fail("tree",
-                             "tree = \"blt\" needs noise = \"gaussian\": under pure eps-DP (Laplace) BLT's l1 column "
-                             "norm makes it about 80x worse than the tree at T = 2^16; tree = \"honaker\" is the "
-                             "better tree for Laplace noise (docs/MECHANISMS.md §3.5)");
-        if (kv.given[k.blt_buffers] && tree != 3) {
-            diag.fail("blt_buffers", "is a parameter of tree = \"blt\"; ignored with tree = \"%s\"",
-                      tree == 0 ? "padded" : tree == 1 ? "binary" : "honaker");
+        const int which = choice(kv, k);
+        if (which == 3 && law(kv, k.noise) == mech::NodeNoise::Laplace)
+            return diag.fail("mechanism",
+                             "mechanism = \"blt\" needs noise = \"gaussian\": under pure eps-DP (Laplace) BLT's l1 "
+                             "column norm makes it about 80x worse than the tree at T = 2^16; mechanism = \"honaker\" "
+                             "is the better tree for Laplace noise (docs/MECHANISMS.md §3.5)");
+        if (kv.given[k.blt_buffers] && which != 3) {
+            diag.fail("blt_buffers", "is a parameter of mechanism = \"blt\"; ignored with mechanism = \"%s\"",
+                      which == 0 ? "padded" : which == 1 ? "binary" : "honaker");
             diag.warning_only = true;
         }
         return true;

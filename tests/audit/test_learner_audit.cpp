@@ -277,7 +277,7 @@ TEST(LearnerAudit_Stat, HalfTheNodeNoiseIsAViolation) {
     expect_flagged_and_correct_consistent(
         {"half-noise",
          "[run]\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ntree = \"binary\"\n[audit]\nround = 1\nrounds = [2]\n",
+         "\"dp-ftrl-experts\"\nepsilon = 1\nmechanism = \"binary\"\n[audit]\nround = 1\nrounds = [2]\n",
          {{0, 1}, {1, 0}},
          200000},
         "half-noise");
@@ -290,7 +290,7 @@ TEST(LearnerAudit_Stat, HalfTheNodeNoiseIsAViolation) {
 TEST(LearnerAudit_Stat, HalfTheGaussianNodeNoiseIsAViolationOfTheClaimedMu) {
     const PlantedCase c{"half-noise (gaussian)",
                         "[run]\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-                        "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"binary\"\n"
+                        "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\nmechanism = \"binary\"\n"
                         "[audit]\nround = 1\nrounds = [2]\n",
                         {{0, 1}, {1, 0}},
                         100000};
@@ -317,7 +317,7 @@ TEST(LearnerAudit_Stat, HonakersEstimatorIsConsistentAndHalfItsNoiseIsAViolation
     expect_flagged_and_correct_consistent(
         {"half-noise (honaker)",
          "[run]\nrounds = 3\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"honaker\"\nnode_scale = 2\n"
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\nmechanism = \"honaker\"\nnode_scale = 2\n"
          "[audit]\nround = 1\nrounds = [3]\n",
          {{0, 1}, {0, 0}, {1, 0}}, // l_3 = e_1: the charged loss of round 3 is x_3(1), the audited output
          100000},
@@ -332,7 +332,7 @@ TEST(LearnerAudit_Stat, BltNoiseIsConsistentAndHalfItsNoiseIsAViolation) {
     expect_flagged_and_correct_consistent(
         {"half-noise (blt)",
          "[run]\nrounds = 3\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"blt\"\nnode_scale = 2\n"
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\nmechanism = \"blt\"\nnode_scale = 2\n"
          "[audit]\nround = 1\nrounds = [3]\n",
          {{0, 1}, {0, 0}, {1, 0}},
          100000},
@@ -345,7 +345,7 @@ TEST(LearnerAudit_Stat, BltStepsWithoutTheirDrawAreAViolation) {
     expect_flagged_and_correct_consistent(
         {"leaf-without-noise (blt)",
          "[run]\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\ntree = \"blt\"\n"
+         "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\nmechanism = \"blt\"\n"
          "[audit]\nround = 1\nrounds = [2]\n",
          {{0, 1}, {1, 0}},
          20000},
@@ -358,7 +358,7 @@ TEST(LearnerAudit_Stat, ALeafLevelWithoutNoiseIsAViolation) {
     expect_flagged_and_correct_consistent(
         {"leaf-without-noise",
          "[run]\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ntree = \"binary\"\n[audit]\nround = 1\nrounds = [2]\n",
+         "\"dp-ftrl-experts\"\nepsilon = 1\nmechanism = \"binary\"\n[audit]\nround = 1\nrounds = [2]\n",
          {{0, 1}, {1, 0}},
          20000},
         "leaf-without-noise");
@@ -372,7 +372,7 @@ TEST(LearnerAudit_Stat, NodeNoiseReusedAcrossRoundsIsAViolation) {
     expect_flagged_and_correct_consistent(
         {"reused-noise",
          "[run]\nrounds = 5\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
-         "\"dp-ftrl-experts\"\nepsilon = 1\ntree = \"binary\"\n[audit]\nround = 3\nneighbour = \"flip\"\n"
+         "\"dp-ftrl-experts\"\nepsilon = 1\nmechanism = \"binary\"\n[audit]\nround = 3\nneighbour = \"flip\"\n"
          "coordinate = 0\nrounds = [2, 5]\n",
          {{0, 0}, {1, 0}, {0, 0}, {0, 1}, {0, 1}},
          20000},
@@ -429,7 +429,7 @@ namespace dpr {
 namespace {
 
 const char* kCliAudit = "[run]\ninstances = 4000\nrounds = 2\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n"
-                        "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\ntree = \"binary\"\n"
+                        "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\nmechanism = \"binary\"\n"
                         "[audit]\nround = 1\nrounds = [2]\n";
 
 TEST(AuditCli, WritesTheVerdictAuditJsonAndTheRegionAndExitsZeroEitherWay) {

@@ -355,3 +355,90 @@ TEST(ConfigErrors, FilesAndSharedOnlyKinds) {
                                              ": No such file or directory");
     }
 }
+
+// ---- former names of keys (KeySpec::alias) ---------------------------------------------------------------------
+
+namespace {
+
+/// A learner whose key `mechanism` was once called `tree` (as the prefix-sum learners' key), and the same learner
+/// before the rename.
+struct FakeRenamed {
+    static constexpr const char* kName = "dp-ftrl-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "", "privacy parameter", true},
+        {"mechanism", KeyType::Choice, "padded", 0, 1, "padded|binary", "prefix noise", false, false, "tree"},
+    };
+    static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
+};
+struct FakeBeforeRename {
+    static constexpr const char* kName = "dp-ftrl-experts";
+    static constexpr Geometry kGeometry = Geometry::Simplex;
+    static constexpr KeySpec kKeys[] = {
+        {"epsilon", KeyType::Real, "", 0.0, kInf, "", "privacy parameter", true},
+        {"tree", KeyType::Choice, "padded", 0, 1, "padded|binary", "prefix noise"},
+    };
+    static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
+};
+
+template <class L>
+ConfigInputs inputs_with() {
+    ConfigInputs in = fake_inputs();
+    in.learners = describe_all<TypeList<L>>("learner");
+    return in;
+}
+
+const std::string kRenamedHead = "[run]\nrounds = 100\ncommon_random_numbers = false\n[adversary]\nkind = "
+                                 "\"bernoulli\"\nd = 4\n[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\n";
+
+} // namespace
+
+TEST(ConfigAliases, AKeyGivenByItsFormerNameIsReadAsTheKey) {
+    const ConfigInputs in = inputs_with<FakeRenamed>();
+    const Config c = parse(kRenamedHead + "tree = \"binary\"\n", {}, in);
+    ASSERT_EQ(c.points.size(), 1u);
+    const Point& p = c.points[0];
+    EXPECT_TRUE(p.learner_values.given[1]);
+    EXPECT_EQ(p.learner_values.num[1], 1.0);
+    bool named = false;
+    for (const auto& [k, v] : p.settings) {
+        EXPECT_NE(k, "learner.tree") << "outputs name the key by its name";
+        named = named || (k == "learner.mechanism" && v == "binary");
+    }
+    EXPECT_TRUE(named);
+    // Swept under the former name: the sweep is the key's.
+    const Config s = parse(kRenamedHead + "tree = [\"padded\", \"binary\"]\n", {}, in);
+    EXPECT_EQ(s.points.size(), 2u);
+    EXPECT_EQ(s.swept_keys, std::vector<std::string>{"learner.mechanism"});
+    // --set under either name replaces the file's value under either name.
+    const auto chosen = [&](const std::string& line, const std::string& set) {
+        return parse(kRenamedHead + line, {set}, in).points[0].learner_values.num[1];
+    };
+    EXPECT_EQ(chosen("mechanism = \"padded\"\n", "learner.tree=binary"), 1.0);
+    EXPECT_EQ(chosen("tree = \"binary\"\n", "learner.mechanism=padded"), 0.0);
+    // A bad value given under the former name is reported at its place.
+    EXPECT_EQ(error_of(kRenamedHead + "tree = \"bianry\"\n", {}, in),
+              "[learner] mechanism = \"bianry\" (config.toml:10:8): must be one of \"padded\", \"binary\"; did you "
+              "mean \"binary\"?");
+}
+
+TEST(ConfigAliases, BothNamesInOneFileAreRefused) {
+    const std::string both = kRenamedHead + "tree = \"binary\"\nmechanism = \"padded\"\n";
+    EXPECT_EQ(error_of(both, {}, inputs_with<FakeRenamed>()),
+              "[learner] tree (config.toml:10:1) and [learner] mechanism (config.toml:11:1) are one key (tree is the "
+              "former name of mechanism); give it once");
+}
+
+// Without common random numbers a point's stream is a hash of its settings (docs/RANDOMNESS.md §5): renaming a key
+// must not change it, or every such run made before the rename would change its numbers.
+TEST(ConfigAliases, ARenamedKeyKeepsThePointsStreams) {
+    for (const char* value : {"padded", "binary"}) {
+        const std::string text = kRenamedHead + "tree = \"" + value + "\"\n";
+        const Config before = parse(text, {}, inputs_with<FakeBeforeRename>());
+        const Config after = parse(text, {}, inputs_with<FakeRenamed>());
+        ASSERT_EQ(before.points.size(), 1u);
+        ASSERT_EQ(after.points.size(), 1u);
+        EXPECT_NE(after.points[0].stream, 0u);
+        EXPECT_EQ(after.points[0].stream, before.points[0].stream) << value;
+    }
+}

@@ -108,7 +108,7 @@ TEST(Config, ValuesAreConvertedInKeyOrder) {
     EXPECT_FALSE(c.run.common_random_numbers);
     ASSERT_EQ(c.points.size(), 1u);
     const Point& p = c.points[0];
-    EXPECT_EQ(p.stream, point_stream_key(p)); // no common random numbers: keyed by the point's settings
+    EXPECT_EQ(p.stream, point_stream_key(p, fake_inputs())); // no common random numbers: keyed by the point's settings
     EXPECT_NE(p.stream, 0u);
     EXPECT_EQ(p.problem.seed, 7u);
     EXPECT_EQ(p.problem.T, 4096u);

@@ -215,7 +215,7 @@ TEST(DpFtrlSmooth, PlaysTheProjectionOfTheNoisyGradientSumAndIsChargedItsLoss) {
     const std::uint64_t T = 200;
     for (LossFamily f : {LossFamily::Squared, LossFamily::Absolute})
         for (int tree : {0, 1}) { // padded, binary
-            const auto p = smooth_params(d, T, 1.0, f, {{DpFtrlSmooth::kDelta, 1e-5}, {DpFtrlSmooth::kTree, tree}});
+            const auto p = smooth_params(d, T, 1.0, f, {{DpFtrlSmooth::kDelta, 1e-5}, {DpFtrlSmooth::kMechanism, tree}});
             ASSERT_GT(p.prefix.scale, 0.0);
             const auto ap = adversary_params<SquaredRealizable>(d, T);
             const adversaries::SequenceCtx ctx{2, 0, adversaries::kSharedSequence};

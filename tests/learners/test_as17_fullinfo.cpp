@@ -47,7 +47,7 @@ using test::simulate;
 
 constexpr double kInfty = std::numeric_limits<double>::infinity();
 // Choice keys take the index of the choice.
-constexpr double kPadded = 0, kBinary = 1, kHonaker = 2, kBlt = 3; // tree = padded|binary|honaker|blt
+constexpr double kPadded = 0, kBinary = 1, kHonaker = 2, kBlt = 3; // mechanism = padded|binary|honaker|blt
 constexpr double kLaplace = 0, kGaussian = 1, kNoiseOff = 2; // dp-ftrl-*: laplace|gaussian|none
 constexpr double kFtplNoiseOff = 1;                          // dp-ftpl-*: gaussian|none
 constexpr double kPaper = 0, kStrict = 1;
@@ -89,7 +89,7 @@ TEST(As17FullInfo, SphereAndCubeWithNoiseOffEqualTheirTwinsBitwise) {
     const SimResult twin = simulate("ftrl-l2-cube", {}, "cube-coordinate", {}, 6, 777, n);
     expect_bitwise_equal(simulate("dp-ftrl-cube", {{"epsilon", kInfty}}, "cube-coordinate", {}, 6, 777, n),
                          twin);
-    expect_bitwise_equal(simulate("dp-ftrl-cube", {{"epsilon", 2.0}, {"noise", kNoiseOff}, {"tree", kBinary}},
+    expect_bitwise_equal(simulate("dp-ftrl-cube", {{"epsilon", 2.0}, {"noise", kNoiseOff}, {"mechanism", kBinary}},
                                   "cube-coordinate", {}, 6, 777, n),
                          twin);
     expect_bitwise_equal(
@@ -276,7 +276,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                  {"delta", 1e-6},
                                  {"noise", kGaussian},
                                  {"calibration", kStrict},
-                                 {"tree", kBinary},
+                                 {"mechanism", kBinary},
                                  {"eta", 0.05}},
                                 "unit-vectors", {}, d, T, 3);
         expect_replay(r,
@@ -291,7 +291,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                  {"delta", 1e-6},
                                  {"noise", kGaussian},
                                  {"calibration", kStrict},
-                                 {"tree", kHonaker},
+                                 {"mechanism", kHonaker},
                                  {"eta", 0.05}},
                                 "unit-vectors", {}, d, T, 3);
         expect_replay(r,
@@ -306,7 +306,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                  {"delta", 1e-6},
                                  {"noise", kGaussian},
                                  {"calibration", kStrict},
-                                 {"tree", kBlt},
+                                 {"mechanism", kBlt},
                                  {"eta", 0.05}},
                                 "unit-vectors", {}, d, T, 3);
         const double s2 = blt_sens2_direct(mech::blt_for_steps(4, T - 1), T - 1);
@@ -326,7 +326,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
     {
         SCOPED_TRACE("dp-ftrl-cube, Gaussian, paper, binary: sigma = k ln(k/delta)/eps");
         const auto r = simulate("dp-ftrl-cube",
-                                {{"epsilon", 3.0}, {"delta", 1e-4}, {"noise", kGaussian}, {"tree", kBinary}},
+                                {{"epsilon", 3.0}, {"delta", 1e-4}, {"noise", kGaussian}, {"mechanism", kBinary}},
                                 "cube-coordinate", {}, d, T, 3);
         expect_replay(
             r,
@@ -368,7 +368,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
     {
         SCOPED_TRACE("dp-ftpl-cube, strict, binary: sigma_priv = sqrt(k) 2 sqrt(2 ln(1.25/delta))/eps");
         const auto r = simulate(
-            "dp-ftpl-cube", {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"tree", kBinary}},
+            "dp-ftpl-cube", {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"mechanism", kBinary}},
             "cube-coordinate", {}, d, T, 3);
         const double reg = c_reg * std::sqrt(T / (sd * k)),
                      priv = std::sqrt(k) * 2 * std::sqrt(2 * std::log(1.25e4)) / 0.3;
@@ -378,7 +378,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
     {
         SCOPED_TRACE("dp-ftpl-experts, strict, honaker: the binary tree's sigma, Honaker's estimates");
         const auto r = simulate("dp-ftpl-experts",
-                                {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"tree", kHonaker}},
+                                {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"mechanism", kHonaker}},
                                 "bernoulli", {{"gap", 0.2}}, d, T, 3);
         const double priv = std::sqrt(k) * sd * std::sqrt(2 * std::log(1.25e4)) / 0.3;
         expect_replay(r, {Play::LinSimplex, 0, TreeVariant::Binary, NodeNoise::Gaussian, priv, true}, bern, d, T);
@@ -387,7 +387,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
         SCOPED_TRACE("dp-ftpl-experts, strict, blt with 2 buffers: sigma_priv for sens^2 instead of h'");
         const auto r = simulate(
             "dp-ftpl-experts",
-            {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"tree", kBlt}, {"blt_buffers", 2.0}},
+            {{"epsilon", 0.3}, {"delta", 1e-4}, {"calibration", kStrict}, {"mechanism", kBlt}, {"blt_buffers", 2.0}},
             "bernoulli", {{"gap", 0.2}}, d, T, 3);
         const double s2 = blt_sens2_direct(mech::blt_for_steps(2, T - 1), T - 1);
         const double priv = std::sqrt(s2) * sd * std::sqrt(2 * std::log(1.25e4)) / 0.3;

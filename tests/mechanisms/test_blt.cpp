@@ -173,7 +173,7 @@ TEST(Blt_Stat, PrefixVarianceIsTheExactFormula) {
     }
 }
 
-// The privacy report of dp-ftrl-experts with tree = "blt": the same rho (and eps) as the binary tree at the same
+// The privacy report of dp-ftrl-experts with mechanism = "blt": the same rho (and eps) as the binary tree at the same
 // request (the scale is the tree's times sqrt(sens^2 / h')), and rho recomputed independently from the mechanism's
 // coefficients: rho = Delta_2^2 sum_{k<T-1} c_k^2 / (2 sigma^2).
 TEST(Blt, KeysChooseItAndItsGuaranteeIsRecomputedFromItsCoefficients) {
@@ -182,10 +182,10 @@ TEST(Blt, KeysChooseItAndItsGuaranteeIsRecomputedFromItsCoefficients) {
     pb.d = 8;
     pb.T = 4096;
     const auto blt = learners::DpFtrlExperts::resolve(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"delta", 1e-6}, {"noise", 1.0}, {"tree", 3.0}}),
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"delta", 1e-6}, {"noise", 1.0}, {"mechanism", 3.0}}),
         pb);
     const auto bin = learners::DpFtrlExperts::resolve(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"delta", 1e-6}, {"noise", 1.0}, {"tree", 1.0}}),
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"delta", 1e-6}, {"noise", 1.0}, {"mechanism", 1.0}}),
         pb);
     ASSERT_TRUE(blt.prefix.blt);
     EXPECT_EQ(blt.prefix.blt_noise.buffers, 4u) << "the default below T = 2^18";
@@ -215,21 +215,22 @@ TEST(Blt, LaplaceNoiseIsRefusedNamingHonaker) {
     pb.T = 256;
     Diagnostic diag;
     EXPECT_FALSE(learners::DpFtrlExperts::check(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"tree", 3.0}}), pb, diag));
-    EXPECT_STREQ(diag.key, "tree");
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"mechanism", 3.0}}), pb, diag));
+    EXPECT_STREQ(diag.key, "mechanism");
     EXPECT_NE(std::string(diag.message).find("honaker"), std::string::npos) << diag.message;
     EXPECT_NE(std::string(diag.message).find("gaussian"), std::string::npos) << diag.message;
 }
 
-// blt_buffers without tree = "blt" is ignored with a warning (a sweep over tree may set it for every point); an
-// error found after that warning stays an error (Diagnostic::fail clears warning_only; before, the host took the
-// d < 2 error below for a warning and ran the point).
+// blt_buffers without mechanism = "blt" is ignored with a warning (a sweep over mechanism may set it for every
+// point); an error found after that warning stays an error (Diagnostic::fail clears warning_only; before, the host
+// took the d < 2 error below for a warning and ran the point).
 TEST(Blt, BuffersWithoutBltAreAWarningThatNeverHidesAnError) {
     static const auto linfo = config::describe_all<learners::AllLearners>("learner");
     Problem pb;
     pb.d = 8;
     pb.T = 256;
-    const KeyValues kv = test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"tree", 1.0}, {"blt_buffers", 3.0}});
+    const KeyValues kv =
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"mechanism", 1.0}, {"blt_buffers", 3.0}});
     Diagnostic diag;
     EXPECT_TRUE(learners::DpFtrlExperts::check(kv, pb, diag));
     EXPECT_TRUE(diag.warning_only);
@@ -244,13 +245,13 @@ TEST(Blt, BuffersWithoutBltAreAWarningThatNeverHidesAnError) {
 
 // Through the CLI: every documented blt_buffers (1..6) runs and run.json records the BLT it ran with (its
 // parameters, from which the noise can be rebuilt); values outside exit 2 naming the key and the range; Laplace noise
-// exits 2 naming honaker. The same sweep with tree = "binary" warns that blt_buffers is ignored.
+// exits 2 naming honaker. The same sweep with mechanism = "binary" warns that blt_buffers is ignored.
 TEST(Blt, EveryDocumentedBufferCountRunsAndIsRecordedAndOthersAreRefused) {
     test::TempDir dir;
     const std::string head = "[run]\ninstances = 8\nrounds = 200\n[adversary]\nkind = \"bernoulli\"\nd = 4\n"
                              "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-6\n"
                              "noise = \"gaussian\"\n";
-    dir.write("ok.toml", head + "tree = \"blt\"\nblt_buffers = [1, 2, 3, 4, 5, 6]\n");
+    dir.write("ok.toml", head + "mechanism = \"blt\"\nblt_buffers = [1, 2, 3, 4, 5, 6]\n");
     const test::CliResult r = test::run_cli(dir, "run ok.toml --out ok --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(test::slurp(dir.file("ok/run.json")));
@@ -264,18 +265,18 @@ TEST(Blt, EveryDocumentedBufferCountRunsAndIsRecordedAndOthersAreRefused) {
         EXPECT_LE(pr["epsilon"].get<double>(), 1.0 + 1e-9);
     }
     for (const std::string bad : {"0", "7"}) {
-        dir.write("bad.toml", head + "tree = \"blt\"\nblt_buffers = " + bad + "\n");
+        dir.write("bad.toml", head + "mechanism = \"blt\"\nblt_buffers = " + bad + "\n");
         const test::CliResult b = test::run_cli(dir, "run bad.toml --out bad --quiet");
         EXPECT_EQ(b.rc, 2) << bad;
         EXPECT_NE(b.err.find("blt_buffers"), std::string::npos) << b.err;
         EXPECT_NE(b.err.find("[1, 6]"), std::string::npos) << b.err;
     }
     dir.write("lap.toml", "[run]\ninstances = 8\nrounds = 200\n[adversary]\nkind = \"bernoulli\"\nd = 4\n"
-                          "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\ntree = \"blt\"\n");
+                          "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\nmechanism = \"blt\"\n");
     const test::CliResult l = test::run_cli(dir, "run lap.toml --out lap --quiet");
     EXPECT_EQ(l.rc, 2);
     EXPECT_NE(l.err.find("honaker"), std::string::npos) << l.err;
-    dir.write("warn.toml", head + "tree = [\"binary\", \"blt\"]\nblt_buffers = 3\n");
+    dir.write("warn.toml", head + "mechanism = [\"binary\", \"blt\"]\nblt_buffers = 3\n");
     const test::CliResult w = test::run_cli(dir, "run warn.toml --out warn --quiet");
     ASSERT_EQ(w.rc, 0) << w.err;
     const nlohmann::json jw = nlohmann::json::parse(test::slurp(dir.file("warn/run.json")));

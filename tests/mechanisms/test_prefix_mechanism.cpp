@@ -237,9 +237,9 @@ TEST(Honaker, KeysChooseItAndItsGuaranteeIsTheBinaryTrees) {
     pb.d = 8;
     pb.T = 1000;
     const auto hon = learners::DpFtrlExperts::resolve(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"tree", 2.0}}), pb);
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"mechanism", 2.0}}), pb);
     const auto bin = learners::DpFtrlExperts::resolve(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"tree", 1.0}}), pb);
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"mechanism", 1.0}}), pb);
     EXPECT_TRUE(hon.prefix.honaker);
     EXPECT_EQ(hon.prefix.tree, TreeVariant::Binary);
     EXPECT_FALSE(bin.prefix.honaker);
@@ -258,11 +258,11 @@ namespace {
 
 template <class Keys>
 struct Block {
-    static constexpr KeySpec kKeys[] = {Keys::kTree, Keys::kNoise, Keys::kNodeScale, Keys::kBltBuffers,
+    static constexpr KeySpec kKeys[] = {Keys::kMechanism, Keys::kNoise, Keys::kNodeScale, Keys::kBltBuffers,
                                         {"delta", KeyType::Real, "0", 0.0, 1.0, "", "delta"}};
-    static constexpr int kTree = key_index(kKeys, "tree"), kNoise = key_index(kKeys, "noise"),
+    static constexpr int kMechanism = key_index(kKeys, "mechanism"), kNoise = key_index(kKeys, "noise"),
                          kNodeScale = key_index(kKeys, "node_scale"), kDelta = key_index(kKeys, "delta");
-    static constexpr typename Keys::Index kIdx{kTree, kNoise, kNodeScale, key_index(kKeys, "blt_buffers")};
+    static constexpr typename Keys::Index kIdx{kMechanism, kNoise, kNodeScale, key_index(kKeys, "blt_buffers")};
 };
 
 KeyValues values(std::initializer_list<std::pair<int, double>> given) {
@@ -297,9 +297,9 @@ TEST(PrefixKeys, ResolveTakesTheDefaultsTheLawAndTheGivenScale) {
     EXPECT_EQ(m.noise, NodeNoise::Gaussian);
     EXPECT_EQ(m.scale, 6.0);
     // Choices index the block's own lists: tree "padded|binary", noise "laplace|gaussian|none" / "gaussian|none".
-    m = GB::resolve(values({{BG::kTree, 0.0}}), BG::kIdx, 100, false, scale);
+    m = GB::resolve(values({{BG::kMechanism, 0.0}}), BG::kIdx, 100, false, scale);
     EXPECT_EQ(m.tree, TreeVariant::Padded);
-    m = LG::resolve(values({{BL::kNoise, 1.0}, {BL::kTree, 1.0}}), BL::kIdx, 100, false,
+    m = LG::resolve(values({{BL::kNoise, 1.0}, {BL::kMechanism, 1.0}}), BL::kIdx, 100, false,
                     scale);
     EXPECT_EQ(m.noise, NodeNoise::Gaussian);
     EXPECT_EQ(m.tree, TreeVariant::Binary);

@@ -54,7 +54,7 @@ TEST(TreePrivacyLoss_Stat, NeverExceedsTheReportedEpsUnderEitherCalibration) {
             pb.d = d;
             pb.T = T;
             const auto kv = test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"calibration", calibration},
-                                                                        {"tree", 1.0}});
+                                                                        {"mechanism", 1.0}});
             const auto p = learners::DpFtrlExperts::resolve(kv, pb);
             const double eps = learners::DpFtrlExperts::privacy(p).epsilon;
             EXPECT_LE(eps, 1.0 + 1e-12);
@@ -72,7 +72,7 @@ TEST(TreePrivacyLoss_Stat, APlantedTreeWithHalfItsScaleExceedsTheClaim) {
     pb.d = 2;
     pb.T = 64;
     const auto p = learners::DpFtrlExperts::resolve(
-        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"calibration", 1.0}, {"tree", 1.0}}), pb);
+        test::key_values(linfo, "dp-ftrl-experts", {{"epsilon", 1.0}, {"calibration", 1.0}, {"mechanism", 1.0}}), pb);
     const double eps = learners::DpFtrlExperts::privacy(p).epsilon;
     EXPECT_GT(max_privacy_loss(2, 64, 0.5 * p.prefix.scale, 400), eps) << "halved noise must be caught";
 }
