@@ -90,7 +90,7 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
 /// completing at t bottom up, e_0 = v_0, e_j = a_j v_j + (1 - a_j) (E_{j-1} + e_{j-1}), stores E_c = e_c and
 /// S_0 .. S_c <- S_{c+1} + e_c: the same operations in the same order as the definition. c + 1 node draws.
 template <class Team, class View, class Idx>
-DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
+DPR_HD DPR_CPU_CALL typename Team::template lanes<typename Team::real>
 honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const View& S, const View& E, Idx idx) {
     using R = typename Team::real;
     using V = typename Team::template lanes<R>;
@@ -127,7 +127,7 @@ honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
 /// x = g + sum_b omega'_b buf_b, buf_b <- theta'_b buf_b + g, N <- N + x: the same operations in the same order as
 /// blt_prefix_noise.
 template <class Team, class View, class Idx>
-DPR_HD DPR_FORCEINLINE typename Team::template lanes<typename Team::real>
+DPR_HD DPR_CPU_CALL typename Team::template lanes<typename Team::real>
 blt_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const BltNoise& m, const View& S, Idx idx) {
     using R = typename Team::real;
     using V = typename Team::template lanes<R>;
