@@ -121,8 +121,12 @@ enum class Planted : std::uint8_t {
     ReusedNoise,      ///< every round's tree draws from the same counter (round 1's): node noise reused
     NoThresholdNoise, ///< the sparse vector's threshold without noise
     TwiceTemperature, ///< the exponential mechanism's coefficient doubled (really 2 eta per selection)
+    /// BLT's sigma calibrated with its sensitivity summed over one column too few, sum_{k<n-1} c_k^2 for the n
+    /// released steps (really sqrt(sum_{k<n} c_k^2 / sum_{k<n-1} c_k^2) times the claimed mu)
+    BltShortSensitivity,
 };
-inline constexpr const char* kPlantedNames = "none|half-noise|leaf-without-noise|reused-noise|no-threshold-noise|twice-temperature";
+inline constexpr const char* kPlantedNames =
+    "none|half-noise|leaf-without-noise|reused-noise|no-threshold-noise|twice-temperature|blt-short-sensitivity";
 
 template <class L, class = void>
 struct HasPlant : std::false_type {};

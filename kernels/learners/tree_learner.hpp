@@ -196,13 +196,22 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
 }
 
 /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism: the node
-/// scale halved, the leaves without noise, every round's draws from round 1's counter. False with the noise off.
+/// scale halved, the leaves without noise, every round's draws from round 1's counter, BLT's sigma calibrated with
+/// its sensitivity one column short (BLT with T >= 3 only). False with the noise off.
 inline bool plant_prefix(mech::PrefixMechanism& m, Planted bug) {
     if (!m.on()) return false;
     switch (bug) {
     case Planted::HalfNoise: m.scale /= 2.0; return true;
     case Planted::LeafWithoutNoise: m.planted = mech::kPlantLeafWithoutNoise; return true;
     case Planted::ReusedNoise: m.planted = mech::kPlantReusedNoise; return true;
+    case Planted::BltShortSensitivity: {
+        // BLT's sigma is proportional to sqrt(sens^2) at a given privacy (resolve()); the bug computes sens^2 with
+        // the sum stopping one column short, sum_{k<n-1} c_k^2 for the n = T - 1 released steps.
+        const std::uint64_t n = m.T - 1;
+        if (!m.blt || n < 2) return false;
+        m.scale *= std::sqrt(mech::blt_sensitivity_squared(m.blt_noise, n - 1) / m.sensitivity_squared());
+        return true;
+    }
     default: return false;
     }
 }

@@ -352,6 +352,33 @@ TEST(LearnerAudit_Stat, BltStepsWithoutTheirDrawAreAViolation) {
         "leaf-without-noise");
 }
 
+// BLT, T = 3, with the statistic that reaches BLT's whole claim. The learner releases prefixes 1 and 2 (x_2, x_3);
+// a change of l_1 moves both by the same amount, and their noise N = A C^-1 z (A the prefix sums) has covariance
+// sigma^2 B B^T, B = A C^-1. The likelihood ratio of the pair is linear in w = (B B^T)^-1 (1, 1) = (1, 0.67) (up to
+// scale; the T = 16 table entry that T = 3 uses, c_1 = 0.5), and that weighted sum shows mu = sqrt(1 + c_1^2)
+// Delta_2 / sigma = sqrt(sens^2) Delta_2 / sigma: exactly the claim (docs/MECHANISMS.md §3.5). The weights are the
+// loss rows l_2 = (1, 0), l_3 = (0.67, 0) (the statistic sum_t <l_t, x_t>), with eta = 0.05 small enough that the
+// softmax is nearly linear in the noise. The correct learner reaches 0.93 of its claim at 2e5 trials per side (a
+// sigma too large for the claim would show here); the planted bug calibrates sigma with sens^2 summed one column
+// short (1 instead of 1.25 here: mu 1.118 x the claim) and is flagged. (A single prefix cannot show it: each carries
+// its own step's draw, so its mu is at most Delta_2 / sigma, below the claim.) 2e5 trials per side.
+TEST(LearnerAudit_Stat, BltCalibratedWithItsSensitivityOneColumnShortIsAViolation) {
+    const PlantedCase c{"blt-short-sensitivity",
+                        "[run]\nrounds = 3\n[adversary]\nkind = \"file\"\npath = \"base.csv\"\n[learner]\nalgorithm = "
+                        "\"dp-ftrl-experts\"\nepsilon = 1\ndelta = 1e-5\nnoise = \"gaussian\"\nmechanism = \"blt\"\n"
+                        "node_scale = 2\neta = 0.05\n[audit]\nround = 1\n",
+                        {{0, 1}, {1, 0}, {0.67, 0}},
+                        200000};
+    expect_flagged_and_correct_consistent(c, "blt-short-sensitivity");
+    TempDir dir;
+    dir.write("base.csv", rows_csv(c.rows));
+    const audit::AuditOutcome o = run_audit(dir, c.toml, false, 2, {"run.instances=200000"});
+    ASSERT_EQ(o.bound.kind, audit::BoundKind::Gdp);
+    EXPECT_NEAR(o.learner.privacy.gdp_mu, std::sqrt(1.25) * std::sqrt(2.0) / 2.0, 1e-3) << "sqrt(sens^2) Delta_2 / sigma";
+    ::testing::Test::RecordProperty("mu_lb_correct", std::to_string(o.bound.mu_lb));
+    EXPECT_GT(o.bound.mu_lb, 0.93 * o.learner.privacy.gdp_mu) << o.bound.event.describe();
+}
+
 // Binary tree, T = 2: prefix 1 is the leaf (0,0) alone, so without leaf noise x_2 is a deterministic function of
 // l_1, different on the two sides. 2e4 trials per side.
 TEST(LearnerAudit_Stat, ALeafLevelWithoutNoiseIsAViolation) {
