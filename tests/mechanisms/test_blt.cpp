@@ -1,12 +1,14 @@
 // BLT noise (kernels/mechanisms/blt.hpp; docs/MECHANISMS.md §3.5): the inverse against the published parameters,
 // C C^-1 = I, the closed forms against direct sums, the streaming recurrence against the dense C^-1 z, the exact
-// variance against samples, the fitted table against the published losses, and the privacy report against an
-// independent computation from the mechanism's own coefficients.
+// variance and covariance against samples, the fitted table against the published losses, and the privacy report
+// against an independent computation from the mechanism's own coefficients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -170,6 +172,55 @@ TEST(Blt_Stat, PrefixVarianceIsTheExactFormula) {
         const double exact = 1.5 * 1.5 * mech::blt_prefix_variance(m, p);
         EXPECT_LT(std::fabs(z_of(exact)), 5.0) << "p " << p << " var " << var << " exact " << exact;
         if (p >= 2) EXPECT_GT(std::fabs(z_of(1.5 * 1.5 * p)), 5.0) << "independent draws' variance must be rejected, p " << p;
+    }
+}
+
+// Cov(N_p, N_q) = sigma^2 sum_{j < min(p,q)} E_{p-1-j} E_{q-1-j}, E_m = e_0 + ... + e_m, with the inverse
+// coefficients e computed here from C's by forward substitution (e_0 = 1, e_k = -sum_{j=1..k} c_j e_{k-j}):
+// N = A C^-1 z written out. Against the sample covariance of 40000 instances (a z-test at |z| < 5, the variance of a sample
+// covariance of two Gaussians being (Var_p Var_q + Cov^2) / n); the meta-test: the same samples reject the covariance
+// of a prefix of independent draws (sigma^2 min(p, q)) and that of a BLT whose buffers do not decay (theta' = 1:
+// e_k = e_1 for every k >= 1), so the test sees the correlation the BLT is made of.
+TEST(Blt_Stat, PrefixCovarianceIsTheDenseFormula) {
+    const std::uint32_t n = 40000;
+    const std::uint64_t T = 64;
+    const double sigma = 1.5;
+    const BltNoise m = mech::blt_for_steps(4, T - 1);
+    std::vector<double> e(T), E(T), e_flat(T), E_flat(T);
+    for (std::uint64_t k = 0; k < T; ++k) {
+        double v = k == 0 ? 1.0 : 0.0;
+        for (std::uint64_t j = 1; j <= k; ++j) v -= mech::blt_coefficient(m, j) * e[k - j];
+        e[k] = v;
+        e_flat[k] = k == 0 ? 1.0 : e[1];
+        E[k] = (k ? E[k - 1] : 0.0) + e[k];
+        E_flat[k] = (k ? E_flat[k - 1] : 0.0) + e_flat[k];
+    }
+    const auto cov_of = [&](const std::vector<double>& S, std::uint64_t p, std::uint64_t q) {
+        double c = 0.0;
+        for (std::uint64_t j = 0; j < std::min(p, q); ++j) c += S[p - 1 - j] * S[q - 1 - j];
+        return sigma * sigma * c;
+    };
+    for (const auto& [p, q] : {std::pair<std::uint64_t, std::uint64_t>{1, 2}, {2, 5}, {5, 20}, {20, 63}, {3, 63}}) {
+        double sp = 0, sq = 0, spq = 0;
+        for (std::uint32_t k = 0; k < n; ++k) {
+            const mech::TreeNoise tn{mech::TreeVariant::Binary, mech::NodeNoise::Gaussian, sigma, T, 4243, 0, k};
+            const double zp = mech::blt_prefix_noise<double>(tn, m, p, 1);
+            const double zq = mech::blt_prefix_noise<double>(tn, m, q, 1);
+            sp += zp;
+            sq += zq;
+            spq += zp * zq;
+        }
+        const double cov = (spq - sp * sq / n) / (n - 1);
+        const double vp = sigma * sigma * mech::blt_prefix_variance(m, p);
+        const double vq = sigma * sigma * mech::blt_prefix_variance(m, q);
+        const auto z_of = [&](double want) { return (cov - want) / std::sqrt((vp * vq + want * want) / n); };
+        const double exact = cov_of(E, p, q);
+        EXPECT_NEAR(cov_of(E, p, p), vp, 1e-9 * vp) << "the dense variance is the closed form's, p " << p;
+        EXPECT_LT(std::fabs(z_of(exact)), 5.0) << "p " << p << " q " << q << " cov " << cov << " exact " << exact;
+        EXPECT_GT(std::fabs(z_of(sigma * sigma * static_cast<double>(std::min(p, q)))), 5.0)
+            << "independent draws' covariance must be rejected, p " << p << " q " << q;
+        if (p >= 3)
+            EXPECT_GT(std::fabs(z_of(cov_of(E_flat, p, q))), 5.0) << "undecayed buffers must be rejected, p " << p;
     }
 }
 
