@@ -40,6 +40,9 @@ struct Case {
     std::string adversary;
     std::uint32_t dim = 0; ///< the problem's d for a learner that lives in a fixed dimension (net-oco: 2), else 0
     bool scalar = false;   ///< kInstanceLanes = false (SCRiBLe, the ENV21 learners): scalar code per instance
+    std::string mechanism; ///< a prefix-sum learner's [learner] mechanism when not its default ("": the default)
+
+    std::string what() const { return mechanism.empty() ? learner : learner + " mechanism=" + mechanism; }
 };
 
 /// Whether learner n's round is written over lane values (kInstanceLanes).
@@ -48,6 +51,14 @@ bool lr_info_lanes(const std::string& n) {
     for (const auto& info : linfo)
         if (info.name == n) return info.instance_lanes;
     return true;
+}
+
+/// The choices of key `i` of learner n ("" when it has none).
+const char* linfo_choices(const std::string& n, int i) {
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    for (const auto& info : linfo)
+        if (info.name == n && i >= 0 && info.keys[i].choices) return info.keys[i].choices;
+    return "";
 }
 
 /// The d a test runs case c at: its own, or the test's.
@@ -81,6 +92,25 @@ const std::vector<Case>& all_cases() {
             c.scalar = !lr_info_lanes(n);
             if (n == "net-oco") c.dim = 2; // a rho-net of the disc (d in {1, 2})
             v.push_back(c);
+            // Every learner built on prefix sums also with the mechanisms that are not its default (the seam's lane
+            // kernels of docs/MECHANISMS.md §3.4-§3.5): Honaker under its default law, BLT with Gaussian noise.
+            int noise = -1, mech = -1;
+            for (const auto& info : linfo)
+                if (info.name == n) noise = info.key_index("noise"), mech = info.key_index("mechanism");
+            if (mech < 0) continue;
+            const bool laplace = std::string(linfo_choices(n, noise)).rfind("laplace", 0) == 0;
+            static const test::KeyList hon_eps = {{"epsilon", 1.0}, {"mechanism", 2.0}},
+                                       hon_eps_delta = {{"epsilon", 1.0}, {"delta", 1e-5}, {"mechanism", 2.0}},
+                                       blt_gauss = {{"epsilon", 1.0}, {"delta", 1e-5}, {"mechanism", 3.0}},
+                                       blt_laplace_gauss = {{"epsilon", 1.0}, {"delta", 1e-5}, {"noise", 1.0},
+                                                            {"mechanism", 3.0}};
+            Case h = c, b = c;
+            h.mechanism = "honaker";
+            h.keys = c.keys.size() == 1 ? hon_eps : hon_eps_delta;
+            b.mechanism = "blt";
+            b.keys = laplace ? blt_laplace_gauss : blt_gauss;
+            v.push_back(h);
+            v.push_back(b);
         }
         return v;
     }();
@@ -118,7 +148,7 @@ TEST(FastPath, EveryInstructionSetGivesTheFallbackBits) {
                 for (cpu::Isa isa : {cpu::Isa::Avx512, cpu::Isa::Avx2}) {
                     if (!cpu::isa_supported(isa)) continue;
                     o.isa = cpu::isa_name(isa);
-                    expect_identical(run(c, d, 48, 21, 2, o), ref, c.learner + " d=" + std::to_string(d) + " " + o.isa);
+                    expect_identical(run(c, d, 48, 21, 2, o), ref, c.what() + " d=" + std::to_string(d) + " " + o.isa);
                     ++compared;
                 }
             }
@@ -136,10 +166,10 @@ TEST(FastPath, ResultsDoNotDependOnThreadsOrChunking) {
                 o.lanes = lanes;
                 const std::uint32_t d = 40;
                 const auto one = run(c, d, 64, 19, 1, o);
-                expect_identical(run(c, d, 64, 19, 2, o), one, c.learner + " 2 threads " + lanes);
-                expect_identical(run(c, d, 64, 19, 3, o), one, c.learner + " 3 threads " + lanes);
+                expect_identical(run(c, d, 64, 19, 2, o), one, c.what() + " 2 threads " + lanes);
+                expect_identical(run(c, d, 64, 19, 3, o), one, c.what() + " 3 threads " + lanes);
                 o.chunk_work = 1; // one round per chunk
-                expect_identical(run(c, d, 64, 19, 2, o), one, c.learner + " chunks of one round " + lanes);
+                expect_identical(run(c, d, 64, 19, 2, o), one, c.what() + " chunks of one round " + lanes);
             }
 }
 
@@ -153,8 +183,8 @@ TEST(FastPath, ThreadsSharingALargeInstanceGiveTheSameBits) {
             const auto two = run(c, 5000, 40, 1, 2, SimOptions{});
             const auto three = run(c, 5000, 40, 2, 3, SimOptions{});
             EXPECT_NE(two.policy.find("shared by 2 threads"), std::string::npos) << two.policy;
-            expect_identical(two, one, c.learner + " shared by 2");
-            EXPECT_EQ(three.regret[three.regret.size() / 2 - 1], one.regret.back()) << c.learner << " shared by 3";
+            expect_identical(two, one, c.what() + " shared by 2");
+            EXPECT_EQ(three.regret[three.regret.size() / 2 - 1], one.regret.back()) << c.what() << " shared by 3";
         }
 }
 
@@ -167,7 +197,7 @@ TEST(FastPath, AnInstanceIsTheSameAloneOrInAGroup) {
         const auto many = run(c, 9, 80, 37, 2, o);
         const auto alone = run(c, 9, 80, 1, 1, o, 21); // instance 21 alone
         const std::size_t nck = many.checkpoints.size();
-        for (std::size_t j = 0; j < nck; ++j) EXPECT_EQ(alone.regret[j], many.regret[21 * nck + j]) << c.learner;
+        for (std::size_t j = 0; j < nck; ++j) EXPECT_EQ(alone.regret[j], many.regret[21 * nck + j]) << c.what();
     }
 }
 
@@ -212,8 +242,8 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
                 for (std::uint32_t i = 0; i < W; ++i) Lsum[i] += row[i];
             }
             const double cmp = ar.comparator(Lsum.data(), W);
-            EXPECT_EQ(eng.final_regret[k], e.value() - cmp) << c.learner << " instance " << k;
-            EXPECT_EQ(eng.final_realized[k], r.value() - cmp) << c.learner << " instance " << k;
+            EXPECT_EQ(eng.final_regret[k], e.value() - cmp) << c.what() << " instance " << k;
+            EXPECT_EQ(eng.final_realized[k], r.value() - cmp) << c.what() << " instance " << k;
         };
         if (prec == Precision::Float) go(float{});
         else go(double{});
@@ -251,8 +281,8 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
         ASSERT_EQ(x.regret.size(), y.regret.size());
         for (std::size_t j = 0; j < x.regret.size(); ++j) {
             const double scale = 1.0 + std::fabs(x.regret[j]);
-            EXPECT_NEAR(x.regret[j], y.regret[j], 1e-9 * scale) << c.learner << " entry " << j;
-            EXPECT_NEAR(x.realized_regret[j], y.realized_regret[j], 1e-9 * scale) << c.learner << " entry " << j;
+            EXPECT_NEAR(x.regret[j], y.regret[j], 1e-9 * scale) << c.what() << " entry " << j;
+            EXPECT_NEAR(x.realized_regret[j], y.realized_regret[j], 1e-9 * scale) << c.what() << " entry " << j;
         }
     }
 }
@@ -301,9 +331,9 @@ TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
             for (std::uint32_t lane = 0; lane < 32; ++lane)
                 for (std::uint64_t t = 0; t < T; ++t) {
                     EXPECT_NEAR(lanes[lane][t].expected, serial[t].expected, 1e-11 * (1 + std::fabs(serial[t].expected)))
-                        << c.learner << " lane " << lane << " round " << t + 1;
+                        << c.what() << " lane " << lane << " round " << t + 1;
                     EXPECT_NEAR(lanes[lane][t].realized, serial[t].realized, 1e-11 * (1 + std::fabs(serial[t].realized)))
-                        << c.learner << " lane " << lane << " round " << t + 1;
+                        << c.what() << " lane " << lane << " round " << t + 1;
                 }
         });
     }
@@ -358,8 +388,8 @@ TEST(FastPath_Stat, FloatAndDoubleGiveTheSameRegretDistribution) {
             const auto rf = run(c, dim, 512, 400, 2, f);
             const auto rd = run(c, dim, 512, 400, 2, d);
             std::string why;
-            EXPECT_TRUE(same_law(rf, rd, &why)) << c.learner << " " << lanes << ": " << why;
-            RecordProperty(c.learner + "_" + lanes, why);
+            EXPECT_TRUE(same_law(rf, rd, &why)) << c.what() << " " << lanes << ": " << why;
+            RecordProperty(c.what() + "_" + lanes, why);
         }
 }
 
