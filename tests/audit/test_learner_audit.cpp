@@ -270,6 +270,13 @@ void expect_flagged_and_correct_consistent(const PlantedCase& c, const std::stri
     EXPECT_EQ(bad.learner.privacy.epsilon, good.learner.privacy.epsilon) << "a planted learner claims the correct eps";
 }
 
+/// The correct learner of case c audited at `trials` per side.
+audit::AuditOutcome audit_correct(const PlantedCase& c, std::uint64_t trials) {
+    TempDir dir;
+    if (!c.rows.empty()) dir.write("base.csv", rows_csv(c.rows));
+    return run_audit(dir, c.toml, false, 2, {"run.instances=" + std::to_string(trials)});
+}
+
 // T = 2, binary tree, d = 2: x_2 = softmax(-eta (l_1 + b)); flipping both coordinates of l_1 moves the noisy
 // difference by 2 = ||Y||_1 = the paper calibration's Delta_1, so the audit can approach eps = 1 and half the noise
 // (really eps = 2) exceeds it. 2e5 trials per side.
@@ -297,9 +304,7 @@ TEST(LearnerAudit_Stat, HalfTheGaussianNodeNoiseIsAViolationOfTheClaimedMu) {
     expect_flagged_and_correct_consistent(c, "half-noise");
     // The pair is tight for mu: with 1e6 trials per side the bound reaches most of the claim (a mu off by a factor,
     // such as sqrt(2 rho) taken for sqrt(rho), would show here).
-    TempDir dir;
-    dir.write("base.csv", rows_csv(c.rows));
-    const audit::AuditOutcome o = run_audit(dir, c.toml, false, 2, {"run.instances=1000000"});
+    const audit::AuditOutcome o = audit_correct(c, 1000000);
     EXPECT_EQ(o.bound.kind, audit::BoundKind::Gdp);
     EXPECT_GT(o.learner.privacy.gdp_mu, 0.0);
     ::testing::Test::RecordProperty("mu_lb_correct_1e6", std::to_string(o.bound.mu_lb));
@@ -370,9 +375,7 @@ TEST(LearnerAudit_Stat, BltCalibratedWithItsSensitivityOneColumnShortIsAViolatio
                         {{0, 1}, {1, 0}, {0.67, 0}},
                         200000};
     expect_flagged_and_correct_consistent(c, "blt-short-sensitivity");
-    TempDir dir;
-    dir.write("base.csv", rows_csv(c.rows));
-    const audit::AuditOutcome o = run_audit(dir, c.toml, false, 2, {"run.instances=200000"});
+    const audit::AuditOutcome o = audit_correct(c, 200000);
     ASSERT_EQ(o.bound.kind, audit::BoundKind::Gdp);
     EXPECT_NEAR(o.learner.privacy.gdp_mu, std::sqrt(1.25) * std::sqrt(2.0) / 2.0, 1e-3) << "sqrt(sens^2) Delta_2 / sigma";
     ::testing::Test::RecordProperty("mu_lb_correct", std::to_string(o.bound.mu_lb));
