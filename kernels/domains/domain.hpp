@@ -23,8 +23,8 @@
 // constant on every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for
 // its node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
 // gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
-// (project(): l2 ball and cube in closed form; simplex, l1 ball and k-subsets by bisection on the shift of a
-// clipped vector, 100 halvings, so to about 1e-15 relative).
+// (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by Michelot's finite algorithm; k-subsets
+// by bisection on the shift of a clipped vector, 100 halvings, so to about 1e-15 relative).
 //
 // Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
 // stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. A Domain is
@@ -365,21 +365,41 @@ DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch)
 
 namespace detail {
 
-/// sum_i clip(v_i - tau, lo, hi) (or of sign(v_i) max(|v_i| - tau, 0) in absolute value for the l1 ball).
+/// sum_i clip(v_i - tau, 0, 1): the mass of the k-subsets projection at shift tau.
 DPR_HD inline double shifted_mass(const Domain& D, const double* v, double tau) {
     double s = 0.0;
     for (std::uint32_t i = 0; i < D.n; ++i) {
-        if (D.kind == DomainKind::L1Ball) {
-            const double a = std::fabs(v[i]) - tau;
-            s += a > 0.0 ? a : 0.0;
-        } else {
-            double a = v[i] - tau;
-            a = a > 0.0 ? a : 0.0;
-            if (D.kind == DomainKind::KSubsets && a > 1.0) a = 1.0;
-            s += a;
-        }
+        double a = v[i] - tau;
+        a = a > 0.0 ? a : 0.0;
+        s += a > 1.0 ? 1.0 : a;
     }
     return s;
+}
+
+/// The shift tau of the projection onto {x >= 0, sum x = mass} of the vector with entries a_i = abs ? |v_i| : v_i:
+/// x_i = max(a_i - tau, 0). Michelot's algorithm (Michelot 1986; Condat 2016, Alg. 2): tau = (sum_{i in A} a_i -
+/// mass) / |A| over the active set A, starting from every coordinate and dropping those with a_i <= tau until none
+/// drops. tau only grows and A only shrinks, so it ends after at most n passes, with the exact shift of its final
+/// active set (in practice a few passes); no sorting and no scratch, as a GPU thread needs.
+DPR_HD inline double simplex_shift(const double* v, std::uint32_t n, double mass, bool abs) {
+    double sum = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) sum += abs ? std::fabs(v[i]) : v[i];
+    std::uint32_t active = n;
+    double tau = (sum - mass) / static_cast<double>(n);
+    for (;;) {
+        double s = 0.0;
+        std::uint32_t c = 0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const double a = abs ? std::fabs(v[i]) : v[i];
+            if (a > tau) {
+                s += a;
+                ++c;
+            }
+        }
+        if (c >= active || c == 0) return tau; // (c > active only by rounding at a tie: the set is final)
+        active = c;
+        tau = (s - mass) / static_cast<double>(c);
+    }
 }
 
 } // namespace detail
@@ -399,28 +419,34 @@ DPR_HD inline bool project(const Domain& D, const double* v, double* x) {
         for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i] > 1.0 ? 1.0 : v[i] < -1.0 ? -1.0 : v[i];
         return true;
     }
-    // Simplex / k-subsets: x = clip(v - tau, 0, [1]) with sum x = mass; l1 ball: soft threshold with ||x||_1 = r
-    // when ||v||_1 > r. The mass is non-increasing in tau: bisect.
-    double vmin = v[0], vmax = v[0], l1 = 0.0;
+    // Simplex: x = max(v - tau, 0) with sum x = 1; l1 ball: the soft threshold with ||x||_1 = r when ||v||_1 > r.
+    // Both exactly (detail::simplex_shift).
+    if (D.kind == DomainKind::Simplex || D.kind == DomainKind::L1Ball) {
+        const bool l1 = D.kind == DomainKind::L1Ball;
+        if (l1) {
+            double norm = 0.0;
+            for (std::uint32_t i = 0; i < n; ++i) norm += std::fabs(v[i]);
+            if (norm <= D.radius) {
+                for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i];
+                return true;
+            }
+        }
+        const double tau = detail::simplex_shift(v, n, l1 ? D.radius : 1.0, l1);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const double a = (l1 ? std::fabs(v[i]) : v[i]) - tau;
+            x[i] = a > 0.0 ? (l1 && v[i] < 0.0 ? -a : a) : 0.0;
+        }
+        return true;
+    }
+    // k-subsets: x = clip(v - tau, 0, 1) with sum x = k. The mass is non-increasing in tau: bisect.
+    double vmin = v[0], vmax = v[0];
     for (std::uint32_t i = 0; i < n; ++i) {
         vmin = v[i] < vmin ? v[i] : vmin;
         vmax = v[i] > vmax ? v[i] : vmax;
-        l1 += std::fabs(v[i]);
     }
-    double mass, lo, hi;
-    if (D.kind == DomainKind::L1Ball) {
-        if (l1 <= D.radius) {
-            for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i];
-            return true;
-        }
-        mass = D.radius;
-        lo = 0.0;
-        hi = std::fabs(vmin) > std::fabs(vmax) ? std::fabs(vmin) : std::fabs(vmax);
-    } else {
-        mass = D.kind == DomainKind::Simplex ? 1.0 : static_cast<double>(D.k);
-        lo = vmin - 1.0; // every coordinate >= 1 (capped) or the sum >= n >= mass
-        hi = vmax;       // every coordinate 0
-    }
+    const double mass = static_cast<double>(D.k);
+    double lo = vmin - 1.0; // every coordinate >= 1 (capped) or the sum >= n >= mass
+    double hi = vmax;       // every coordinate 0
     for (int it = 0; it < 100; ++it) {
         const double mid = 0.5 * (lo + hi);
         if (detail::shifted_mass(D, v, mid) > mass) lo = mid;
@@ -428,14 +454,9 @@ DPR_HD inline bool project(const Domain& D, const double* v, double* x) {
     }
     const double tau = 0.5 * (lo + hi);
     for (std::uint32_t i = 0; i < n; ++i) {
-        if (D.kind == DomainKind::L1Ball) {
-            const double a = std::fabs(v[i]) - tau;
-            x[i] = a > 0.0 ? (v[i] < 0.0 ? -a : a) : 0.0;
-        } else {
-            double a = v[i] - tau;
-            a = a > 0.0 ? a : 0.0;
-            x[i] = D.kind == DomainKind::KSubsets && a > 1.0 ? 1.0 : a;
-        }
+        double a = v[i] - tau;
+        a = a > 0.0 ? a : 0.0;
+        x[i] = a > 1.0 ? 1.0 : a;
     }
     return true;
 }

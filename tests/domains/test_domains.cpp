@@ -293,6 +293,78 @@ TEST(Domains, StPathOracleIsAShortestPath) {
     check_oracle(b, 6);
 }
 
+// The simplex and l1-ball projections (Michelot's finite algorithm, domain.hpp detail::simplex_shift) against two
+// independent references: the sort-based exact shift (sort a descending, rho = the last j with a_(j) > (sum_{i<=j}
+// a_(i) - mass) / j, tau that value at rho; Held, Wolfe & Crowder 1974 / Duchi et al. 2008) and a 200-halving
+// bisection of the mass in tau, both to 1e-12 relative to the largest |a_i|; on random vectors of n = 2 .. 1024 at two
+// scales, on ties (every
+// value equal, pairs of equal values), on a point already in the set, and on one huge coordinate.
+TEST(Domains, SimplexAndL1BallProjectionsAreExact) {
+    const auto sorted_shift = [](Vec a, double mass) {
+        std::sort(a.begin(), a.end(), std::greater<double>());
+        double s = 0.0, tau = 0.0;
+        for (std::size_t j = 0; j < a.size(); ++j) {
+            s += a[j];
+            const double t = (s - mass) / static_cast<double>(j + 1);
+            if (a[j] > t) tau = t;
+        }
+        return tau;
+    };
+    const auto bisected_shift = [](const Vec& a, double mass) {
+        double lo = *std::min_element(a.begin(), a.end()) - mass, hi = *std::max_element(a.begin(), a.end());
+        for (int it = 0; it < 200; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            double m = 0.0;
+            for (double c : a) m += std::max(c - mid, 0.0);
+            (m > mass ? lo : hi) = mid;
+        }
+        return 0.5 * (lo + hi);
+    };
+    std::mt19937_64 gen(31);
+    std::normal_distribution<double> z;
+    std::vector<Vec> inputs;
+    for (std::uint32_t n : {2u, 3u, 6u, 64u, 1024u})
+        for (double scale : {1.5, 100.0}) {
+            Vec v(n);
+            for (auto& c : v) c = scale * z(gen);
+            inputs.push_back(v);
+        }
+    inputs.push_back(Vec(64, 0.3));                                   // every value equal
+    inputs.push_back({0.5, 0.5, -0.2, 0.9, 0.9, 0.1});                // pairs of equal values
+    inputs.push_back({0.2, 0.3, 0.5, 0.0});                           // in the simplex already
+    inputs.push_back({1e6, -3.0, 2.0, 0.5});                          // one huge coordinate
+    for (DomainKind kind : {DomainKind::Simplex, DomainKind::L1Ball}) {
+        for (const Vec& v : inputs) {
+            Keys k;
+            k.set(kind);
+            const Domain D = make(k, static_cast<std::uint32_t>(v.size()));
+            Vec a(v.size()), x(v.size());
+            double l1 = 0.0;
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                a[i] = kind == DomainKind::L1Ball ? std::fabs(v[i]) : v[i];
+                l1 += std::fabs(v[i]);
+            }
+            ASSERT_TRUE(project(D, v.data(), x.data()));
+            if (kind == DomainKind::L1Ball && l1 <= 1.0) {
+                EXPECT_EQ(x, v) << "inside the ball: the point itself";
+                continue;
+            }
+            const double t_sort = sorted_shift(a, 1.0), t_bisect = bisected_shift(a, 1.0);
+            double scale = 1.0;
+            for (double c : a) scale = std::max(scale, 1.0 + std::fabs(c));
+            double mass = 0.0;
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                const double want = std::max(a[i] - t_sort, 0.0) * (kind == DomainKind::L1Ball && v[i] < 0 ? -1 : 1);
+                const double bisect = std::max(a[i] - t_bisect, 0.0) * (kind == DomainKind::L1Ball && v[i] < 0 ? -1 : 1);
+                EXPECT_NEAR(x[i], want, 1e-12 * scale) << domain_name(kind) << " n " << v.size() << " i " << i;
+                EXPECT_NEAR(x[i], bisect, 1e-12 * scale) << domain_name(kind) << " n " << v.size() << " i " << i;
+                mass += std::fabs(x[i]);
+            }
+            EXPECT_NEAR(mass, 1.0, 1e-12 * scale) << domain_name(kind) << " n " << v.size();
+        }
+    }
+}
+
 TEST(Domains, EuclideanProjectionIsTheNearestPoint) {
     std::mt19937_64 gen(9);
     std::normal_distribution<double> z;
