@@ -2,7 +2,7 @@
 # The mechanism sweeps of docs/experiments/mechanisms.md: regret against T and against epsilon for Gaussian
 # dp-ftrl-experts and dp-ftrl-sphere with each prefix-sum mechanism at equal privacy, their non-private twins, the
 # measured prefix noise of each mechanism (dpregret sample prefix), and the figures.
-#   experiments/mechanisms/run.sh [OUT]        (OUT default runs/mechanisms; ~12 min on 2 cores)
+#   experiments/mechanisms/run.sh [OUT]        (OUT default runs/mechanisms; about 7 min on 2 cores)
 # DPREGRET names the binary (default build/dpregret). Figures: Debian's python3 with matplotlib and numpy
 # (scripts/deps.sh installs them).
 set -euo pipefail
