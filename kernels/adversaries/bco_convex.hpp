@@ -25,14 +25,10 @@
 //   by Weiszfeld's iteration with the Vardi-Zhang step at a centre, stopped when the certified gap
 //   f(x) - f* <= ||grad f(x)|| diam{c^k} falls below 1e-12 f(x) (or after 20000 iterations); returns f(x), an upper
 //   bound of the minimum within that gap (documented in docs/ADVERSARIES.md).
-#include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "kernels/adversaries/bco_linear.hpp"
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 #include "kernels/domains/build.hpp"
 #include "kernels/domains/domain.hpp"
 #include "kernels/noise/samplers.hpp"

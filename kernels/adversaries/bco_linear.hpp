@@ -18,14 +18,9 @@
 // with A_t = sum_{s<=t} a_s and B_t = sum_{s<=t} b_s (the running sum of the rows the engine keeps),
 // min_{x in D} sum_s f_s(x) = <A_t, LO(A_t)> - B_t, exact up to the oracle's tie-break. The engine calls
 // comparator() at every checkpoint.
-#include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 #include "kernels/domains/build.hpp"
 #include "kernels/domains/domain.hpp"
 
@@ -33,8 +28,7 @@ namespace dpr::adversaries {
 
 /// What every adversary on a decision set (Geometry::Polytope) shares: the check of the set keys, the dimension they
 /// imply and the Domain they build (kernels/domains/build.hpp).
-struct PolytopeAdversary {
-    static constexpr Geometry kGeometry = Geometry::Polytope;
+struct PolytopeAdversary : Adversary<Geometry::Polytope> {
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         domains::Domain D;
@@ -59,7 +53,6 @@ struct PolytopeAdversary {
 struct BcoLinear : PolytopeAdversary {
     static constexpr const char* kName = "bco-linear";
     static constexpr LossFamily kLoss = LossFamily::Affine;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         domains::kSetKey,   domains::kKKey,     domains::kRadiusKey, domains::kGraphKey,
         domains::kNodesKey, domains::kEdgesKey, domains::kSourceKey, domains::kTargetKey,

@@ -8,19 +8,13 @@
 //     l_t(i) ~ Bernoulli(p - gap)  if i = x*,      l_t(i) ~ Bernoulli(p)  otherwise,
 // with l_t(i) = 1{U < mean}, U the open 53-bit uniform of (kSubLoss, round t, element floor(i/2))
 // (bernoulli_row). Geometry::Simplex (losses in {0, 1}). The expected comparator is (p - gap) T.
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct Bernoulli {
+struct Bernoulli : Adversary<Geometry::Simplex> {
     static constexpr const char* kName = "bernoulli";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr bool kSharedOnly = false;
     static constexpr std::uint32_t kAutoBest = 0xFFFFFFFFu;
     static constexpr KeySpec kKeys[] = {
         {"p", KeyType::Real, "0.5", 0.0, 1.0, nullptr, "loss probability of every expert but the best"},

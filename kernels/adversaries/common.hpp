@@ -4,12 +4,12 @@
 // adversaries use (a hidden best expert, a row of Bernoulli losses, a normalised Gaussian vector).
 //
 // The adversary contract (one header per adversary, namespace dpr::adversaries):
-//   struct Xyz {
+//   struct Xyz : Adversary<Geometry::G> {         G: the loss set its losses lie in (kernels/core/sets.hpp);
+//                                                the base declares kGeometry = G and kSharedOnly = false
 //     static constexpr const char* kName;        the TOML value of [adversary] kind
-//     static constexpr Geometry kGeometry;       the loss set its losses lie in (kernels/core/sets.hpp)
-//     static constexpr bool kSharedOnly;         true: the host rejects adversary.per_instance = true
+//     static constexpr bool kSharedOnly = true;  optional: the host rejects adversary.per_instance = true
 //     static constexpr KeySpec kKeys[] = {...};  its own keys (d, per_instance and kind are common);
-//                                                a keyless adversary derives from Keyless (below)
+//                                                a keyless adversary derives from Keyless<G> (below)
 //     struct Params {...};                       trivially copyable, holds d and T; goes to the GPU
 //     static Params resolve(const KeyValues&, const Problem&);
 //     static bool check(const KeyValues&, const Problem&, Diagnostic&);
@@ -54,6 +54,7 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/params.hpp"
+#include "kernels/core/sets.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/stream.hpp"
 #include "kernels/rng/uniform.hpp"
@@ -157,10 +158,19 @@ std::uint64_t row_extra(const typename A::Params& p) {
     else return 0;
 }
 
-/// The common part of an adversary with no keys of its own (d and T only): derive from it and write kName,
-/// kGeometry and fill().
-struct Keyless {
+/// What every adversary declares the same way: its loss set, and that per-instance sequences are allowed (a
+/// shared-only adversary redeclares kSharedOnly = true). An adversary header includes this file only (with the
+/// few extra kernels/ headers it uses) and derives from Adversary<G>.
+template <Geometry G>
+struct Adversary {
+    static constexpr Geometry kGeometry = G;
     static constexpr bool kSharedOnly = false;
+};
+
+/// The common part of an adversary with no keys of its own (d and T only): derive from it and write kName
+/// and fill().
+template <Geometry G>
+struct Keyless : Adversary<G> {
     static constexpr std::array<KeySpec, 0> kKeys{};
 
     struct Params {

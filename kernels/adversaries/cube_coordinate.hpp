@@ -6,19 +6,13 @@
 //     l_t = sigma_t e_{i_t}      (exactly one nonzero entry; ||l_t||_1 = ||l_t||_inf = 1).
 // Both come from the one stream (kSubLoss, round t, element 0): i_t = uniform_index(src, d) (unbiased),
 // then sigma_t = -1 if the next open uniform is < 1/2, else +1. Geometry::Cube (the unit l1 ball).
-#include <array>
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct CubeCoordinate : Keyless {
+struct CubeCoordinate : Keyless<Geometry::Cube> {
     static constexpr const char* kName = "cube-coordinate";
-    static constexpr Geometry kGeometry = Geometry::Cube;
 
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
         rng::WordStream src(adversary_stream(ctx, kSubLoss, t, 0));

@@ -16,19 +16,13 @@
 // the best corner x* = -sign(L_T) is c* once T >> d/drift^2, and E[-||L_T||_1] -> -drift T. A learner
 // that plays c* has expected regret o(T); one that does not learn, e.g. x_t = 0, has ~ drift T.
 // drift = 0 is cube-coordinate's law (up to the sign convention). Geometry::Cube.
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct CubeDrift {
+struct CubeDrift : Adversary<Geometry::Cube> {
     static constexpr const char* kName = "cube-drift";
-    static constexpr Geometry kGeometry = Geometry::Cube;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"drift", KeyType::Real, "0.5", 0.0, 1.0, nullptr,
          "bias toward a hidden corner c*: l_t = sigma e_i, i uniform, P[sigma = -c*_i] = (1 + drift)/2, so "

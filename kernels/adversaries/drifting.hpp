@@ -8,19 +8,13 @@
 // s = noise_scale, xi_t(i) from (kSubLoss, round t, element i). Geometry::Ball; ||l_t||_2 = 1. By the
 // symmetry of xi_t about the line through theta, E[l_t] = c theta with c in (0, 1] (c = 1 for s = 0):
 // the sum L_T grows along theta, so the comparator -||L_T||_2 is ~ -c T.
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct Drifting {
+struct Drifting : Adversary<Geometry::Ball> {
     static constexpr const char* kName = "drifting";
-    static constexpr Geometry kGeometry = Geometry::Ball;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"noise_scale", KeyType::Real, "1.0", 0.0, 1e6, nullptr,
          "s: l_t = normalise(theta + s xi_t), xi_t standard normal in R^d, theta a fixed random unit vector"},

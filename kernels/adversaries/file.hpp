@@ -17,15 +17,10 @@
 // one sequence for all instances: the host rejects adversary.per_instance = true (kSharedOnly). `data`
 // points to host memory; a device backend replaces it with a device copy of the T * d values before
 // launching.
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 

@@ -22,21 +22,15 @@
 //
 // (Spec note: the brief's "ceil((d - 1) / 2^p) survivors" never reaches 0, contradicting "after the
 // last phase only x* survives"; floor((d - 1) / 2^p) = ceil(d / 2^p) - 1 is the count that does.)
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 #include "kernels/rng/permutation.hpp"
 
 namespace dpr::adversaries {
 
-struct Halving {
+struct Halving : Adversary<Geometry::Simplex> {
     static constexpr const char* kName = "halving";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"phase_length", KeyType::Int, "auto", 1.0, 4294967295.0, nullptr,
          "rounds per halving phase m; auto = max(1, floor(T / ceil(log2 d)))"},

@@ -13,23 +13,16 @@
 // sphere of radius s, ||a_t||_2 = s <= 1 and |b_t| <= s r <= 1, as the family contract requires.
 // Row of round t: out[0..d) = a_t, out[d] = b_t (loss_row_width = d + 1). One draw per coordinate per round,
 // as drifting; the direction theta is re-derived at every call (O(d)), never stored.
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
 template <LossFamily F>
-struct LinearModel {
+struct LinearModel : Adversary<Geometry::Ball> {
     static_assert(F == LossFamily::Squared || F == LossFamily::Absolute, "linear-model losses");
     static constexpr const char* kName = F == LossFamily::Squared ? "squared-realizable" : "absolute-realizable";
-    static constexpr Geometry kGeometry = Geometry::Ball;
     static constexpr LossFamily kLoss = F;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"x_star_norm", KeyType::Real, "0.5", 0.0, 1.0, nullptr,
          "r = ||x*||_2 of the zero-loss point x* = r theta (theta a random unit vector fixed per sequence)"},

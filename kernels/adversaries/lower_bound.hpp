@@ -10,20 +10,13 @@
 // in the spec's statement), every (epsilon, delta)-DP algorithm has E[regret] >= ln(d) / (32 epsilon)
 // on this mixture; every algorithm has regret <= k. The mixture over j is realised by per-instance
 // sequences (adversary.per_instance = true); a shared sequence fixes one j for the whole point.
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct LowerBound {
+struct LowerBound : Adversary<Geometry::Simplex> {
     static constexpr const char* kName = "lower-bound";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, nullptr,
          "privacy level the Thm 5 bound is built for (> 0); the last k = ceil(ln(d) / (2 epsilon)) rounds "

@@ -12,19 +12,13 @@
 // earlier versions (the means are not drawn).
 // Geometry::Simplex. L* = 0; with p > 0, x* is the only zero-loss expert with probability
 // >= 1 - (d - 1)(1 - p)^T.
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct Realizable {
+struct Realizable : Adversary<Geometry::Simplex> {
     static constexpr const char* kName = "realizable";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr bool kSharedOnly = false;
     static constexpr KeySpec kKeys[] = {
         {"p", KeyType::Real, "0.5", 0.0, 1.0, nullptr,
          "loss probability of every expert but x* (x* ~ Unif[d] always has loss 0); with p_min, the largest mean"},

@@ -12,20 +12,13 @@
 //     l_t(b_r) ~ Bernoulli(p - gap),   l_t(i) ~ Bernoulli(p) for i != b_r,   independently,
 // l_t(i) = 1{U < mean}, U the open 53-bit uniform of (kSubLoss, round t, element floor(i/2)).
 // Geometry::Simplex. Cost per round: one Philox block per pair of experts plus r + 1 blocks for b_r.
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct Switching {
+struct Switching : Adversary<Geometry::Simplex> {
     static constexpr const char* kName = "switching";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
-    static constexpr bool kSharedOnly = false;
     static constexpr std::uint32_t kMaxSwitches = 256;
     static constexpr KeySpec kKeys[] = {
         {"switch_at", KeyType::RealList, "auto", 1.0, 4294967295.0, nullptr,

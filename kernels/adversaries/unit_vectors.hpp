@@ -5,19 +5,13 @@
 // Law: l_t = Z_t / ||Z_t||_2 with Z_t ~ N(0, I_d), so l_t is uniform on the unit sphere S^{d-1},
 // independently over t. Z_t(i) is one Box-Muller normal from the stream (kSubLoss, round t,
 // element i). Geometry::Ball; ||l_t||_2 = 1 (to rounding).
-#include <array>
-#include <cstdint>
 
 #include "kernels/adversaries/common.hpp"
-#include "kernels/core/hd.hpp"
-#include "kernels/core/params.hpp"
-#include "kernels/core/sets.hpp"
 
 namespace dpr::adversaries {
 
-struct UnitVectors : Keyless {
+struct UnitVectors : Keyless<Geometry::Ball> {
     static constexpr const char* kName = "unit-vectors";
-    static constexpr Geometry kGeometry = Geometry::Ball;
 
     DPR_HD static void fill(const Params& p, const SequenceCtx& ctx, std::uint64_t t, double* out) {
         normalise(out, p.d, gaussian_vector(ctx, kSubLoss, t, p.d, out));

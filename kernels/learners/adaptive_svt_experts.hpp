@@ -33,11 +33,7 @@
 // (net-oco, kernels/learners/net_oco.hpp: AFKT23 Theorem 3). A view provides its name, geometry and keys (the
 // four of kAdaptiveKeys first), its own Params, the expert count, and per expert y: the cumulative loss
 // L_{t-1}(y), this round's loss l_t(y) in [0, 1] and the charge the engine books for playing y.
-#include <array>
-#include <cmath>
-#include <cstdint>
 
-#include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
@@ -63,9 +59,8 @@ inline constexpr KeySpec kAdaptiveKeys[] = {
 };
 
 /// The experts are the coordinates of the loss row (Geometry::Simplex): adaptive-svt-experts.
-struct RowExperts {
+struct RowExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "adaptive-svt-experts";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
                                         kAdaptiveKeys[4]};
     struct Params {

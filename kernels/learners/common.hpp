@@ -2,8 +2,9 @@
 // The learner contract (the engine's one extension point for algorithms). A learner is one header in
 // kernels/learners/ with a struct L providing
 //
+//   struct L : Learner<Geometry::G>              G: its decision set, which must match the adversary's loss set
+//                                                (the base declares kGeometry = G)
 //   static constexpr const char* kName;          TOML value of [learner] algorithm
-//   static constexpr Geometry kGeometry;         decision set; must match the adversary's loss set
 //   static constexpr KeySpec kKeys[];            its own [learner] keys (see kernels/core/params.hpp)
 //   static constexpr bool kInstanceLanes;        true: round() is written over lane values (below), so an
 //                                                executor may put instances in the vector lanes; false:
@@ -56,6 +57,8 @@
 //   DPR_HD static void diagnostics(const Params&, const double* scalars, double* out);   // out[0..N)
 // keeping what it needs in its workspace scalars; the engine reads them once per instance after round T and
 // writes them next to the final regret (final_regret.csv columns, run.json per-point means).
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -70,6 +73,13 @@
 #include "kernels/rng/stream.hpp"
 
 namespace dpr::learners {
+
+/// What every learner declares the same way: its decision set (kGeometry). A learner header includes this file
+/// (with the few extra kernels/ headers it uses) and derives from Learner<G>.
+template <Geometry G>
+struct Learner {
+    static constexpr Geometry kGeometry = G;
+};
 
 /// Who an instance is, for learners with scalar streams (SCRiBLe; docs/ARCHITECTURE.md §2).
 struct InstanceCtx {

@@ -29,12 +29,8 @@
 // Per-instance state: L[d] = L_{t-1} (double), the level cache of the tree noise (k + 1 rows of the run's
 // precision, kernels/mechanisms/noisy_prefix.hpp), one scalar max_{s <= t-1} ||Z_s||_inf ("max_noise_inf",
 // written by team rank 0).
-#include <array>
-#include <cmath>
-#include <cstdint>
 #include <limits>
 
-#include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"

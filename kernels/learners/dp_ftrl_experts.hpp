@@ -15,8 +15,6 @@
 // kernels/mechanisms/noisy_prefix.hpp: the tree part of Z equals the regenerated definition bitwise) and a
 // row of scores (the run's precision). Padding draws are fresh each round (one uniform stream per
 // coordinate and round carries the node and the padding, stream layout 2).
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/softmax.hpp"
@@ -27,10 +25,9 @@
 
 namespace dpr::learners {
 
-struct DpFtrlExperts {
+struct DpFtrlExperts : Learner<Geometry::Simplex> {
     using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
     static constexpr const char* kName = "dp-ftrl-experts";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit for bit "

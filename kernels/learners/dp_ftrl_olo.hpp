@@ -27,9 +27,6 @@
 // Per-instance state: L[d] = L_{t-1} exactly (double); the level cache of the tree noise (k + 1 rows of d in
 // the run's precision, kernels/mechanisms/noisy_prefix.hpp); one scalar, max_{s <= t-1} ||Z_s||_inf (the
 // "max_noise_inf" diagnostic, written by team rank 0). Padding draws are fresh each round.
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/tree_learner.hpp"

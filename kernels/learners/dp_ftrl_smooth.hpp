@@ -45,9 +45,6 @@
 //
 // Per-instance state: G_{t-1} (d doubles, exact), the tree's level cache (rows of d in the run's precision,
 // kernels/mechanisms/noisy_prefix.hpp), two scalars: max_t ||Z_{t-1}||_2 and the count of clipped rounds.
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/ftrl_l2.hpp"
@@ -58,9 +55,8 @@
 
 namespace dpr::learners {
 
-struct DpFtrlSmooth {
+struct DpFtrlSmooth : Learner<Geometry::Ball> {
     static constexpr const char* kName = "dp-ftrl-smooth";
-    static constexpr Geometry kGeometry = Geometry::Ball;
     static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Squared) | loss_bit(LossFamily::Absolute);
     /// The standard binary tree by default (Kairouz et al.'s DP-FTRL; docs/spec/afkt23.md §C4).
     using Prefix = PrefixKeys<PrefixLaws::Gaussian, mech::TreeVariant::Binary>;

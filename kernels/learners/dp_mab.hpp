@@ -33,9 +33,6 @@
 //   min_p_played           min_t p_t(i_t)                             (>= gamma/N)
 //   max_eta_lhat           max_t eta |lhat_t(i_t)|    (<= eta N B~ / gamma = 1 on F^c: Lemma 4.4)
 //   sum_feedback_noise     sum_t Z_t(i_t)             (noisy minus true realised cost: Lemma 4.3 tests)
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/exp3.hpp"
@@ -43,9 +40,8 @@
 
 namespace dpr::learners {
 
-struct DpMab {
+struct DpMab : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "dp-mab";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole play sequence; inf = no feedback noise: then equal to exp3 bit for "

@@ -31,22 +31,16 @@
 //
 // eta = inf is rejected by the key's range (an exponential-weights bandit has no meaningful limit there);
 // eta in [0, 1e6].
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/core/lanes.hpp"
-#include "kernels/core/team.hpp"
 #include "kernels/core/vmath.hpp"
 #include "kernels/rng/lanes.hpp"
 
 namespace dpr::learners {
 
-
-struct Exp3 {
+struct Exp3 : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "exp3";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, 1e6, "",
          "learning rate; auto = sqrt(2 ln N / (N T)) (EXP3, docs/spec/afkt23.md §C8)", true},

@@ -14,9 +14,6 @@
 //   Regret <= (3/2) G D sqrt T + 2 T zeta L = O(n^{1/2} T^{3/4})        (the C8 rate; keys `eta`, `zeta` override).
 // Diagnostics: outside_max = max_t dist(x_t + zeta u_t, D) (exact: D has a projection here). `shrink = true`: App. D,
 // as in private-bandit-fw -- f_t is queried at c + (1 - zeta/r)(x_t + zeta u_t - c), inside D.
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/domains/domain.hpp"
 #include "kernels/learners/common.hpp"
@@ -96,7 +93,6 @@ struct Fkm : SerialLearner<Fkm> {
         domains::centre(p.dom, s);
         dg[0] = 0.0;
     }
-
 
     DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
                                      const double* row) {

@@ -20,12 +20,8 @@
 //
 // eta = inf is the limit of the projection, x_t = -u/||u||_2 (ball; 0 at u = 0) and x_t = -sign(u) (cube),
 // computed without forming inf * 0; any eta in [0, inf] gives a finite charge.
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/core/lanes.hpp"
-#include "kernels/core/math.hpp"
-#include "kernels/core/team.hpp"
 #include "kernels/learners/common.hpp"
 
 namespace dpr::learners {

@@ -8,17 +8,14 @@
 // the softmax as eta -> inf; ties split evenly), computed without ever forming inf * 0.
 //
 // State: L[d] (double, exact); the scores are L itself in the run's precision (softmax_of_cumulative).
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/softmax.hpp"
 
 namespace dpr::learners {
 
-struct Hedge {
+struct Hedge : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "hedge";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          "learning rate; auto = sqrt(8 ln d / T) (docs/spec/afkt23.md §C8); inf = follow the leader (uniform over the "

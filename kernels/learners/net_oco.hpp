@@ -23,8 +23,6 @@
 // A switch is one exponential-mechanism pass over the M net points (O(M)); a round is O(d).
 // Privacy: Algorithm 2's, eps (AFKT23 Thm 2; docs/spec/afkt23.md §C2): the experts' losses are 1-sensitive in g_t.
 // Diagnostics: Algorithm 2's (switches, doublings, final_lbar, svt_fires).
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/core/lanes.hpp"
 #include "kernels/learners/adaptive_svt_experts.hpp"
@@ -33,9 +31,8 @@
 namespace dpr::learners {
 
 /// The experts of net-oco: the points of a rho-net of the unit ball in R^1 or R^2.
-struct BallNetExperts {
+struct BallNetExperts : Learner<Geometry::Ball> {
     static constexpr const char* kName = "net-oco";
-    static constexpr Geometry kGeometry = Geometry::Ball;
     static constexpr KeySpec kKeys[] = {
         kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3], kAdaptiveKeys[4],
         {"rho", KeyType::Real, "auto", 0.0, 1.0, "",

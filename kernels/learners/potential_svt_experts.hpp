@@ -46,11 +46,7 @@
 //
 // Diagnostics: switches, budget_exhausted, svt_fires, short_phases (completed phases whose ln phi dropped by
 // less than alpha: Lemma C.2 says none, with probability >= 1 - beta, when its condition on alpha holds).
-#include <array>
-#include <cmath>
-#include <cstdint>
 
-#include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
@@ -58,9 +54,8 @@
 
 namespace dpr::learners {
 
-struct PotentialSvtExperts {
+struct PotentialSvtExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "potential-svt-experts";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
          "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report gives what "

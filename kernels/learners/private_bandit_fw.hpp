@@ -66,9 +66,6 @@
 // Backends: scalar code, rank 0 of the team (like SCRiBLe; kInstanceLanes = false); the state is one contiguous
 // double array per instance; cost per round O(n) plus one LO call (O(n log n) for k-subsets and spanning trees).
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/domains/domain.hpp"
 #include "kernels/learners/common.hpp"
@@ -443,7 +440,6 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
         double* xc = arr(p, ws, 0);
         for (std::uint32_t i = 0; i < p.dom.n; ++i) xc[i] = y[i];
     }
-
 
     /// x_t (call before round(t)), for one-lane teams (tests, inspection). Uses the direction scratch of the state.
     template <class Team, class WS>

@@ -50,9 +50,6 @@
 // Newton direction scratch), y[d] (played point / gradient scratch); the 6 diagnostic slots are its scalars.
 // SCRiBLe declares kInstanceLanes = false: executors keep this state contiguous per instance (its scalar code
 // indexes it directly), and on a GPU a thread per instance reads it uncoalesced.
-#include <array>
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/barriers.hpp"
 #include "kernels/learners/common.hpp"
@@ -401,7 +398,6 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
         dg[kMinSlackY] = kInf;
         dg[kMinSlackX] = kInf;
     }
-
 
     /// One round on the state `ws` and diagnostics `dg` (team rank 0).
     DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,

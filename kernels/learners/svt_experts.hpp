@@ -45,11 +45,7 @@
 // Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
 // (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one
 // more than switches when the sparse vector fires at round T).
-#include <array>
-#include <cmath>
-#include <cstdint>
 
-#include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
@@ -57,9 +53,8 @@
 
 namespace dpr::learners {
 
-struct SvtExperts {
+struct SvtExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "svt-experts";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random consistent expert "

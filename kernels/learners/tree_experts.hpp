@@ -38,21 +38,16 @@
 // their L at the phase start, 4 scalars. Cost: a round is B popcount(t - t_k) node draws (O(B log T)); a new set
 // is B passes over the d experts. Scalar code (kInstanceLanes = false): the B-loop is per instance.
 // Diagnostics: sets (selections made), budget_exhausted (sets = K), last_set_round.
-#include <array>
-#include <cmath>
-#include <cstdint>
 #include <limits>
 
-#include "kernels/core/math.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/exponential.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
 
-struct TreeExperts {
+struct TreeExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "tree-experts";
-    static constexpr Geometry kGeometry = Geometry::Simplex;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
          "privacy parameter eps > 0: eps/2 for the trees (Laplace 2Bh/eps per node), eps/2 for the K B selections", true},

@@ -5,8 +5,6 @@
 // guarantee is the mechanism's (with P~_T never released), whatever the learner does with the sums
 // (post-processing). The learner keeps what is its own: the calibration of the scale from its (eps, delta) and its
 // per-step sensitivity.
-#include <cmath>
-#include <cstdint>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
