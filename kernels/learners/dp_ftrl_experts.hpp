@@ -25,7 +25,7 @@
 
 namespace dpr::learners {
 
-struct DpFtrlExperts : Learner<Geometry::Simplex> {
+struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
     using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
     static constexpr const char* kName = "dp-ftrl-experts";
     static constexpr KeySpec kKeys[] = {
@@ -52,42 +52,17 @@ struct DpFtrlExperts : Learner<Geometry::Simplex> {
     static constexpr int kCalibration = key_index(kKeys, "calibration");
     static constexpr int kNodeScale = key_index(kKeys, "node_scale");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
-        double eta;
-        double epsilon, delta;
-        mech::Calibration calibration;
-        mech::PrefixMechanism prefix; ///< the noise of L~ (tree_learner.hpp)
-    };
-
     /// Experts loss set [0,1]^d (docs/spec/model.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
     static mech::LossSetNorms norms(std::uint32_t d) { return mech::experts_loss_norms(d); }
     static double default_eta(std::uint32_t d, std::uint64_t T) {
         return std::sqrt(std::log(static_cast<double>(d)) / (2.0 * static_cast<double>(T)));
     }
 
-    static Params resolve(const KeyValues& kv, const Problem& pb) {
-        Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
-        p.eta = kv.get(kEta, default_eta(pb.d, pb.T));
-        p.epsilon = kv.num[kEpsilon];
-        p.delta = kv.get(kDelta, 0.0);
-        p.calibration = calibration_of(kv, kCalibration);
-        p.prefix = as17_prefix<DpFtrlExperts>(kv, p.calibration, p.epsilon, p.delta, norms(p.d), p.T);
-        return p;
-    }
-
+    // Params, resolve() and privacy(): As17Ftrl (tree_learner.hpp).
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!Prefix::check(kv, Prefix::index_of<DpFtrlExperts>(), kDelta, std::isinf(kv.num[kEpsilon]), diag)) return false;
+        if (!check_noise_keys(kv, diag)) return false;
         if (pb.d < 2) return diag.fail("d", "dp-ftrl-experts needs d >= 2 experts (got %u)", pb.d);
-        return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
-                                "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
-    }
-
-    static PrivacyReport privacy(const Params& p) {
-        return prefix_privacy_report(p.prefix, p.delta, norms(p.d), calibration_name(p.calibration));
+        return check_scale(kv, pb, diag);
     }
 
     static constexpr bool kInstanceLanes = true;

@@ -38,7 +38,7 @@
 namespace dpr::learners {
 
 template <Geometry G>
-struct DpFtrlOlo {
+struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>> {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "dp-ftrl-sphere / dp-ftrl-cube");
     static constexpr bool kSphere = G == Geometry::Ball;
     using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
@@ -74,14 +74,7 @@ struct DpFtrlOlo {
 
     static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
-        double eta;
-        double epsilon, delta;
-        mech::Calibration calibration;
-        mech::PrefixMechanism prefix; ///< the noise of L~ (tree_learner.hpp)
-    };
+    using Params = typename As17Ftrl<DpFtrlOlo<G>>::Params; // with resolve(), check() and privacy()
 
     /// Loss-set norms of the A1 table (calibration.hpp): sphere ||Y||_1 = sqrt(d), ||Y||_2 = 1; cube 1, 1;
     /// replace-one sensitivities twice those (symmetric Y).
@@ -89,29 +82,6 @@ struct DpFtrlOlo {
         return kSphere ? mech::sphere_loss_norms(d) : mech::cube_loss_norms();
     }
     static double default_eta(std::uint32_t d, std::uint64_t T) { return l2_default_eta<G>(d, T); }
-
-    static Params resolve(const KeyValues& kv, const Problem& pb) {
-        Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
-        p.eta = kv.get(kEta, default_eta(pb.d, pb.T));
-        p.epsilon = kv.num[kEpsilon];
-        p.delta = kv.get(kDelta, 0.0);
-        p.calibration = calibration_of(kv, kCalibration);
-        p.prefix = as17_prefix<DpFtrlOlo>(kv, p.calibration, p.epsilon, p.delta, norms(p.d), p.T);
-        return p;
-    }
-
-    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!Prefix::check(kv, Prefix::template index_of<DpFtrlOlo>(), kDelta, std::isinf(kv.num[kEpsilon]), diag))
-            return false;
-        return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
-                                "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
-    }
-
-    static PrivacyReport privacy(const Params& p) {
-        return prefix_privacy_report(p.prefix, p.delta, norms(p.d), calibration_name(p.calibration));
-    }
 
     static constexpr bool kInstanceLanes = true;
 

@@ -193,6 +193,52 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
     return r;
 }
 
+/// What AS17's DP-FTRL learners (dp-ftrl-experts, dp-ftrl-sphere, dp-ftrl-cube: Alg. 1 with the tree of Alg. 2,
+/// docs/spec/as17.md §A1) share besides their keys and their round: the parameters; their resolution from the keys
+/// (eta, epsilon, delta, the calibration, and the prefix mechanism for L's loss-set norms, as17_prefix); the
+/// checks of the noise keys and of the node scale; the privacy report. L derives from As17Ftrl<L> and declares
+/// kEpsilon, kDelta, kEta, kCalibration and kNodeScale (its key indices), norms(d) and default_eta(d, T).
+template <class L>
+struct As17Ftrl {
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double eta;
+        double epsilon, delta;
+        mech::Calibration calibration;
+        mech::PrefixMechanism prefix; ///< the noise of L~
+    };
+
+    static Params resolve(const KeyValues& kv, const Problem& pb) {
+        Params p{};
+        p.d = pb.d;
+        p.T = pb.T;
+        p.eta = kv.get(L::kEta, L::default_eta(pb.d, pb.T));
+        p.epsilon = kv.num[L::kEpsilon];
+        p.delta = kv.get(L::kDelta, 0.0);
+        p.calibration = calibration_of(kv, L::kCalibration);
+        p.prefix = as17_prefix<L>(kv, p.calibration, p.epsilon, p.delta, L::norms(p.d), p.T);
+        return p;
+    }
+
+    /// The mechanism's keys (PrefixKeys::check).
+    static bool check_noise_keys(const KeyValues& kv, Diagnostic& diag) {
+        return L::Prefix::check(kv, L::Prefix::template index_of<L>(), L::kDelta, std::isinf(kv.num[L::kEpsilon]), diag);
+    }
+    /// A node scale the engine computes with (check_node_scale).
+    static bool check_scale(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[L::kNodeScale] ? "node_scale" : "epsilon",
+                                "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
+    }
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        return check_noise_keys(kv, diag) && check_scale(kv, pb, diag);
+    }
+
+    static PrivacyReport privacy(const Params& p) {
+        return prefix_privacy_report(p.prefix, p.delta, L::norms(p.d), calibration_name(p.calibration));
+    }
+};
+
 /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism: the node
 /// scale halved, the leaves without noise, every round's draws from round 1's counter, BLT's sigma calibrated with
 /// its sensitivity one column short (BLT with T >= 3 only). False with the noise off.
