@@ -24,7 +24,7 @@
 // its node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
 // gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
 // (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by Michelot's finite algorithm; k-subsets
-// by bisection on the shift of a clipped vector, 100 halvings, so to about 1e-15 relative).
+// exactly, by bisection on the shift of a clipped vector until it brackets one linear piece, then its root).
 //
 // Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
 // stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. A Domain is
@@ -365,15 +365,56 @@ DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch)
 
 namespace detail {
 
-/// sum_i clip(v_i - tau, 0, 1): the mass of the k-subsets projection at shift tau.
-DPR_HD inline double shifted_mass(const Domain& D, const double* v, double tau) {
-    double s = 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) {
-        double a = v[i] - tau;
-        a = a > 0.0 ? a : 0.0;
-        s += a > 1.0 ? 1.0 : a;
+/// How the coordinates of v - tau fall against [0, 1]: `capped` (v_i - tau >= 1), `middle` (strictly inside (0, 1)),
+/// with the sum of v_i over the middle ones. f(tau) = sum_i clip(v_i - tau, 0, 1) = sum_middle - middle tau + capped.
+struct CappedSplit {
+    std::uint32_t capped, middle;
+    double sum_middle;
+    DPR_HD double mass(double tau) const { return sum_middle - static_cast<double>(middle) * tau + capped; }
+};
+DPR_HD inline CappedSplit capped_split(const double* v, std::uint32_t n, double tau) {
+    CappedSplit c{0, 0, 0.0};
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const double a = v[i] - tau;
+        if (a >= 1.0) ++c.capped;
+        else if (a > 0.0) {
+            ++c.middle;
+            c.sum_middle += v[i];
+        }
     }
-    return s;
+    return c;
+}
+
+/// The shift tau of the k-subsets projection x = clip(v - tau, 0, 1), sum x = mass (0 < mass < n). f(tau) =
+/// sum_i clip(v_i - tau, 0, 1) is piecewise linear and non-increasing, with breakpoints at v_i - 1 and v_i, and a
+/// coordinate only moves one way (capped, then middle, then zero) as tau grows. So bisection on [min v - 1, max v]
+/// (f = n > mass at the left end, f = 0 <= mass at the right) stops as soon as both ends split the coordinates
+/// alike: no breakpoint then lies between them, f is linear there, and its root is exact,
+///     tau = (sum_{middle} v_i + #capped - mass) / #middle.
+/// That takes about log2(range / gap between breakpoints) halvings, not a fixed 100; no sorting and no scratch, as a
+/// GPU thread needs. Breakpoints closer than 100 halvings resolve leave the midpoint, to ~1e-15 relative.
+DPR_HD inline double capped_shift(const double* v, std::uint32_t n, double mass) {
+    double vmin = v[0], vmax = v[0];
+    for (std::uint32_t i = 0; i < n; ++i) {
+        vmin = v[i] < vmin ? v[i] : vmin;
+        vmax = v[i] > vmax ? v[i] : vmax;
+    }
+    double lo = vmin - 1.0, hi = vmax;
+    CappedSplit a = capped_split(v, n, lo), b = capped_split(v, n, hi);
+    for (int it = 0; it < 100; ++it) {
+        if (a.capped == b.capped && a.middle == b.middle && b.middle > 0)
+            return (b.sum_middle + static_cast<double>(b.capped) - mass) / static_cast<double>(b.middle);
+        const double mid = 0.5 * (lo + hi);
+        const CappedSplit m = capped_split(v, n, mid);
+        if (m.mass(mid) > mass) {
+            lo = mid;
+            a = m;
+        } else {
+            hi = mid;
+            b = m;
+        }
+    }
+    return 0.5 * (lo + hi);
 }
 
 /// The shift tau of the projection onto {x >= 0, sum x = mass} of the vector with entries a_i = abs ? |v_i| : v_i:
@@ -438,21 +479,8 @@ DPR_HD inline bool project(const Domain& D, const double* v, double* x) {
         }
         return true;
     }
-    // k-subsets: x = clip(v - tau, 0, 1) with sum x = k. The mass is non-increasing in tau: bisect.
-    double vmin = v[0], vmax = v[0];
-    for (std::uint32_t i = 0; i < n; ++i) {
-        vmin = v[i] < vmin ? v[i] : vmin;
-        vmax = v[i] > vmax ? v[i] : vmax;
-    }
-    const double mass = static_cast<double>(D.k);
-    double lo = vmin - 1.0; // every coordinate >= 1 (capped) or the sum >= n >= mass
-    double hi = vmax;       // every coordinate 0
-    for (int it = 0; it < 100; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        if (detail::shifted_mass(D, v, mid) > mass) lo = mid;
-        else hi = mid;
-    }
-    const double tau = 0.5 * (lo + hi);
+    // k-subsets: x = clip(v - tau, 0, 1) with sum x = k, tau exact on its linear piece (detail::capped_shift).
+    const double tau = detail::capped_shift(v, n, static_cast<double>(D.k));
     for (std::uint32_t i = 0; i < n; ++i) {
         double a = v[i] - tau;
         a = a > 0.0 ? a : 0.0;

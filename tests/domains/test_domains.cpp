@@ -365,6 +365,71 @@ TEST(Domains, SimplexAndL1BallProjectionsAreExact) {
     }
 }
 
+// The k-subsets projection (domain.hpp detail::capped_shift: bisection until one linear piece is bracketed, then its
+// root) against two independent references: the breakpoint-sorted exact shift (f(tau) = sum_i clip(v_i - tau, 0, 1)
+// at every sorted breakpoint v_i - 1, v_i; the root by linear interpolation on the piece where f crosses k) and a
+// 200-halving bisection, both to 1e-12 relative to the largest |v_i|; the result lies in the set (0 <= x <= 1,
+// sum x = k). On random vectors of n = 3 .. 1024 at two scales and k from 1 to n - 1, on ties (every value equal,
+// two levels), on a vertex, and on one huge coordinate.
+TEST(Domains, KSubsetsProjectionIsExact) {
+    const auto mass_at = [](const Vec& v, double tau) {
+        double m = 0.0;
+        for (double c : v) m += std::clamp(c - tau, 0.0, 1.0);
+        return m;
+    };
+    const auto sorted_shift = [&](const Vec& v, double k) {
+        Vec b;
+        for (double c : v) b.push_back(c - 1.0), b.push_back(c);
+        std::sort(b.begin(), b.end());
+        for (std::size_t j = 0; j + 1 < b.size(); ++j) {
+            const double f0 = mass_at(v, b[j]), f1 = mass_at(v, b[j + 1]);
+            if (f0 >= k && k >= f1 && f0 > f1) return b[j] + (f0 - k) * (b[j + 1] - b[j]) / (f0 - f1);
+        }
+        ADD_FAILURE() << "no piece crosses k";
+        return 0.0;
+    };
+    const auto bisected_shift = [&](const Vec& v, double k) {
+        double lo = *std::min_element(v.begin(), v.end()) - 1.0, hi = *std::max_element(v.begin(), v.end());
+        for (int it = 0; it < 200; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            (mass_at(v, mid) > k ? lo : hi) = mid;
+        }
+        return 0.5 * (lo + hi);
+    };
+    std::mt19937_64 gen(37);
+    std::normal_distribution<double> z;
+    std::vector<std::pair<Vec, std::uint32_t>> inputs; // (v, k)
+    for (std::uint32_t n : {3u, 6u, 64u, 1024u})
+        for (double scale : {0.4, 50.0}) {
+            Vec v(n);
+            for (auto& c : v) c = scale * z(gen);
+            for (std::uint32_t k : {1u, n / 2, n - 1}) inputs.emplace_back(v, std::max(1u, k));
+        }
+    inputs.emplace_back(Vec(64, 0.3), 5);                                   // every value equal: x = k / n
+    inputs.emplace_back(Vec{0.9, 0.9, 0.9, -0.2, -0.2, -0.2}, 2);           // two levels
+    inputs.emplace_back(Vec{1.0, 0.0, 1.0, 0.0, 0.0}, 2);                   // a vertex already
+    inputs.emplace_back(Vec{1e6, -3.0, 2.0, 0.5, 0.25}, 2);                 // one huge coordinate
+    for (const auto& [v, kk] : inputs) {
+        Keys keys;
+        keys.set(DomainKind::KSubsets).num(kK, kk);
+        const Domain D = make(keys, static_cast<std::uint32_t>(v.size()));
+        Vec x(v.size());
+        ASSERT_TRUE(project(D, v.data(), x.data()));
+        const double t_sort = sorted_shift(v, kk), t_bisect = bisected_shift(v, kk);
+        double scale = 1.0, mass = 0.0;
+        for (double c : v) scale = std::max(scale, 1.0 + std::fabs(c));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const std::string what = "n " + std::to_string(v.size()) + " k " + std::to_string(kk) + " i " + std::to_string(i);
+            EXPECT_NEAR(x[i], std::clamp(v[i] - t_sort, 0.0, 1.0), 1e-12 * scale) << what;
+            EXPECT_NEAR(x[i], std::clamp(v[i] - t_bisect, 0.0, 1.0), 1e-12 * scale) << what;
+            EXPECT_GE(x[i], 0.0) << what;
+            EXPECT_LE(x[i], 1.0) << what;
+            mass += x[i];
+        }
+        EXPECT_NEAR(mass, kk, 1e-12 * v.size()) << "n " << v.size() << " k " << kk;
+    }
+}
+
 TEST(Domains, EuclideanProjectionIsTheNearestPoint) {
     std::mt19937_64 gen(9);
     std::normal_distribution<double> z;
