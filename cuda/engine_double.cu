@@ -2,8 +2,7 @@
 #include "cuda/engine_impl.cuh"
 
 namespace dpr::cuda_api::detail {
-std::unique_ptr<InstanceEngine> make_engine_double(std::size_t learner_index, const void* params, std::size_t params_bytes,
-                                                   const EngineShape& shape) {
-    return make_engine<double>(learner_index, params, params_bytes, shape);
+std::unique_ptr<InstanceEngine> make_engine_double(const EngineRequest& request) {
+    return make_engine<double>(request);
 }
 } // namespace dpr::cuda_api::detail

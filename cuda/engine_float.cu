@@ -3,8 +3,7 @@
 #include "cuda/engine_impl.cuh"
 
 namespace dpr::cuda_api::detail {
-std::unique_ptr<InstanceEngine> make_engine_float(std::size_t learner_index, const void* params, std::size_t params_bytes,
-                                                  const EngineShape& shape) {
-    return make_engine<float>(learner_index, params, params_bytes, shape);
+std::unique_ptr<InstanceEngine> make_engine_float(const EngineRequest& request) {
+    return make_engine<float>(request);
 }
 } // namespace dpr::cuda_api::detail

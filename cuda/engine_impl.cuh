@@ -14,18 +14,25 @@
 // one ([run] lanes, team_threads). Orthogonal to the mode, [run] gpu_state = "shared" keeps a prefix of each
 // instance's state in shared memory for a launch's rounds (cuda/stage_plan.hpp, docs/GPU.md); in the warp mode,
 // gpu_state = "registers" keeps a learner's row (Hedge's L) in registers for a launch's rounds (advance_regs_kernel). Noise is regenerated from counters, never stored; one launch per loss chunk.
+// Per-instance sequences (adversary.per_instance = true): every instance's rows are made on the host by the loop the
+// CPU executor uses (host/backend/own_rows.hpp), uploaded instance-major, and each instance reads its own
+// (DevRun::rows_stride); the comparators stay on the host.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/buffer.cuh"
 #include "cuda/check.cuh"
 #include "cuda/stage_plan.hpp"
 #include "cuda/teams.cuh"
+#include "host/backend/adversary_runtime.hpp"
 #include "host/backend/cuda_api.hpp"
+#include "host/backend/own_rows.hpp"
+#include "host/cpu/parallel.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/core/type_list.hpp"
 #include "kernels/learners/registry.hpp"
@@ -112,6 +119,7 @@ struct DevRun {
     const double* rows_exact;
     const R* rows_real;
     const double* rows_cum; ///< L_{t-1} rows (learners with kReadsCumulative), else null
+    std::uint64_t rows_stride; ///< numbers between two instances' rows: 0 for a shared sequence
     std::uint32_t d;
 };
 
@@ -191,11 +199,12 @@ __device__ void advance_instance(const typename L::Params& p, const Team& team, 
     sim::InstanceTotals<double, std::uint64_t> acc = run.totals[k];
     double* oe = run.out_expected + k * run.ncheck;
     double* orr = run.out_realized + k * run.ncheck;
+    const std::uint64_t own = k * run.rows_stride; // where this instance's rows start (0: the shared rows)
     sim::advance<L>(
         p, team, ws, acc, t0, t1,
         [&](std::uint64_t t) {
-            return row_of(ScalarLossRow<R>{run.rows_exact + (t - t0) * run.d, run.rows_real + (t - t0) * run.d,
-                                           run.rows_cum ? run.rows_cum + (t - t0) * run.d : nullptr});
+            const std::uint64_t at = own + (t - t0) * run.d;
+            return row_of(ScalarLossRow<R>{run.rows_exact + at, run.rows_real + at, run.rows_cum ? run.rows_cum + at : nullptr});
         },
         run.checkpoints, run.ncheck, run.uncharged, [&](std::uint32_t c, double e, double r) {
             if (team.rank() == 0) {
@@ -335,11 +344,16 @@ __global__ void __launch_bounds__(block_threads(M)) init_kernel(const typename L
     }
 }
 
+/// Numbers of per-instance rows (all instances) made on the host and uploaded at a time: 128 MiB of doubles.
+inline constexpr std::uint64_t kOwnRowsNumbers = std::uint64_t{1} << 24;
+
 template <class L, class R>
 class CudaEngine final : public InstanceEngine {
   public:
-    CudaEngine(const typename L::Params& p, const EngineShape& s)
-        : p_(p), s_(s), nck_(static_cast<std::uint32_t>(s.checkpoints.size())), mode_(choose_mode<L>(s)) {
+    /// `own` non-null: per-instance sequences, made on the host (host/backend/own_rows.hpp) with `threads` threads.
+    CudaEngine(const typename L::Params& p, const EngineShape& s, const AdversaryRuntime* own, unsigned threads)
+        : p_(p), s_(s), nck_(static_cast<std::uint32_t>(s.checkpoints.size())), mode_(choose_mode<L>(s)), own_(own),
+          threads_(threads < 1 ? 1 : threads) {
         st_.spec = L::workspace(p);
         if (const GpuState g = gpu_state_of(s.launch); g == GpuState::Registers || g == GpuState::Auto)
             regs_k_ = register_row_slots(st_.spec, learners::RowInRegisters<L>::value, mode_ == Mode::Warp);
@@ -369,23 +383,18 @@ class CudaEngine final : public InstanceEngine {
         exp_.zero();
         real_out_.zero();
         ck_.upload(s.checkpoints);
+        if (own_) {
+            own_L_.assign(std::size_t(s.instances) * s.d, 0.0);
+            own_cmp_.assign(std::size_t(s.instances) * nck_, 0.0);
+            own_next_.assign(s.instances, 0);
+        }
         launch(true, 0, 0);
     }
 
     void advance(std::uint64_t t0, std::uint64_t t1, const double* losses, const double* cum) override {
-        if (!losses) throw std::logic_error("CudaEngine: per-instance sequences are not supported on the CUDA backend");
-        const std::size_t n = (t1 - t0) * s_.d;
-        rows_exact_.upload(losses, n);
-        if (cum) rows_cum_.upload(cum, n);
-        has_cum_ = cum != nullptr;
-        // The rows in the run's precision: rounded on the device (the same IEEE rounding as on the host), so that
-        // each chunk crosses PCIe once; in double they are the exact rows themselves.
-        if constexpr (!std::is_same_v<R, double>) {
-            if (rows_real_.size() < n) rows_real_.resize(n);
-            const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1u << 16));
-            round_rows_kernel<R><<<blocks, 256>>>(rows_exact_.data(), rows_real_.data(), n);
-            DPR_CUDA_CHECK_LAUNCH();
-        }
+        if (own_) return advance_own(t0, t1);
+        if (!losses) throw std::logic_error("CudaEngine::advance: no shared losses");
+        upload_rows(losses, cum, (t1 - t0) * s_.d, 0);
         launch(false, t0, t1);
         DPR_CUDA_CHECK(cudaDeviceSynchronize());
     }
@@ -394,7 +403,7 @@ class CudaEngine final : public InstanceEngine {
         exp_.download(expected);
         real_out_.download(realized);
     }
-    void comparators(std::vector<double>& out) override { out.clear(); }
+    void comparators(std::vector<double>& out) override { out = own_ ? own_cmp_ : std::vector<double>{}; }
     void diagnostics(std::vector<double>& out) override {
         // Diagnostics are a few scalars per instance in the workspace: read them back once.
         constexpr std::size_t n = learners::DiagnosticCount<L>::value;
@@ -424,6 +433,48 @@ class CudaEngine final : public InstanceEngine {
     }
 
   private:
+    static constexpr bool kCum = learners::ReadsCumulative<L>::value;
+
+    /// Rows (and L_{t-1} rows) to the device, `stride` numbers apart per instance (0: one shared sequence). The
+    /// rows in the run's precision are rounded on the device (the same IEEE rounding as on the host), so that each
+    /// chunk crosses PCIe once; in double they are the exact rows themselves.
+    void upload_rows(const double* rows, const double* cum, std::size_t n, std::uint64_t stride) {
+        rows_exact_.upload(rows, n);
+        if (cum) rows_cum_.upload(cum, n);
+        has_cum_ = cum != nullptr;
+        rows_stride_ = stride;
+        if constexpr (!std::is_same_v<R, double>) {
+            if (rows_real_.size() < n) rows_real_.resize(n);
+            const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1u << 16));
+            round_rows_kernel<R><<<blocks, 256>>>(rows_exact_.data(), rows_real_.data(), n);
+            DPR_CUDA_CHECK_LAUNCH();
+        }
+    }
+
+    /// Per-instance sequences: blocks of rounds small enough that every instance's rows fit kOwnRowsNumbers, each
+    /// made on the host (instance-major: instance k's rounds at k (b - a) d), uploaded, then played by one launch.
+    void advance_own(std::uint64_t t0, std::uint64_t t1) {
+        const std::uint64_t d = s_.d, per_round = std::max<std::uint64_t>(1, std::uint64_t{s_.instances} * d);
+        const std::uint64_t step = std::max<std::uint64_t>(1, kOwnRowsNumbers / per_round);
+        std::vector<std::vector<double>> scratch(threads_, std::vector<double>(d));
+        for (std::uint64_t a = t0; a < t1; a += step) {
+            const std::uint64_t b = std::min(t1, a + step), per = (b - a) * d;
+            host_rows_.resize(std::size_t(s_.instances) * per);
+            if (kCum) host_cum_.resize(host_rows_.size());
+            parallel_for(s_.instances, threads_, [&](std::uint64_t k, unsigned tid) {
+                const adversaries::SequenceCtx ctx{s_.seed, s_.stream, static_cast<std::uint32_t>(s_.first_instance + k)};
+                own_rows([&](std::uint64_t t, double* row) { own_->fill(ctx, t, row); },
+                         [&](const double* sums) { return own_->comparator(sums, s_.d); }, s_.d, a, b,
+                         host_rows_.data() + k * per, d, 1, scratch[tid].data(), kCum ? host_cum_.data() + k * per : nullptr,
+                         OwnSequenceState{own_L_.data() + k * d, &own_next_[k], own_cmp_.data() + k * nck_,
+                                          s_.checkpoints.data(), nck_});
+            });
+            upload_rows(host_rows_.data(), kCum ? host_cum_.data() : nullptr, host_rows_.size(), per);
+            launch(false, a, b);
+            DPR_CUDA_CHECK(cudaDeviceSynchronize());
+        }
+    }
+
     /// The kernel of this engine's mode (for its attributes).
     const void* advance_fn() const {
         switch (mode_) {
@@ -493,6 +544,7 @@ class CudaEngine final : public InstanceEngine {
         if constexpr (std::is_same_v<R, double>) r.rows_real = rows_exact_.data();
         else r.rows_real = rows_real_.data();
         r.rows_cum = has_cum_ ? rows_cum_.data() : nullptr;
+        r.rows_stride = rows_stride_;
         r.d = s_.d;
         return r;
     }
@@ -551,21 +603,25 @@ class CudaEngine final : public InstanceEngine {
     cuda::DeviceBuffer<R> real_, rows_real_;
     cuda::DeviceBuffer<sim::InstanceTotals<double, std::uint64_t>> acc_;
     cuda::DeviceBuffer<std::uint64_t> ck_;
+    std::uint64_t rows_stride_ = 0;
+    const AdversaryRuntime* own_; ///< per-instance sequences from this adversary, or null
+    unsigned threads_;
+    std::vector<double> own_L_, own_cmp_, host_rows_, host_cum_;
+    std::vector<std::uint32_t> own_next_;
 };
 
-/// The engine for learner number `learner_index` in precision R.
+/// The engine for the request's learner in precision R.
 template <class R>
-std::unique_ptr<InstanceEngine> make_engine(std::size_t learner_index, const void* params, std::size_t params_bytes,
-                                            const EngineShape& shape) {
+std::unique_ptr<InstanceEngine> make_engine(const EngineRequest& r) {
     std::unique_ptr<InstanceEngine> out;
     std::size_t i = 0;
     for_each_type(learners::AllLearners{}, [&](auto tag) {
         using L = typename decltype(tag)::type;
-        if (i++ != learner_index) return;
-        if (params_bytes != sizeof(typename L::Params)) throw std::logic_error("make_cuda_engine: params size mismatch");
+        if (i++ != r.learner_index) return;
+        if (r.params_bytes != sizeof(typename L::Params)) throw std::logic_error("make_cuda_engine: params size mismatch");
         typename L::Params p;
-        std::memcpy(&p, params, sizeof p);
-        out = std::make_unique<CudaEngine<L, R>>(p, shape);
+        std::memcpy(&p, r.params, sizeof p);
+        out = std::make_unique<CudaEngine<L, R>>(p, r.shape, r.per_instance, r.threads);
     });
     if (!out) throw std::logic_error("make_cuda_engine: learner index out of range");
     return out;

@@ -33,9 +33,8 @@ DeviceInfo query_devices();
 /// rank). Returns the device chosen, or -1 when there is none (or no CUDA in this build). Never throws.
 int use_device(int ordinal);
 
-/// The CUDA executor for the request (learner, shape; the device current for this process). Shared sequences
-/// only: a request with per_instance throws std::invalid_argument. Throws Unavailable in a build without CUDA
-/// or without a device, CudaError on device errors.
+/// The CUDA executor for the request (learner, shape, per-instance adversary if any; the device current for this
+/// process). Throws Unavailable in a build without CUDA or without a device, CudaError on device errors.
 std::unique_ptr<InstanceEngine> make_cuda_engine(const EngineRequest& request);
 
 } // namespace dpr::cuda_api

@@ -53,8 +53,8 @@ struct EngineRequest {
     std::size_t params_bytes;             ///< sizeof those Params (the CUDA executor checks it)
     const EngineShape& shape;
     unsigned threads;                     ///< CPU threads (the CUDA executor runs on the current device)
-    const AdversaryRuntime* per_instance; ///< non-null: every instance generates its own sequence from it (the CPU
-                                          ///< executor; the CUDA one refuses it: choose_backend never asks)
+    const AdversaryRuntime* per_instance; ///< non-null: every instance plays its own sequence from it, made on the
+                                          ///< host by both executors (host/backend/own_rows.hpp)
 };
 
 class InstanceEngine {

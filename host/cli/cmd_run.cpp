@@ -397,6 +397,9 @@ void run_command(const RunOptions& o) {
         const auto info = cuda_api::query_devices();
         device = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
         device_bytes = static_cast<std::uint64_t>(info.memory_gib * 1073741824.0);
+    } else if (requested == Backend::Auto && !plan.why_not_cuda.empty() && !o.quiet &&
+               cuda_api::query_devices().device_count > 0) {
+        std::cerr << "dpregret: note: running on the CPU although a GPU is visible: " << plan.why_not_cuda << "\n";
     }
 
     // Memory, then the output directory: both before anything is simulated.

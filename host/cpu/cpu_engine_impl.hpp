@@ -23,6 +23,7 @@
 #include <new>
 #include <thread>
 
+#include "host/backend/own_rows.hpp"
 #include "host/cpu/cpu_isa.hpp"
 #include "host/cpu/parallel.hpp"
 #include "host/cpu/cpu_teams.hpp"
@@ -132,19 +133,10 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
                   std::uint64_t stride, double* row, double* cum = nullptr) {
         const std::uint32_t d = a_.d;
         const std::uint32_t seq = static_cast<std::uint32_t>(a_.first_instance + k);
-        double* Lk = Lcmp_.data() + k * d;
-        for (std::uint64_t t = t0; t < t1; ++t) {
-            a_.fill(a_.adversary_ctx, seq, t, row);
-            double* o = out + (t - t0) * pitch;
-            if (cum)
-                for (std::uint32_t i = 0; i < d; ++i) cum[(t - t0) * pitch + i * stride] = Lk[i];
-            for (std::uint32_t i = 0; i < d; ++i) {
-                o[i * stride] = row[i];
-                Lk[i] += row[i];
-            }
-            std::uint32_t& nx = next_cmp_[k];
-            while (nx < nck_ && a_.checkpoints[nx] == t) cmp_[k * nck_ + nx++] = a_.comparator(a_.adversary_ctx, Lk, d);
-        }
+        dpr::own_rows([&](std::uint64_t t, double* r) { a_.fill(a_.adversary_ctx, seq, t, r); },
+                      [&](const double* sums) { return a_.comparator(a_.adversary_ctx, sums, d); }, d, t0, t1, out, pitch,
+                      stride, row, cum,
+                      OwnSequenceState{Lcmp_.data() + k * d, &next_cmp_[k], cmp_.data() + k * nck_, a_.checkpoints, nck_});
     }
 
     void read_common(double* expected, double* realized, double* comparators) const {

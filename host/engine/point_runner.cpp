@@ -15,14 +15,14 @@ namespace dpr {
 Backend choose_backend(Backend requested, bool per_instance, std::string* why_not_cuda) {
     if (requested == Backend::Cpu) return Backend::Cpu;
     const cuda_api::DeviceInfo info = cuda_api::query_devices();
-    std::string why;
-    if (!info.compiled) why = info.message;
-    else if (info.device_count == 0) why = info.message;
-    else if (per_instance) why = "per-instance adversary sequences run on the CPU backend only";
+    std::string why = info.compiled && info.device_count > 0 ? "" : info.message;
+    if (requested == Backend::Cuda && !why.empty()) throw std::invalid_argument("--backend cuda: " + why);
+    // Per-instance sequences run on the GPU when asked for: their rows are made on the host (own_rows.hpp), and
+    // the automatic choice moves them there once a device session has timed that path against the CPU.
+    if (requested == Backend::Auto && why.empty() && per_instance)
+        why = "per-instance adversary sequences run on the CUDA backend only when asked for (--backend cuda)";
     if (why_not_cuda) *why_not_cuda = why;
-    if (why.empty()) return Backend::Cuda;
-    if (requested == Backend::Cuda) throw std::invalid_argument("--backend cuda: " + why);
-    return Backend::Cpu;
+    return why.empty() || requested == Backend::Cuda ? Backend::Cuda : Backend::Cpu;
 }
 
 std::unique_ptr<InstanceEngine> make_engine(Backend backend, const EngineRequest& request) {

@@ -14,6 +14,8 @@
 //     must agree entry for entry; in double every instance must (a flip needs a uniform within ~1e-16 of
 //     a boundary);
 //   - results do not depend on how the rounds are chunked;
+//   - with per-instance sequences ([adversary] per_instance = true) a thread per instance again computes the CPU's
+//     bits, comparators included;
 //   - state kept on chip for a launch's rounds ([run] gpu_state = "shared", cuda/stage_plan.hpp) gives the bits of
 //     state in device memory, in every launch mode, precision and chunking; so does a row kept in registers
 //     (gpu_state = "registers").
@@ -39,7 +41,7 @@ namespace {
 constexpr std::uint32_t kInstances = 70; ///< instances of every run()
 
 struct Outcome {
-    std::vector<double> expected, realized, diagnostics;
+    std::vector<double> expected, realized, diagnostics, comparators;
     std::string policy;
 };
 
@@ -85,7 +87,7 @@ std::vector<Case> cases(std::uint32_t d, std::uint64_t T) {
 }
 
 Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision prec, const std::string& lanes,
-            unsigned team_threads, std::uint64_t chunk, const std::string& gpu_state = "auto") {
+            unsigned team_threads, std::uint64_t chunk, const std::string& gpu_state = "auto", bool own = false) {
     Problem pb;
     pb.d = d;
     pb.T = T;
@@ -111,14 +113,18 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
         if (t > 1)
             for (std::uint32_t i = 0; i < w; ++i) cum[(t - 1) * w + i] = cum[(t - 2) * w + i] + rows[(t - 2) * w + i];
     }
-    auto e = make_engine(gpu ? Backend::Cuda : Backend::Cpu, {lr.index, lr.params.data(), lr.params.size(), s, 2, nullptr});
+    // own: every instance plays its own sequence (adversary.per_instance), made by the executor.
+    auto e = make_engine(gpu ? Backend::Cuda : Backend::Cpu,
+                         {lr.index, lr.params.data(), lr.params.size(), s, 2, own ? &ar : nullptr});
     for (std::uint64_t t0 = 1; t0 <= T; t0 += chunk) {
         const std::uint64_t t1 = std::min<std::uint64_t>(T + 1, t0 + chunk);
-        e->advance(t0, t1, rows.data() + (t0 - 1) * w, lr.reads_cumulative ? cum.data() + (t0 - 1) * w : nullptr);
+        if (own) e->advance(t0, t1, nullptr, nullptr);
+        else e->advance(t0, t1, rows.data() + (t0 - 1) * w, lr.reads_cumulative ? cum.data() + (t0 - 1) * w : nullptr);
     }
     Outcome o;
     e->results(o.expected, o.realized);
     e->diagnostics(o.diagnostics);
+    e->comparators(o.comparators);
     o.policy = e->policy();
     return o;
 }
@@ -155,21 +161,49 @@ bool scalar_learner(const std::string& n) {
 
 } // namespace
 
+/// A thread per instance computes the CPU's instance lanes, bit for bit. Also with per-instance sequences
+/// (adversary.per_instance = true): the CUDA executor makes every instance's rows on the host with the CPU
+/// executor's loop (host/backend/own_rows.hpp) and each instance reads its own, so the bits are the same again,
+/// comparators included, whatever the chunking (GPU chunks of 7 rounds against the CPU's 128). A GPU that gave
+/// every instance the rows of one would differ.
 TEST(GpuEngine, ThreadPerInstanceEqualsCpuInstanceLanesBitwise) {
     DPR_REQUIRE_GPU();
-    const std::uint64_t T = 300;
-    for (const std::uint32_t d : {24u, 2u})
-    for (const Case& c : cases(d, T)) {
-        if (scalar_learner(c.learner)) continue;
-        for (Precision prec : {Precision::Double, Precision::Float}) {
-            const Outcome cpu = run(c, d, T, false, prec, "instances", 0, 128);
-            const Outcome gpu = run(c, d, T, true, prec, "instances", 0, 128);
-            const std::string what = c.learner + " | " + gpu.policy + " vs " + cpu.policy;
-            EXPECT_EQ(gpu.expected, cpu.expected) << what;
-            EXPECT_EQ(gpu.realized, cpu.realized) << what;
-            EXPECT_EQ(gpu.diagnostics, cpu.diagnostics) << what;
+    for (const bool own : {false, true}) {
+        const std::uint64_t T = own ? 120 : 300;
+        for (const std::uint32_t d : {24u, 2u})
+        for (const Case& c : cases(d, T)) {
+            if (scalar_learner(c.learner)) continue;
+            for (Precision prec : {Precision::Double, Precision::Float}) {
+                const Outcome cpu = run(c, d, T, false, prec, "instances", 0, 128, "auto", own);
+                const Outcome gpu = run(c, d, T, true, prec, "instances", 0, own ? 7 : 128, "auto", own);
+                const std::string what =
+                    std::string(own ? "per-instance sequences: " : "") + c.learner + " | " + gpu.policy + " vs " + cpu.policy;
+                EXPECT_EQ(gpu.expected, cpu.expected) << what;
+                EXPECT_EQ(gpu.realized, cpu.realized) << what;
+                EXPECT_EQ(gpu.diagnostics, cpu.diagnostics) << what;
+                EXPECT_EQ(gpu.comparators, cpu.comparators) << what;
+                if (!own) continue;
+                const std::size_t nck = log_checkpoints(T, 5).size();
+                ASSERT_EQ(cpu.comparators.size(), std::size_t{kInstances} * nck) << what;
+                std::vector<double> last; // each instance's comparator at T: not all the same sequence
+                for (std::size_t k = 0; k < kInstances; ++k) last.push_back(cpu.comparators[k * nck + nck - 1]);
+                EXPECT_GT(std::count_if(last.begin(), last.end(), [&](double v) { return v != last[0]; }), 0) << what;
+            }
         }
     }
+}
+
+/// Per-instance sequences go to the GPU when asked for; `auto` keeps them on the CPU, saying why, until the
+/// device path has been timed (docs/GPU.md "Per-instance sequences").
+TEST(GpuEngine, PerInstanceSequencesRunOnTheGpuWhenAskedFor) {
+    DPR_REQUIRE_GPU();
+    std::string why;
+    EXPECT_EQ(choose_backend(Backend::Cuda, true, &why), Backend::Cuda);
+    EXPECT_TRUE(why.empty()) << why;
+    EXPECT_EQ(choose_backend(Backend::Auto, true, &why), Backend::Cpu);
+    EXPECT_NE(why.find("per-instance"), std::string::npos) << why;
+    EXPECT_EQ(choose_backend(Backend::Auto, false, &why), Backend::Cuda);
+    EXPECT_TRUE(why.empty()) << why;
 }
 
 TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
