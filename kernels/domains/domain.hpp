@@ -122,6 +122,55 @@ DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
     }
 }
 
+/// idx[0..k) = the k smallest of 0..n-1 under (v, index) ascending, in some order; idx[0..n) a permutation. The set
+/// is the one sort_indices puts first (the order is strict: indices break ties). Quickselect, the median of three as
+/// pivot, on the part that still holds the k-th element; after 2 log2 n + 4 partitions it heap-sorts what is left,
+/// so O(n) expected and O(n log n) at worst; in place, no recursion (a GPU thread runs it). `partitions` >= 0 sets
+/// that budget instead (tests reach the heap sort with it).
+DPR_HD inline void select_smallest(const double* v, double* idx, std::uint32_t n, std::uint32_t k, int partitions = -1) {
+    for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
+    if (k == 0 || k >= n) return;
+    const auto at = [&](std::uint32_t j) { return static_cast<std::uint32_t>(idx[j]); };
+    const auto swap = [&](std::uint32_t a, std::uint32_t b) {
+        const double t = idx[a];
+        idx[a] = idx[b];
+        idx[b] = t;
+    };
+    std::uint32_t lo = 0, hi = n; // the k-th smallest lies in idx[lo, hi)
+    int budget = 4;
+    for (std::uint32_t m = n; m > 1; m >>= 1) budget += 2;
+    if (partitions >= 0) budget = partitions;
+    while (hi - lo > 16) {
+        if (budget-- == 0) { // heap sort of idx[lo, hi): indices are absolute, so an offset base works
+            double* part = idx + lo;
+            const std::uint32_t len = hi - lo;
+            for (std::uint32_t i = len / 2; i-- > 0;) sift_down(v, part, i, len);
+            for (std::uint32_t end = len - 1; end > 0; --end) {
+                const double t = part[0];
+                part[0] = part[end];
+                part[end] = t;
+                sift_down(v, part, 0, end);
+            }
+            return;
+        }
+        const std::uint32_t mid = lo + (hi - lo) / 2, last = hi - 1;
+        // median of idx[lo], idx[mid], idx[last] moved to idx[last]
+        if (before(v, at(mid), at(lo))) swap(mid, lo);
+        if (before(v, at(last), at(lo))) swap(last, lo);
+        if (before(v, at(mid), at(last))) swap(mid, last);
+        const std::uint32_t pivot = at(last);
+        std::uint32_t store = lo;
+        for (std::uint32_t j = lo; j < last; ++j)
+            if (before(v, at(j), pivot)) swap(store++, j);
+        swap(store, last); // the pivot, at its rank
+        if (store == k || store + 1 == k) return;
+        if (store > k) hi = store;
+        else lo = store + 1;
+    }
+    for (std::uint32_t i = lo + 1; i < hi; ++i) // insertion sort of the last small part
+        for (std::uint32_t j = i; j > lo && before(v, at(j), at(j - 1)); --j) swap(j, j - 1);
+}
+
 /// Union-find over parent[] (doubles holding node ids), path halving.
 DPR_HD inline std::uint32_t find(double* parent, std::uint32_t a) {
     while (static_cast<std::uint32_t>(parent[a]) != a) {
@@ -164,7 +213,7 @@ DPR_HD inline void lo(const Domain& D, const double* v, double* x, double* scrat
         for (std::uint32_t i = 0; i < n; ++i) x[i] = v[i] > 0.0 ? -1.0 : 1.0;
         return;
     case DomainKind::KSubsets: {
-        detail::sort_indices(v, scratch, n);
+        detail::select_smallest(v, scratch, n, D.k);
         for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
         for (std::uint32_t j = 0; j < D.k; ++j) x[static_cast<std::uint32_t>(scratch[j])] = 1.0;
         return;

@@ -228,6 +228,45 @@ TEST(Domains, OraclesMatchBruteForceOnTheSimpleSets) {
     }
 }
 
+// The k-subsets oracle selects the k smallest by quickselect (domain.hpp detail::select_smallest), not by sorting:
+// the same set as the first k of the (v, index) sort, on random values, heavy ties, sorted and reversed input, all
+// equal, an organ pipe, at sizes past the insertion-sort cut-off, with the default partition budget and with budgets
+// that force the heap-sort fallback early; lo() is 1 exactly on that set.
+TEST(Domains, KSubsetsOracleSelectsWhatTheSortPutsFirst) {
+    std::mt19937_64 gen(41);
+    std::normal_distribution<double> z;
+    for (std::uint32_t n : {17u, 33u, 100u, 1024u}) {
+        std::vector<Vec> inputs(6, Vec(n));
+        for (std::uint32_t i = 0; i < n; ++i) {
+            inputs[0][i] = z(gen);
+            inputs[1][i] = std::floor(3.0 * std::fabs(z(gen))); // heavy ties
+            inputs[2][i] = i;                                     // sorted
+            inputs[3][i] = n - i;                                 // reversed
+            inputs[4][i] = 0.5;                                   // all equal
+            inputs[5][i] = std::min(i, n - i);                    // organ pipe
+        }
+        for (const Vec& v : inputs)
+            for (std::uint32_t k : {1u, n / 3, n / 2, n - 1}) {
+                Vec sorted(n), sel(n);
+                detail::sort_indices(v.data(), sorted.data(), n);
+                std::vector<int> want(n, 0);
+                for (std::uint32_t j = 0; j < k; ++j) want[static_cast<std::uint32_t>(sorted[j])] = 1;
+                for (int budget : {-1, 0, 1, 3}) {
+                    detail::select_smallest(v.data(), sel.data(), n, k, budget);
+                    std::vector<int> got(n, 0);
+                    for (std::uint32_t j = 0; j < k; ++j) got[static_cast<std::uint32_t>(sel[j])] += 1;
+                    EXPECT_EQ(got, want) << "n " << n << " k " << k << " budget " << budget << " v[0] " << v[0];
+                }
+                Keys keys;
+                keys.set(DomainKind::KSubsets).num(kK, k);
+                const Domain D = make(keys, n);
+                Vec x(n), scratch(scratch_size(D));
+                lo(D, v.data(), x.data(), scratch.data());
+                for (std::uint32_t i = 0; i < n; ++i) EXPECT_EQ(x[i], want[i]) << "n " << n << " k " << k << " i " << i;
+            }
+    }
+}
+
 TEST(Domains, L2BallOracleIsTheScaledNegativeDirection) {
     Keys b;
     b.set(DomainKind::L2Ball).num(kRadius, 2.0);
