@@ -269,9 +269,10 @@ using RowFill = std::function<void(std::uint32_t row, std::uint64_t c0, std::uin
 
 /// Fills rows [first, first + count) (row-major, `cols` values each) into buf. The count * cols values
 /// are split into contiguous ranges, one per thread, so that a few long tree rows are shared out as
-/// well as many short ones. Results do not depend on the split.
+/// well as many short ones; a thread gets at least 4096 units of work, a value costing `value_cost` units (an
+/// exponential-mechanism draw costs its d candidates). Results do not depend on the split.
 void fill_rows(std::uint64_t first, std::uint64_t count, std::uint64_t cols, const RowFill& fill,
-               double* buf) {
+               double* buf, std::uint64_t value_cost = 1) {
     const std::uint64_t work = count * cols;
     const auto run = [&](std::uint64_t lo, std::uint64_t hi) { // flat value indices [lo, hi)
         while (lo < hi) {
@@ -282,7 +283,7 @@ void fill_rows(std::uint64_t first, std::uint64_t count, std::uint64_t cols, con
         }
     };
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const std::uint64_t threads = std::min<std::uint64_t>(hw, std::max<std::uint64_t>(1, work / 4096));
+    const std::uint64_t threads = std::min<std::uint64_t>({hw, work, std::max<std::uint64_t>(1, work * value_cost / 4096)});
     if (threads <= 1) {
         run(0, work);
         return;
@@ -348,7 +349,7 @@ void check_output_fits(const Common& c, std::uint64_t cols, bool vector) {
 /// overflow impossible; this keeps the promise of docs/CLI.md if they are ever wrong).
 void write_samples(const Common& c, std::uint64_t cols, bool vector,
                    const std::function<std::string(std::uint64_t)>& column_name, const RowFill& fill,
-                   std::uint64_t batch_values = kBatchValues) {
+                   std::uint64_t batch_values = kBatchValues, std::uint64_t value_cost = 1) {
     check_output_fits(c, cols, vector);
     // Open last: every flag has been validated, so a usage error never creates a file.
     std::unique_ptr<io::AtomicFile> file;
@@ -392,7 +393,7 @@ void write_samples(const Common& c, std::uint64_t cols, bool vector,
     if (cols <= batch_values) {
         for (std::uint64_t r0 = 0; r0 < c.n; r0 += batch_rows) {
             const std::uint64_t rows = std::min(batch_rows, c.n - r0);
-            fill_rows(r0, rows, cols, fill, buf.data());
+            fill_rows(r0, rows, cols, fill, buf.data(), value_cost);
             if (npy) emit(buf.data(), rows * cols, true, false);
             else
                 for (std::uint64_t r = 0; r < rows; ++r) emit(buf.data() + r * cols, cols, true, true);
@@ -765,7 +766,8 @@ void add_expmech(CLI::App* sample) {
                           std::uint32_t i = 0;
                           cpu::expmech_draws(isa, args, row, 1, &i);
                           *dst = static_cast<double>(i);
-                      });
+                      },
+                      kBatchValues, d); // a draw is a pass over its d candidates: threads from 4096 / d draws on
     });
 }
 
