@@ -13,13 +13,15 @@ row of each round (2^20 halving ranks: a 12-round Feistel permutation per expert
 NumPy (fair: what a careful researcher would write), for all I instances at once, per round:
     row = (rank >= alive(phase)) with row[x*] = 0      (the halving row; ranks from one stored permutation)
     switching instances: x = argmin(eta/2 L - Gumbel(size = (m, d)), axis 1); k += 1; q = 0; rho = Lthr + Lap(4/eps)
+      (the second peer, numpy_shared_pass_ir_per_s, shares the round's O(d) pass among the m switching instances,
+      which see the same L: cdf = cumsum(exp(-eta/2 (L - min L))), x = searchsorted(cdf, U cdf[-1]))
     asking instances: fire = q + Lap(8/eps) > rho
     loss = row[x]; q += loss; L += row
 numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in both (dpregret regenerates it
 only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
 
 Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick]
-       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check | --check-potential | --check-tree]
+       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check [--shared-pass] | --check-potential | --check-tree]
 """
 import argparse
 import csv
@@ -41,9 +43,11 @@ def c1_params(d, T, eps, beta=0.05):
     return K, eta, 4 / eta + 8 * B / eps
 
 
-def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None):
+def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None, shared_pass=False):
     """Seconds for `rounds` rounds of n svt-experts instances on a halving sequence (d experts, horizon T); with
-    `totals` (a list), also appends each instance's total loss to it."""
+    `totals` (a list), also appends each instance's total loss to it. shared_pass: the instances that switch in a
+    round share its O(d) work (they share L): one CDF of exp(-eta/2 L), then one uniform and a binary search per
+    draw -- the same law as the Gumbel argmin, drawn from O(d + m log d) work instead of O(m d)."""
     rng = np.random.default_rng(seed)
     K, eta, Lthr = c1_params(d, T, eps)
     star = int(rng.integers(d))
@@ -68,8 +72,12 @@ def numpy_svt(d, T, n, eps, rounds, seed=1, totals=None):
         row[star] = 0.0
         if pending.any():
             idx = np.nonzero(pending)[0]
-            g = rng.gumbel(size=(idx.size, d))
-            x[idx] = np.argmin(eta / 2 * L[None, :] - g, axis=1)
+            if shared_pass:
+                cdf = np.cumsum(np.exp(-eta / 2 * (L - L.min())))
+                x[idx] = np.minimum(np.searchsorted(cdf, rng.random(idx.size) * cdf[-1], side="right"), d - 1)
+            else:
+                g = rng.gumbel(size=(idx.size, d))
+                x[idx] = np.argmin(eta / 2 * L[None, :] - g, axis=1)
             k[idx] += 1
             q[idx] = 0
             rho[idx] = Lthr + rng.laplace(0, 4 / eps, idx.size)
@@ -261,6 +269,8 @@ def main():
                     help="instead of timing: compare the mean total loss of dpregret and of this NumPy implementation "
                          "(written from docs/spec/afkt23.md §C1, independent RNG) at d = 1024, T = 4096, "
                          "2000 instances each")
+    ap.add_argument("--shared-pass", action="store_true",
+                    help="with --check: compare against the NumPy peer that shares each round's O(d) pass (the same law)")
     ap.add_argument("--check-potential", action="store_true",
                     help="instead of timing: the same comparison for potential-svt-experts (AFKT23 Alg. 5) against a "
                          "NumPy implementation written from docs/spec/afkt23.md §C4, at keys where its phases end")
@@ -287,11 +297,13 @@ def main():
             nr = T
             secs = numpy_svt(d, T, n, eps, nr)
             theirs = n * nr / secs
+            shared = n * nr / numpy_svt(d, T, n, eps, nr, shared_pass=True)
             n_draws = max(64, (1 << 27) // d) if not a.quick else max(16, (1 << 24) // d)
             draws = numpy_draws_per_s(d, n_draws)
             ours_draws = dpregret_draws_per_s(a.binary, d, n_draws, work)
             rows.append(dict(d=d, T=T, instances=n, epsilon=eps, dpregret_ir_per_s=f"{ours:.4g}",
                              numpy_ir_per_s=f"{theirs:.4g}", numpy_rounds=nr, ratio=f"{ours / theirs:.3g}",
+                             numpy_shared_pass_ir_per_s=f"{shared:.4g}", ratio_shared_pass=f"{ours / shared:.3g}",
                              expmech_draws=n_draws,
                              dpregret_expmech_draws_per_s=f"{ours_draws:.4g}",
                              numpy_expmech_draws_per_s=f"{draws:.4g}",
@@ -318,7 +330,7 @@ def check(a):
             ours = [float(r["realized_regret"]) for r in _csv.DictReader(f)]
     theirs = []
     for seed in range(20):  # 20 sequences of 100 instances: the halving order is drawn per sequence, as dpregret
-        numpy_svt(d, T, n // 20, eps, T, seed=100 + seed, totals=theirs)
+        numpy_svt(d, T, n // 20, eps, T, seed=100 + seed, totals=theirs, shared_pass=a.shared_pass)
     m1, m2 = np.mean(ours), np.mean(theirs)
     se = math.sqrt(np.var(ours, ddof=1) / len(ours) + np.var(theirs, ddof=1) / len(theirs))
     print(f"dpregret mean total loss {m1:.2f} (n = {len(ours)}), NumPy {m2:.2f} (n = {len(theirs)}), "
