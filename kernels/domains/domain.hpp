@@ -109,9 +109,8 @@ DPR_HD inline void sift_down(const double* v, double* idx, std::uint32_t root, s
     }
 }
 
-/// idx[0..n) = 0..n-1 sorted by (v, index) ascending: heap sort, O(n log n), in place.
-DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
-    for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
+/// The n indices in idx[0..n) sorted by (v, index) ascending: heap sort, O(n log n), in place.
+DPR_HD inline void heap_sort(const double* v, double* idx, std::uint32_t n) {
     if (n < 2) return;
     for (std::uint32_t i = n / 2; i-- > 0;) sift_down(v, idx, i, n);
     for (std::uint32_t end = n - 1; end > 0; --end) {
@@ -120,6 +119,12 @@ DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
         idx[end] = tmp;
         sift_down(v, idx, 0, end);
     }
+}
+
+/// idx[0..n) = 0..n-1 sorted by (v, index) ascending.
+DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
+    heap_sort(v, idx, n);
 }
 
 /// idx[0..k) = the k smallest of 0..n-1 under (v, index) ascending, in some order; idx[0..n) a permutation. The set
@@ -141,18 +146,7 @@ DPR_HD inline void select_smallest(const double* v, double* idx, std::uint32_t n
     for (std::uint32_t m = n; m > 1; m >>= 1) budget += 2;
     if (partitions >= 0) budget = partitions;
     while (hi - lo > 16) {
-        if (budget-- == 0) { // heap sort of idx[lo, hi): indices are absolute, so an offset base works
-            double* part = idx + lo;
-            const std::uint32_t len = hi - lo;
-            for (std::uint32_t i = len / 2; i-- > 0;) sift_down(v, part, i, len);
-            for (std::uint32_t end = len - 1; end > 0; --end) {
-                const double t = part[0];
-                part[0] = part[end];
-                part[end] = t;
-                sift_down(v, part, 0, end);
-            }
-            return;
-        }
+        if (budget-- == 0) return heap_sort(v, idx + lo, hi - lo); // indices are absolute: an offset base works
         const std::uint32_t mid = lo + (hi - lo) / 2, last = hi - 1;
         // median of idx[lo], idx[mid], idx[last] moved to idx[last]
         if (before(v, at(mid), at(lo))) swap(mid, lo);
