@@ -22,7 +22,7 @@ Backend choose_backend(Backend requested, bool per_instance, std::string* why_no
     if (requested == Backend::Auto && why.empty() && per_instance)
         why = "per-instance adversary sequences run on the CUDA backend only when asked for (--backend cuda)";
     if (why_not_cuda) *why_not_cuda = why;
-    return why.empty() || requested == Backend::Cuda ? Backend::Cuda : Backend::Cpu;
+    return why.empty() ? Backend::Cuda : Backend::Cpu;
 }
 
 std::unique_ptr<InstanceEngine> make_engine(Backend backend, const EngineRequest& request) {
