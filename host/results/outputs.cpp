@@ -256,6 +256,8 @@ nlohmann::json diagnostics_json(const PointRecord& r) {
     return d;
 }
 
+} // namespace
+
 nlohmann::json point_json(const PointRecord& r) {
     using nlohmann::json;
     const config::Point& p = *r.point;
@@ -291,6 +293,8 @@ nlohmann::json point_json(const PointRecord& r) {
     };
 }
 
+namespace {
+
 /// JSON text that never throws on bad UTF-8 (strings are escaped by utf8_or_escaped first; anything
 /// left is replaced by U+FFFD).
 std::string dump(const nlohmann::json& j, int indent) {
@@ -299,6 +303,8 @@ std::string dump(const nlohmann::json& j, int indent) {
 
 /// Polls `stop` every kPollRows rows of a file.
 constexpr std::size_t kPollRows = 4096;
+
+} // namespace
 
 bool write_summary(std::ostream& os, const config::Config& cfg, const std::vector<PointRecord>& recs,
                    const std::function<bool()>& stop) {
@@ -406,8 +412,6 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
                        {"expert_rounds_per_second", sim_seconds > 0 ? expert_rounds / sim_seconds : 0.0}};
     return j;
 }
-
-} // namespace
 
 bool write_outputs(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                    const RunMeta& meta, const std::function<bool()>& stop_fn) {

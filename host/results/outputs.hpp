@@ -14,6 +14,7 @@
 // the per-checkpoint, per-instance results, so that a long sweep keeps O(instances) per point.
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -107,6 +108,17 @@ struct RunMeta {
 /// temporary nor renamed). Throws io::IoError on a write failure, also leaving none of them.
 bool write_outputs(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                    const RunMeta& meta, const std::function<bool()>& stop);
+
+/// The text of summary.csv and of final_regret.csv for finished records (write_outputs writes them to files); false
+/// when `stop` returned true (polled every few thousand rows).
+bool write_summary(std::ostream& os, const config::Config& cfg, const std::vector<PointRecord>& recs,
+                   const std::function<bool()>& stop);
+bool write_final_regret(std::ostream& os, const std::vector<PointRecord>& recs, const std::function<bool()>& stop);
+
+/// run.json's object (points inline up to kInlinePoints, else named points.jsonl), and one point's object of its
+/// points[] (a line of points.jsonl): what a front end shows of a run without writing it.
+nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord>& recs, const RunMeta& meta);
+nlohmann::json point_json(const PointRecord& r);
 
 /// Text that is valid UTF-8: `s` unchanged if it is, else every byte that is not part of a valid UTF-8
 /// sequence written as the four characters \xNN (e.g. a path given as raw bytes). For JSON output.
