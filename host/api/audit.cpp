@@ -1,0 +1,226 @@
+#include "host/api/audit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "host/api/errors.hpp"
+#include "host/api/pipeline.hpp"
+#include "host/backend/cuda_api.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/io/csv.hpp"
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/version.hpp"
+
+namespace dpr::api {
+namespace {
+
+nlohmann::json num(double v) {
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (std::isnan(v)) return nullptr;
+    return v;
+}
+
+/// Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own.
+void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::AuditSettings& settings) {
+    const config::Config& cfg = p.config;
+    const bool cuda = p.job.backend == Backend::Cuda;
+    const MemoryLimit limit = parse_memory_limit(spec.memory_limit);
+    const std::uint64_t M = cfg.run.instances;
+    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob{}.chunk_bytes, cuda,
+                                           std::min<std::uint64_t>(settings.batch, M));
+    const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M)));
+    const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) + " trials x 8 bytes ([audit] selection = " +
+                                  io::format_double(settings.selection) + " of [run] instances)",
+                              audit::audit_extra_bytes(settings, M, false)};
+    const MemoryTerm stat_term{"--save-statistic: 2 x " + std::to_string(M) + " trials x 8 bytes",
+                               audit::audit_extra_bytes(settings, M, spec.keep_statistic) - sel_term.bytes};
+    for (const MemoryTerm& t : {sel_term, stat_term}) {
+        e.host_bytes = sat_add(e.host_bytes, t.bytes);
+        e.terms.push_back(t);
+    }
+    std::sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& x, const MemoryTerm& y) { return x.bytes > y.bytes; });
+    std::uint64_t device_bytes = 0;
+    if (cuda) device_bytes = static_cast<std::uint64_t>(cuda_api::query_devices().memory_gib * 1073741824.0);
+    check_memory(e, limit, device_bytes);
+}
+
+} // namespace
+
+config::ConfigInputs audit_config_inputs() {
+    config::ConfigInputs in = run_config_inputs();
+    in.extra_sections.push_back(audit::audit_section());
+    return in;
+}
+
+AuditPlan plan_audit(const AuditSpec& spec) {
+    AuditPlan p;
+    try {
+        p.config = spec.config_path.empty()
+                       ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, audit_config_inputs())
+                       : config::load_config(spec.config_path, spec.overrides, audit_config_inputs());
+    } catch (const config::ConfigError& e) {
+        throw UsageError(e.what());
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+    const config::Config& cfg = p.config;
+    p.records = resolve_points(cfg);
+    if (p.records.size() != 1)
+        throw UsageError("an audit runs one learner on one neighbouring pair, but the config is a sweep of " +
+                         std::to_string(p.records.size()) + " points (" + cfg.swept_keys.at(0) +
+                         " is a list); give one value per key");
+    p.warnings = cfg.points[0].warnings;
+    p.threads = spec.threads ? spec.threads : std::max(1u, std::thread::hardware_concurrency());
+    Backend backend;
+    try {
+        backend = choose_backend(spec.backend, false, nullptr);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    check_launch(cfg, backend);
+    p.device = "cpu: " + std::to_string(p.threads) + " threads";
+    if (backend == Backend::Cuda) {
+        const auto info = cuda_api::query_devices();
+        p.device = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
+    }
+    audit::AuditJob& job = p.job;
+    job.cfg = &p.config;
+    job.learner = p.records[0].learner;
+    job.adversary = p.records[0].adversary;
+    job.backend = backend;
+    job.threads = p.threads;
+    job.allow_planted = spec.allow_planted;
+    job.keep_statistic = spec.keep_statistic;
+    audit::AuditSettings settings;
+    try {
+        settings = audit::read_audit_settings(cfg, job.adversary, job.learner);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    check_audit_memory(p, spec, settings);
+    if (std::isinf(job.learner.privacy.epsilon))
+        p.warnings.push_back("learner \"" + job.learner.name + "\" as configured claims no privacy (eps = inf); the "
+                             "audit measures how distinguishable the neighbours are, and cannot find a violation");
+    p.work = 2 * cfg.run.instances * cfg.points[0].problem.T;
+    return p;
+}
+
+audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {
+    plan.job.cfg = &plan.config; // the plan may have moved since plan_audit
+    plan.job.on_progress = spec.on_progress;
+    plan.job.interrupted = spec.interrupted;
+    try {
+        return audit::run_learner_audit(plan.job);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
+                          const std::string& config_label, const std::string& started, double wall) {
+    const config::Config& cfg = plan.config;
+    const audit::AuditSettings& s = a.settings;
+    const audit::AuditBound& b = a.bound;
+    const config::Point& p = cfg.points[0];
+    nlohmann::json j;
+    j["verdict"] = audit::verdict(a);
+    j["claimed"] = {{"epsilon", num(a.learner.privacy.epsilon)}, {"delta", a.learner.privacy.delta},
+                    {"gdp_mu", a.learner.privacy.gdp_mu > 0 ? nlohmann::json(a.learner.privacy.gdp_mu) : nlohmann::json(nullptr)},
+                    {"accountant", a.learner.privacy.accountant}, {"mechanism", a.learner.privacy.mechanism}};
+    j["bound"] = {{"kind", audit::bound_kind_name(b.kind)}, {"requested", s.bound_requested},
+                  {"compared", b.kind == audit::BoundKind::Gdp ? "mu_lb against claimed.gdp_mu"
+                                                               : "epsilon_lb against claimed.epsilon"}};
+    j["epsilon_lb"] = num(b.epsilon_lb);
+    if (b.kind == audit::BoundKind::Gdp) j["mu_lb"] = b.mu_lb;
+    j["confidence"] = 1.0 - b.alpha;
+    j["event"] = {{"describe", b.event.describe()},
+                  {"tail", b.event.upper_tail ? "upper" : "lower"},
+                  {"threshold", num(b.event.threshold)},
+                  {"numerator_side", b.event.a_is_numerator ? "base" : "neighbour"},
+                  {"k_numerator", b.k1}, {"n_numerator", b.n1}, {"k_denominator", b.k0}, {"n_denominator", b.n0},
+                  {"selection_score", b.selection_score},
+                  {"chosen_on", "trials [0, " + std::to_string(a.selection_trials) + ") of each side"},
+                  {"counted_on", "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
+                                     ") of each side"}};
+    j["trials_per_side"] = a.trials;
+    j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream},
+                  {"base_instances", {0, a.trials - 1}}, {"neighbour_instances", {a.trials, 2 * a.trials - 1}}};
+    j["learner"] = {{"algorithm", a.learner.name}, {"planted", s.planted_name}};
+    j["neighbours"] = {{"rule", audit::neighbour_rule_name(s.neighbour.rule)},
+                       {"round", s.neighbour.round},
+                       {"coordinate", s.neighbour.coordinate},
+                       {"l1_distance", a.l1},
+                       {"l2_distance", a.l2},
+                       {"adversary", a.adversary.name}};
+    if (!s.neighbour_path.empty()) j["neighbours"]["path"] = s.neighbour_path;
+    j["statistic"] = {{"observed", !s.diagnostic.empty() ? s.diagnostic + " after round max R"
+                                   : s.realized ? "sum over R of l_t(i_t) (realized)" : "sum over R of <l_t, x_t> (expected)"},
+                      {"rounds", s.rounds.size() <= 64 ? nlohmann::json(s.rounds) : nlohmann::json(std::to_string(s.rounds.size()) + " rounds")},
+                      {"rounds_run", a.rounds_run}};
+    nlohmann::json settings = nlohmann::json::object();
+    for (const auto& kv : p.settings) settings[kv.first] = kv.second;
+    for (const auto& x : cfg.extra)
+        for (const auto& kv : x.settings) settings[kv.first] = kv.second;
+    j["settings"] = settings;
+    j["config"] = {{"path", config_label}, {"overrides", spec.overrides}, {"resolved_toml", cfg.resolved_toml}};
+    j["backend"] = {{"requested", spec.backend_requested}, {"used", a.backend}, {"device", plan.device},
+                    {"threads", plan.threads}, {"launch_policy", a.policy}, {"precision", cfg.run.precision}};
+    j["timing"] = {{"started_at", started},
+                   {"wall_seconds", wall},
+                   {"simulate_seconds", a.simulate_seconds},
+                   {"trials_per_second", a.simulate_seconds > 0 ? 2.0 * static_cast<double>(a.trials) / a.simulate_seconds : 0.0},
+                   {"instance_rounds_per_second",
+                    a.simulate_seconds > 0 ? 2.0 * static_cast<double>(a.trials) * static_cast<double>(a.rounds_run) / a.simulate_seconds : 0.0}};
+    const BuildInfo& bi = build_info();
+    j["dpregret"] = {{"version", bi.version}, {"git_commit", bi.git_commit}, {"rng", bi.rng}};
+    return j;
+}
+
+void write_audit_files(const std::string& dir, const audit::AuditOutcome& a, const nlohmann::json& j) {
+    // statistic.npy, privacy_region.csv, then audit.json last: its presence says the audit is complete.
+    std::unique_ptr<io::AtomicFile> npy_file;
+    if (!a.base.empty()) {
+        npy_file = std::make_unique<io::AtomicFile>(dir + "/statistic.npy");
+        io::NpyWriter w(npy_file->stream(), {2, a.trials});
+        w.write(a.base.data(), a.base.size());
+        w.write(a.neighbour.data(), a.neighbour.size());
+        w.finish();
+    }
+    io::AtomicFile region_file(dir + "/privacy_region.csv");
+    region_file.stream() << "threshold,base_ge,neighbour_ge,base_le,neighbour_le\n";
+    for (const auto& r : a.region)
+        region_file.stream() << io::format_double(r.threshold) << "," << io::format_double(r.base_ge) << ","
+                             << io::format_double(r.neighbour_ge) << "," << io::format_double(r.base_le) << ","
+                             << io::format_double(r.neighbour_le) << "\n";
+    io::AtomicFile json_file(dir + "/audit.json");
+    json_file.stream() << j.dump(2) << "\n";
+    if (npy_file) npy_file->commit();
+    region_file.commit();
+    json_file.commit();
+}
+
+std::string audit_verdict_line(const audit::AuditOutcome& a) {
+    const audit::AuditBound& b = a.bound;
+    std::ostringstream line;
+    line << audit::verdict(a) << ": ";
+    if (b.kind == audit::BoundKind::Gdp)
+        line << "mu_lb = " << b.mu_lb << " against claimed mu = " << a.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
+    line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha)
+         << "% confidence, claimed eps = " << a.learner.privacy.epsilon << ", delta = " << a.learner.privacy.delta
+         << " (" << a.learner.name << (a.settings.planted_name != "none" ? ", planted " + a.settings.planted_name : "")
+         << "; event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0
+         << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s)";
+    return line.str();
+}
+
+} // namespace dpr::api

@@ -1,0 +1,80 @@
+#pragma once
+// The library API of an audit (docs/AUDITS.md): an audit file in, the verdict, the bound and its event out, and
+// the files `dpregret audit` writes. The layer under the command (host/cli/cmd_audit.cpp) and the Python
+// package's dpregret.audit, as host/api/run.hpp is for a run:
+//
+//   plan_audit()     loads the file (its [audit] section too), resolves its single point, chooses the backend,
+//                    reads [audit] and checks the memory: everything that can refuse the input (UsageError, the
+//                    command's exit code 2), before anything is simulated;
+//   execute_audit()  runs both sides and the bound (host/audit/learner_audit.hpp);
+//   audit_json()     audit.json's object; write_audit_files() writes statistic.npy (when kept),
+//                    privacy_region.csv and audit.json last, each complete or absent.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "host/audit/learner_audit.hpp"
+#include "host/config/config.hpp"
+#include "host/engine/point_runner.hpp"
+#include "host/results/outputs.hpp"
+
+namespace dpr::api {
+
+struct AuditSpec {
+    std::string config_path;            ///< an audit file (docs/AUDITS.md), or
+    std::string toml_text;              ///< its text (when config_path is empty), named `source_name` in messages
+    std::string source_name = "<text>";
+    std::vector<std::string> overrides; ///< "section.key=VALUE", as --set
+    Backend backend = Backend::Auto;
+    std::string backend_requested = "auto"; ///< as given, for audit.json
+    unsigned threads = 0;               ///< 0: every core
+    std::string memory_limit = "auto";  ///< as --memory-limit (host/api/pipeline.hpp parse_memory_limit)
+    bool allow_planted = false;         ///< --allow-planted: [audit] planted may name a bug
+    bool keep_statistic = false;        ///< --save-statistic: keep every trial's statistic (2 x trials doubles)
+    std::function<void(std::uint64_t instance_rounds)> on_progress;
+    std::function<bool()> interrupted;  ///< polled between chunks; true stops the audit (completed false)
+};
+
+/// What plan_audit resolved. Move-only: the job points into `config`.
+struct AuditPlan {
+    config::Config config;
+    std::vector<PointRecord> records;   ///< exactly one
+    audit::AuditJob job;
+    unsigned threads = 1;
+    std::string device;                 ///< "cpu: N threads" or the GPU's name
+    std::vector<std::string> warnings;  ///< the point's warnings, and a learner that claims no privacy
+    std::uint64_t work = 0;             ///< instance-rounds of both sides (a progress bar's total)
+
+    AuditPlan() = default;
+    AuditPlan(AuditPlan&&) = default;
+    AuditPlan& operator=(AuditPlan&&) = default;
+    AuditPlan(const AuditPlan&) = delete;
+    AuditPlan& operator=(const AuditPlan&) = delete;
+};
+
+/// The config inputs of an audit: a run's, and the [audit] section.
+config::ConfigInputs audit_config_inputs();
+
+/// The first half (see the header). Throws UsageError.
+AuditPlan plan_audit(const AuditSpec& spec);
+
+/// Runs the plan with spec's progress and interrupt callbacks. UsageError for input only the run can refuse (a
+/// neighbour file); std::runtime_error for a non-finite statistic. completed = false when interrupted.
+audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec);
+
+/// audit.json's object. `config_label`: the file's path (or the source name of a text); `started`: ISO 8601 UTC;
+/// `wall_seconds`: the whole audit.
+nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
+                          const std::string& config_label, const std::string& started, double wall_seconds);
+
+/// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv and
+/// audit.json last into `dir` (which must exist). Throws io::IoError, leaving none of them.
+void write_audit_files(const std::string& dir, const audit::AuditOutcome& a, const nlohmann::json& audit_json);
+
+/// The command's closing line: the verdict, the bound against the claim, the event and its counts.
+std::string audit_verdict_line(const audit::AuditOutcome& a);
+
+} // namespace dpr::api
