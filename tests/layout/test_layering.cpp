@@ -55,6 +55,15 @@ TEST(Layering, TheLibraryIncludesNothingOfTheCommandLine) {
     EXPECT_TRUE(cuda.empty()) << joined(cuda);
 }
 
+TEST(Layering, ThePythonModuleStandsOnTheLibraryNotOnTheCommandLine) {
+    // python/src/module.cpp is a front end like host/cli/: it includes host/api/ (and what the library exports),
+    // never the command line; and nothing of the library includes the package.
+    const auto py = includes_of("python", {"host/cli/"});
+    EXPECT_TRUE(py.empty()) << joined(py);
+    const auto back = includes_of("host", {"python/"});
+    EXPECT_TRUE(back.empty()) << joined(back);
+}
+
 TEST(Layering, TheExecutorFoldersIncludeNothingAboveThem) {
     // From the bottom up (CONTRIBUTING.md): host/backend, the interface both executors implement; host/cpu, the
     // CPU executor; host/engine, a point run on either; host/results, what a run keeps and writes; host/api.
@@ -71,6 +80,7 @@ TEST(Layering, TheCheckSeesAnIncludeWhereOneIs) {
     EXPECT_FALSE(includes_of("host/cli", {"host/api/"}).empty());
     EXPECT_FALSE(includes_of("host", {"kernels/"}).empty());
     EXPECT_FALSE(includes_of("host/results", {"host/engine/"}).empty());
+    EXPECT_FALSE(includes_of("python", {"host/api/"}).empty());
 }
 
 } // namespace

@@ -1,0 +1,400 @@
+"""dpregret: Monte Carlo simulation of differentially private online learning, from Python.
+
+The same engine and the same numbers as the `dpregret` command (docs/PYTHON.md):
+
+    import dpregret
+    r = dpregret.run("experiments/quickstart.toml", set={"run.instances": 200})
+    r.final_regret          # NumPy array (points, instances): every instance's regret at t = T
+    r.summary               # summary.csv's columns (a pandas DataFrame when pandas is installed)
+    r.save("runs/mine")     # the files `dpregret run` writes, byte for byte
+
+A config is a path to an experiment file (docs/CONFIG.md), its TOML text, or a dict of sections; lists are sweeps.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+import warnings
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _core, _toml
+from ._core import ConfigError, NonFiniteResult
+
+__all__ = ["run", "Result", "audit", "AuditResult", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
+
+__version__: str = _core.info()["version"]
+
+
+class DPRegretWarning(UserWarning):
+    """A point's warning: a setting the run accepts but questions, or a learner that guarantees less privacy than
+    its keys request (run.json then reports what it does guarantee)."""
+
+
+def info() -> dict:
+    """What this build is and what it can use: version, commit, compiler, RNG, CUDA compiled and GPUs visible."""
+    return dict(_core.info())
+
+
+def keys(algorithm: str | None = None) -> list[dict]:
+    """Every key an experiment accepts (`dpregret run --list-keys` as rows): section, component, key, type,
+    default, min, max, choices, doc. `algorithm` keeps [run]'s keys and that learner's (or adversary kind's)."""
+    rows = [dict(r) for r in _core.keys()]
+    if algorithm is None:
+        return rows
+    picked = [r for r in rows if r["section"] == "run" or r["component"] == algorithm]
+    if len(picked) == sum(r["section"] == "run" for r in rows):
+        names = sorted({r["component"] for r in rows if r["component"]})
+        raise ConfigError(f"no learner or adversary is called {algorithm!r}; the names are: {', '.join(names)}")
+    return picked
+
+
+def _overrides(set_: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
+    if set_ is None:
+        return []
+    if isinstance(set_, str):
+        return [set_]
+    if isinstance(set_, Mapping):
+        return [f"{k}={_toml.value(v, str(k))}" for k, v in set_.items()]
+    out = list(set_)
+    for o in out:
+        if not isinstance(o, str):
+            raise TypeError(f"set: a list of overrides holds 'section.key=VALUE' strings (got {type(o).__name__})")
+    return out
+
+
+def _memory_losses(config: Mapping[str, Any], tmp: list[str]) -> dict:
+    """A dict config whose [adversary] losses is an array: the array is written to a temporary .npy file (float64,
+    row-major) that the run reads as its `path`; the file is removed when run() returns."""
+    adv = config.get("adversary")
+    if not isinstance(adv, Mapping) or "losses" not in adv:
+        return dict(config)
+    adv = dict(adv)
+    losses = np.asarray(adv.pop("losses"), dtype=np.float64)
+    if losses.ndim != 2:
+        raise ConfigError(f"[adversary] losses must be a (T, d) array (got shape {losses.shape})")
+    if "path" in adv:
+        raise ConfigError("[adversary] gives both losses and path; give one")
+    if not tmp:
+        tmp.append(tempfile.mkdtemp(prefix="dpregret-"))
+    path = os.path.join(tmp[0], "losses.npy")
+    np.save(path, np.ascontiguousarray(losses))
+    adv["path"] = path
+    out = dict(config)
+    out["adversary"] = adv
+    return out
+
+
+def _remove(tmp: list[str]) -> None:
+    for d in tmp:
+        for f in os.listdir(d):
+            os.remove(os.path.join(d, f))
+        os.rmdir(d)
+
+
+def _source(config: Any, tmp: list[str]) -> tuple[str, str, str]:
+    """(config_path, toml_text, source_name) for the core library."""
+    if isinstance(config, Mapping):
+        return "", _toml.dumps(_memory_losses(config, tmp)), "<dict>"
+    if isinstance(config, os.PathLike):
+        return os.fspath(config), "", ""
+    if isinstance(config, str):
+        if "\n" in config or "=" in config:
+            return "", config, "<string>"
+        return config, "", ""
+    raise TypeError(f"config must be a path, TOML text or a dict of sections (got {type(config).__name__})")
+
+
+def _want_progress(progress: bool | None) -> bool:
+    if progress is not None:
+        return bool(progress)
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Bar:
+    """tqdm over instance-rounds when asked for and tqdm is installed; otherwise nothing."""
+
+    def __init__(self, total: int, on: bool, label: str):
+        self.bar = None
+        self.shown = 0
+        if not on:
+            return
+        try:
+            if "ipykernel" in sys.modules:
+                from tqdm.auto import tqdm
+            else:
+                from tqdm import tqdm
+        except ImportError:
+            return
+        self.bar = tqdm(total=total, unit="inst-rounds", unit_scale=True, desc=label)
+
+    def update(self, done: int) -> None:
+        if self.bar is not None and done > self.shown:
+            self.bar.update(done - self.shown)
+            self.shown = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _wait(job, progress: bool | None, label: str) -> None:
+    """Starts the job's simulation and waits for it (the GIL released), updating a progress bar; on Ctrl-C (or any
+    exception) stops it at its next chunk and re-raises."""
+    bar = _Bar(job.total(), _want_progress(progress), label)
+    job.start()
+    try:
+        while not job.wait(0.1):
+            bar.update(job.progress())
+    except BaseException:  # KeyboardInterrupt: stop the simulation at its next chunk, then re-raise
+        job.cancel()
+        while not job.wait(0.1):
+            pass
+        raise
+    finally:
+        bar.update(job.progress())
+        bar.close()
+    if not job.finish():
+        raise KeyboardInterrupt(f"{label} was stopped")
+
+
+def _simulate(make, config: Any, set_, threads: int | None, progress: bool | None, label: str):
+    """Plans a job with make(config_path, toml_text, source_name, overrides, threads) (ConfigError on bad input),
+    issues its warnings, runs it and returns it finished."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ConfigError(f"threads must be an integer >= 1 (got {threads!r})")
+    tmp: list[str] = []
+    try:
+        path, text, name = _source(config, tmp)
+        job = make(path, text, name, _overrides(set_), threads or 0)
+        for w in job.warnings():
+            warnings.warn(w, DPRegretWarning, stacklevel=3)
+        _wait(job, progress, label)
+    finally:
+        _remove(tmp)
+    return job
+
+
+def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, backend: str = "auto",
+        threads: int | None = None, progress: bool | None = None, out: str | os.PathLike | None = None,
+        memory_limit: str = "auto") -> "Result":
+    """Runs an experiment and returns its Result (docs/PYTHON.md).
+
+    config:   a path to an experiment file, its TOML text, or a dict {"run": {...}, "adversary": {...},
+              "learner": {...}}; a list value is a sweep. [adversary] losses may be a (T, d) NumPy array.
+    set:      overrides, as `dpregret run --set`: a dict {"learner.epsilon": [0.1, 1]} or ["learner.epsilon=[0.1,1]"].
+    backend:  "auto" (the GPU when one is visible and the run can use it), "cpu" or "cuda".
+    threads:  CPU threads (default: every core); the results do not depend on it.
+    progress: a tqdm bar on stderr (default: when stderr is a terminal or in a notebook; needs tqdm).
+    out:      also write the CLI's files into this directory (Result.save).
+    memory_limit: "auto" (refuse a run estimated not to fit in the memory available), "none", or a size ("8G").
+
+    Bad input raises ConfigError (a ValueError) with the command's message, before anything is simulated.
+    Ctrl-C stops the run within a chunk and raises KeyboardInterrupt; nothing is written.
+    """
+    job = _simulate(lambda path, text, name, overrides, threads: _core.Job(
+        path, text, name, overrides, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
+    result = Result(job)
+    if out is not None:
+        result.save(out)
+    return result
+
+
+_INT_COLUMNS = ("point", "d", "T", "t", "instances")
+
+
+def _columns(text: str) -> dict[str, np.ndarray]:
+    """summary.csv's text as NumPy columns: point, d, T, t, instances as int64, algorithm as str, the statistics as
+    float64; a swept key's column as float64 when every value is a number (an empty cell, a point that lacks the
+    key, as NaN), else as str."""
+    rows = list(csv.reader(io.StringIO(text)))
+    header, body = rows[0], rows[1:]
+    cols: dict[str, np.ndarray] = {}
+    for j, name in enumerate(header):
+        values = [r[j] for r in body]
+        if name in _INT_COLUMNS:
+            cols[name] = np.array([int(v) for v in values], dtype=np.int64)
+        elif name == "algorithm":
+            cols[name] = np.array(values, dtype=str)
+        else:
+            try:
+                cols[name] = np.array([float(v) if v else np.nan for v in values], dtype=np.float64)
+            except ValueError:
+                cols[name] = np.array(values, dtype=str)
+    return cols
+
+
+class Result:
+    """A finished run: its points, every instance's regret, the summary and what run.json holds."""
+
+    def __init__(self, job: "_core.Job"):
+        self._job = job
+        self._cache: dict[str, Any] = {}
+
+    def _get(self, key: str, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def run_info(self) -> dict:
+        """What run.json holds (every point inline)."""
+        return self._get("run_info", lambda: json.loads(self._job.run_json()))
+
+    @property
+    def points(self) -> list[dict]:
+        """Each point as run.json describes it: algorithm, adversary, d, T, seed, settings (every resolved key),
+        swept (the swept keys' values), privacy, warnings, diagnostics, checkpoints, backend."""
+        return self.run_info["points"]
+
+    @property
+    def privacy(self) -> list[dict]:
+        """Per point, the (epsilon, delta) the learner guarantees and how: run.json's "privacy", with its numbers as
+        floats (run.json writes an infinite epsilon as the string "inf": here it is float("inf"))."""
+        def numbers(d: dict) -> dict:
+            return {k: float(v) if isinstance(v, str) and v in ("inf", "-inf") else v for k, v in d.items()}
+        return [numbers(p["privacy"]) for p in self.points]
+
+    @property
+    def backend(self) -> str:
+        return self._job.backend()
+
+    @property
+    def final_regret(self) -> np.ndarray:
+        """(points, instances): each instance's regret at t = T (final_regret.csv's regret column)."""
+        return self._get("final_regret", lambda: self._job.final_values(False))
+
+    @property
+    def realized_regret(self) -> np.ndarray:
+        """(points, instances): each instance's realised regret at t = T (sum of l_t(i_t) - comparator)."""
+        return self._get("realized_regret", lambda: self._job.final_values(True))
+
+    @property
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        """final_regret.csv's diagnostic columns: name -> (points, instances), NaN where a point's learner does not
+        report it."""
+        return self._get("diagnostics", lambda: {n: self._job.diagnostic(n) for n in self._job.diagnostic_names()})
+
+    def regret(self, point: int = 0, *, realized: bool = False) -> np.ndarray:
+        """(instances, checkpoints): point `point`'s regret at every checkpoint (Result.checkpoints(point))."""
+        return self._job.point_values(point, realized)
+
+    def checkpoints(self, point: int = 0) -> np.ndarray:
+        """The rounds t at which point `point` records regret (log-spaced, always ending at T)."""
+        return np.array(self._job.checkpoints(point), dtype=np.int64)
+
+    @property
+    def summary(self):
+        """summary.csv's rows: a pandas DataFrame when pandas is installed, else a dict of NumPy columns."""
+        def make():
+            text = self._job.summary_csv()
+            try:
+                import pandas as pd
+            except ImportError:
+                return _columns(text)
+            return pd.read_csv(io.StringIO(text))
+        return self._get("summary", make)
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Writes summary.csv, final_regret.csv and run.json (points.jsonl for more than 1000 points) into
+        `directory` (created if missing; refused if it already holds a run): the files `dpregret run` writes."""
+        self._job.save(os.fspath(directory))
+
+    def __repr__(self) -> str:
+        n = self._job.point_count()
+        return f"<dpregret.Result: {n} point(s) x {self._job.instances()} instances on {self.backend}>"
+
+
+def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, backend: str = "auto",
+          threads: int | None = None, progress: bool | None = None, out: str | os.PathLike | None = None,
+          memory_limit: str = "auto", allow_planted: bool = False, statistic: bool = False) -> "AuditResult":
+    """Audits a learner empirically (`dpregret audit`, docs/AUDITS.md): runs it [run] instances times on a loss
+    sequence and on its neighbour and bounds its epsilon from below at confidence 1 - [audit] alpha.
+
+    config, set, backend, threads, progress, out, memory_limit: as for run(); the config has an [audit] section.
+    allow_planted: allow [audit] planted (a learner with a planted privacy bug, to check that the audit catches it).
+    statistic: keep every trial's statistic (AuditResult.statistic; 2 x trials doubles).
+    Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
+    """
+    job = _simulate(lambda path, text, name, overrides, threads: _core.Audit(
+        path, text, name, overrides, backend, threads, memory_limit, allow_planted, statistic),
+        config, set, threads, progress, "dpregret audit")
+    result = AuditResult(job)
+    if out is not None:
+        result.save(out)
+    return result
+
+
+class AuditResult:
+    """A finished audit: the verdict, the bound and its event (audit.json's fields), the privacy region."""
+
+    def __init__(self, job: "_core.Audit"):
+        self._job = job
+        self.info: dict = json.loads(job.json())
+        """audit.json's object."""
+
+    @property
+    def verdict(self) -> str:
+        """"consistent" or "VIOLATION" (the lower bound exceeds the learner's claim)."""
+        return self.info["verdict"]
+
+    @property
+    def epsilon_lb(self) -> float:
+        """The lower bound on epsilon at the confidence level (float("inf") when the event never happened on one side)."""
+        v = self.info["epsilon_lb"]
+        return float(v) if v is not None else float("nan")
+
+    @property
+    def mu_lb(self) -> float | None:
+        """With the Gaussian-DP bound: the lower bound on mu; else None."""
+        return self.info.get("mu_lb")
+
+    @property
+    def claimed(self) -> dict:
+        """The learner's claim: epsilon, delta, gdp_mu, accountant, mechanism."""
+        return self.info["claimed"]
+
+    @property
+    def event(self) -> dict:
+        """The threshold event: how it reads, its tail and threshold, and its counts on each side."""
+        return self.info["event"]
+
+    @property
+    def confidence(self) -> float:
+        return self.info["confidence"]
+
+    @property
+    def trials(self) -> int:
+        """Trials per side."""
+        return self.info["trials_per_side"]
+
+    @property
+    def region(self) -> dict[str, np.ndarray]:
+        """privacy_region.csv: threshold, base_ge, neighbour_ge, base_le, neighbour_le."""
+        a = self._job.region()
+        return {n: a[:, j] for j, n in enumerate(("threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le"))}
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """(2, trials): every trial's statistic, base side then neighbour side (audit(..., statistic=True) only)."""
+        return self._job.statistic()
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Writes audit.json, privacy_region.csv (and statistic.npy when kept) into `directory`: the command's files."""
+        self._job.save(os.fspath(directory))
+
+    def __str__(self) -> str:
+        return self._job.verdict_line()
+
+    def __repr__(self) -> str:
+        return f"<dpregret.AuditResult: {self._job.verdict_line()}>"

@@ -1,0 +1,505 @@
+// dpregret._core: the Python extension over the core library (host/api/run.hpp). The package's Python layer
+// (python/dpregret/__init__.py) turns configs into TOML text and these objects into a Result; this file only moves
+// data across: a plan is made here (every input checked, ConfigError on bad input), simulated on a thread of its own
+// while Python waits with the GIL released (so Ctrl-C and a progress bar work), and its records are read back as
+// NumPy arrays (one copy) and as the very text and JSON the CLI writes (host/results/outputs.hpp).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+#include <nlohmann/json.hpp>
+
+#include "host/api/audit.hpp"
+#include "host/api/errors.hpp"
+#include "host/api/pipeline.hpp"
+#include "host/api/run.hpp"
+#include "host/backend/cuda_api.hpp"
+#include "host/config/config.hpp"
+#include "host/io/error.hpp"
+#include "host/results/memory_estimate.hpp"
+#include "host/results/outputs.hpp"
+#include "host/version.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace dpr::python {
+namespace {
+
+using Array = nb::ndarray<nb::numpy, double>;
+
+/// A NumPy array that owns `v`'s storage (moved, not copied).
+Array to_array(std::vector<double>&& v, std::initializer_list<std::size_t> shape) {
+    auto* owned = new std::vector<double>(std::move(v));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    return Array(owned->data(), shape, owner);
+}
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+Backend parse_backend(const std::string& b) {
+    if (b == "auto") return Backend::Auto;
+    if (b == "cpu") return Backend::Cpu;
+    if (b == "cuda") return Backend::Cuda;
+    throw UsageError("backend must be \"auto\", \"cpu\" or \"cuda\" (got \"" + b + "\")");
+}
+
+/// Work on a thread of its own while Python waits with the GIL released: start() runs work() (which polls
+/// cancelled() and add()s its progress), wait() blocks at most a given time, finish() joins and rethrows what work() threw.
+/// What derives plans in its constructor (every input checked) and sets total_ and warnings_.
+class Worker {
+public:
+    Worker() = default;
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+    virtual ~Worker() { stop(); }
+
+    /// Cancels the work and waits for its thread: what derives from Worker calls it first in its destructor, before
+    /// its members (which the work uses) go.
+    void stop() {
+        cancel_ = true;
+        if (thread_.joinable()) {
+            nb::gil_scoped_release release;
+            thread_.join();
+        }
+    }
+
+    void start() {
+        if (thread_.joinable() || finished_) throw std::logic_error("this has already been started");
+        thread_ = std::thread([this] {
+            try {
+                completed_ = work();
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(m_);
+            finished_ = true;
+            cv_.notify_all();
+        });
+    }
+
+    /// Waits up to `seconds` (the GIL released); true once the work has ended.
+    bool wait(double seconds) {
+        nb::gil_scoped_release release;
+        std::unique_lock<std::mutex> lock(m_);
+        return cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return finished_.load(); });
+    }
+
+    /// After wait() returned true: joins the thread and rethrows what the work threw; true if it ran to its end.
+    bool finish() {
+        if (!finished_) throw std::logic_error("the work has not ended yet (wait() first)");
+        if (thread_.joinable()) {
+            nb::gil_scoped_release release;
+            thread_.join();
+        }
+        if (error_) std::rethrow_exception(error_);
+        return completed_;
+    }
+
+    void cancel() { cancel_ = true; }
+    std::uint64_t progress() const { return done_.load(); } ///< instance-rounds done
+    std::uint64_t total() const { return total_; }          ///< instance-rounds in all
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+protected:
+    /// The simulation, on the worker's thread: true if it ran to its end (false: cancelled).
+    virtual bool work() = 0;
+    bool cancelled() const { return cancel_.load(); }
+    void add(std::uint64_t n) { done_ += n; }
+    void check_done() const {
+        if (!finished_ || !completed_ || error_) throw std::logic_error("the work has not completed");
+    }
+
+    std::uint64_t total_ = 0;
+    std::vector<std::string> warnings_;
+
+private:
+    std::atomic<std::uint64_t> done_{0};
+    std::atomic<bool> cancel_{false};
+    std::thread thread_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::atomic<bool> finished_{false};
+    bool completed_ = false;
+    std::exception_ptr error_;
+};
+
+/// One run: planned on construction (every input checked), simulated by start() on a thread of its own.
+class Job : public Worker {
+public:
+    Job(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
+        const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
+        const std::string& memory_limit)
+        : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
+        spec_.config_path = config_path;
+        spec_.toml_text = toml_text;
+        spec_.source_name = source_name;
+        spec_.overrides = overrides;
+        spec_.backend = parse_backend(backend);
+        spec_.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+        backend_requested_ = backend;
+        config_label_ = config_path.empty() ? source_name : config_path;
+        plan_ = api::plan(spec_);
+        const config::Config& cfg = plan_.config;
+        const bool cuda = plan_.backend == Backend::Cuda;
+        device_ = "cpu: " + std::to_string(spec_.threads) + " threads";
+        std::uint64_t device_bytes = 0;
+        if (cuda) {
+            const auto info = cuda_api::query_devices();
+            device_ = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
+            device_bytes = static_cast<std::uint64_t>(info.memory_gib * 1073741824.0);
+        }
+        const MemoryEstimate estimate =
+            estimate_run_memory(cfg, plan_.records, spec_.threads, PointJob{}.chunk_bytes, cuda, plan_.instance_count);
+        api::check_memory(estimate, api::parse_memory_limit(memory_limit), device_bytes,
+                          "reduce [run] instances, [adversary] d or the sweep, or pass memory_limit=\"none\"");
+        memory_estimate_ = estimate.host_bytes;
+        for (std::size_t i = 0; i < cfg.points.size(); ++i) {
+            total_ += plan_.instance_count * cfg.points[i].problem.T;
+            for (const std::string& w : cfg.points[i].warnings)
+                warnings_.push_back("point " + std::to_string(i) + ": " + w);
+            const std::string excess = api::privacy_excess(cfg.points[i], plan_.records[i].learner.privacy);
+            if (!excess.empty()) warnings_.push_back("point " + std::to_string(i) + ": " + excess);
+        }
+    }
+
+    ~Job() override { stop(); }
+
+    std::string backend() const { return plan_.backend == Backend::Cuda ? "cuda" : "cpu"; }
+    std::string why_not_cuda() const { return plan_.why_not_cuda; }
+    std::uint64_t instances() const { return plan_.instance_count; }
+    std::size_t point_count() const { return plan_.records.size(); }
+
+    /// (points, instances): the regret (or realised regret) of every instance at t = T.
+    Array final_values(bool realized) const {
+        check_done();
+        const std::size_t P = point_count(), N = instances();
+        std::vector<double> v(P * N);
+        for (std::size_t p = 0; p < P; ++p) {
+            const auto& src = realized ? plan_.records[p].final_realized : plan_.records[p].final_regret;
+            std::copy(src.begin(), src.end(), v.begin() + p * N);
+        }
+        return to_array(std::move(v), {P, N});
+    }
+
+    /// Point p's (instances, checkpoints) regret or realised regret.
+    Array point_values(std::size_t p, bool realized) const {
+        check_done();
+        const PointResult& r = record(p).result;
+        std::vector<double> v = realized ? r.realized_regret : r.regret;
+        return to_array(std::move(v), {static_cast<std::size_t>(r.instances), r.checkpoints.size()});
+    }
+
+    std::vector<std::uint64_t> checkpoints(std::size_t p) const { return record(p).result.checkpoints; }
+
+    /// final_regret.csv's diagnostic columns: their names (the union over the points, in order of first appearance).
+    std::vector<std::string> diagnostic_names() const {
+        std::vector<std::string> names;
+        for (const PointRecord& r : plan_.records)
+            for (const std::string& n : r.learner.diagnostic_names)
+                if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+        return names;
+    }
+
+    /// (points, instances) values of diagnostic `name`; NaN for the points whose learner does not report it (the
+    /// empty cells of final_regret.csv).
+    Array diagnostic(const std::string& name) const {
+        check_done();
+        const std::size_t P = point_count(), N = instances();
+        std::vector<double> v(P * N, std::numeric_limits<double>::quiet_NaN());
+        for (std::size_t p = 0; p < P; ++p) {
+            const PointRecord& r = plan_.records[p];
+            const auto& names = r.learner.diagnostic_names;
+            const auto it = std::find(names.begin(), names.end(), name);
+            if (it == names.end()) continue;
+            const std::size_t j = it - names.begin(), nd = names.size();
+            for (std::size_t k = 0; k < N; ++k) v[p * N + k] = r.result.diagnostics[k * nd + j];
+        }
+        return to_array(std::move(v), {P, N});
+    }
+
+    std::string summary_csv() const {
+        check_done();
+        std::ostringstream os;
+        write_summary(os, plan_.config, plan_.records, [] { return false; });
+        return os.str();
+    }
+
+    /// run.json's text (every point inline, whatever their number: points.jsonl is a file-size matter).
+    std::string run_json_text() const {
+        check_done();
+        nlohmann::json j = run_json(plan_.config, plan_.records, meta());
+        if (!j.contains("points")) {
+            nlohmann::json points = nlohmann::json::array();
+            for (const PointRecord& r : plan_.records) points.push_back(point_json(r));
+            j["points"] = points;
+            j.erase("points_file");
+        }
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+
+    /// Writes the CLI's files into `dir` (created if missing; refused if it already holds a run's files).
+    void save(const std::string& dir) const {
+        check_done();
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
+        for (const char* name : {"run.json", "summary.csv", "final_regret.csv", "points.jsonl"})
+            if (fs::exists(fs::path(dir) / name))
+                throw UsageError(dir + " already holds " + name + " of a run; save into a new or empty directory");
+        nb::gil_scoped_release release;
+        if (!write_outputs(dir, plan_.config, plan_.records, meta(), [] { return false; }))
+            throw std::runtime_error("writing the results into " + dir + " was stopped");
+    }
+
+private:
+    bool work() override {
+        spec_.on_progress = [this](std::uint64_t n) { add(n); };
+        spec_.interrupted = [this] { return cancelled(); };
+        api::ExecuteHooks hooks;
+        // Checked and condensed as for the CLI; the per-instance arrays stay for the caller.
+        hooks.after_point = [](PointRecord& r) { finish_point(r, /*keep_instances=*/true); };
+        const bool completed = api::execute(plan_, spec_, hooks).completed;
+        wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        return completed;
+    }
+
+    const PointRecord& record(std::size_t p) const {
+        if (p >= plan_.records.size())
+            throw nb::index_error(("point " + std::to_string(p) + " is not in 0.." +
+                                   std::to_string(plan_.records.size() - 1)).c_str());
+        return plan_.records[p];
+    }
+    RunMeta meta() const {
+        RunMeta m;
+        m.config_path = config_label_;
+        m.overrides = spec_.overrides;
+        m.backend_requested = backend_requested_;
+        m.device = device_;
+        m.threads = spec_.threads;
+        m.wall_seconds = wall_seconds_;
+        m.started_at = started_at_;
+        m.memory_estimate_bytes = memory_estimate_;
+        return m;
+    }
+
+    api::RunSpec spec_;
+    api::Plan plan_;
+    std::string started_at_, backend_requested_, config_label_, device_;
+    std::chrono::steady_clock::time_point t0_;
+    std::uint64_t memory_estimate_ = 0;
+    double wall_seconds_ = 0.0;
+};
+
+/// One audit (host/api/audit.hpp): planned on construction, run by start() on a thread of its own.
+class Audit : public Worker {
+public:
+    Audit(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
+          const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
+          const std::string& memory_limit, bool allow_planted, bool keep_statistic)
+        : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
+        spec_.config_path = config_path;
+        spec_.toml_text = toml_text;
+        spec_.source_name = source_name;
+        spec_.overrides = overrides;
+        spec_.backend = parse_backend(backend);
+        spec_.backend_requested = backend;
+        spec_.threads = threads;
+        spec_.memory_limit = memory_limit;
+        spec_.allow_planted = allow_planted;
+        spec_.keep_statistic = keep_statistic;
+        config_label_ = config_path.empty() ? source_name : config_path;
+        plan_ = api::plan_audit(spec_);
+        total_ = plan_.work;
+        warnings_ = plan_.warnings;
+    }
+    ~Audit() override { stop(); }
+
+    /// audit.json's text.
+    std::string json_text() const {
+        check_done();
+        return api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_).dump();
+    }
+    std::string verdict_line() const {
+        check_done();
+        return api::audit_verdict_line(outcome_);
+    }
+    /// (2, trials): every trial's statistic, the base side's row then the neighbour's (only when kept).
+    Array statistic() const {
+        check_done();
+        if (outcome_.base.empty()) throw std::logic_error("the statistic was not kept (audit(..., statistic=True))");
+        std::vector<double> v(outcome_.base);
+        v.insert(v.end(), outcome_.neighbour.begin(), outcome_.neighbour.end());
+        return to_array(std::move(v), {2, static_cast<std::size_t>(outcome_.trials)});
+    }
+    /// (thresholds, 5): privacy_region.csv's columns threshold, base_ge, neighbour_ge, base_le, neighbour_le.
+    Array region() const {
+        check_done();
+        std::vector<double> v;
+        v.reserve(outcome_.region.size() * 5);
+        for (const auto& r : outcome_.region)
+            for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
+        return to_array(std::move(v), {outcome_.region.size(), 5});
+    }
+    /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit).
+    void save(const std::string& dir) const {
+        check_done();
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
+        if (fs::exists(fs::path(dir) / "audit.json"))
+            throw UsageError(dir + " already holds a complete audit (audit.json); save into a new or empty directory");
+        const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
+        nb::gil_scoped_release release;
+        api::write_audit_files(dir, outcome_, j);
+    }
+
+private:
+    bool work() override {
+        spec_.on_progress = [this](std::uint64_t n) { add(n); };
+        spec_.interrupted = [this] { return cancelled(); };
+        outcome_ = api::execute_audit(plan_, spec_);
+        wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        return outcome_.completed;
+    }
+
+    api::AuditSpec spec_;
+    api::AuditPlan plan_;
+    audit::AuditOutcome outcome_;
+    std::string started_at_, config_label_;
+    std::chrono::steady_clock::time_point t0_;
+    double wall_seconds_ = 0.0;
+};
+
+const char* type_name(KeyType t) {
+    switch (t) {
+    case KeyType::Real: return "real";
+    case KeyType::Int: return "int";
+    case KeyType::Bool: return "bool";
+    case KeyType::Choice: return "choice";
+    case KeyType::Path: return "path";
+    case KeyType::RealList: return "real list";
+    }
+    return "?";
+}
+
+nb::dict key_dict(const std::string& section, const std::string& component, const KeySpec& k) {
+    nb::dict d;
+    d["section"] = section;
+    d["component"] = component;
+    d["key"] = k.name;
+    d["type"] = type_name(k.type);
+    d["default"] = k.default_text ? k.default_text : "";
+    d["required"] = k.default_text && !*k.default_text;
+    d["min"] = k.min;
+    d["max"] = k.max;
+    d["min_exclusive"] = k.min_exclusive;
+    d["max_exclusive"] = k.max_exclusive;
+    d["choices"] = k.choices ? std::string(k.choices) : std::string();
+    d["doc"] = k.doc ? k.doc : "";
+    d["former_name"] = k.alias ? std::string(k.alias) : std::string();
+    return d;
+}
+
+/// `dpregret run --list-keys` and `dpregret audit --list-keys` as rows: [run]'s keys, every adversary's and learner's,
+/// then [audit]'s.
+nb::list keys() {
+    nb::list rows;
+    for (const KeySpec& k : config::run_keys()) rows.append(key_dict("run", "", k));
+    const config::ConfigInputs in = api::run_config_inputs();
+    for (const auto& c : in.adversaries)
+        for (int i = 0; i < c.nkeys; ++i) rows.append(key_dict("adversary", c.name, c.keys[i]));
+    for (const auto& c : in.learners)
+        for (int i = 0; i < c.nkeys; ++i) rows.append(key_dict("learner", c.name, c.keys[i]));
+    for (const KeySpec& k : audit::audit_keys()) rows.append(key_dict("audit", "", k));
+    return rows;
+}
+
+nb::dict info() {
+    const BuildInfo& b = build_info();
+    const auto dev = cuda_api::query_devices();
+    nb::dict d;
+    d["version"] = b.version;
+    d["git_commit"] = b.git_commit;
+    d["compiler"] = b.compiler;
+    d["rng"] = b.rng;
+    d["cuda_compiled"] = b.cuda_compiled;
+    d["cuda_architectures"] = b.cuda_archs;
+    d["gpu_count"] = dev.device_count;
+    d["gpu"] = dev.name;
+    d["cpu_threads"] = std::max(1u, std::thread::hardware_concurrency());
+    return d;
+}
+
+} // namespace
+} // namespace dpr::python
+
+NB_MODULE(_core, m) {
+    using dpr::python::Job;
+    m.doc() = "dpregret's core library (use the `dpregret` package, not this module)";
+    nb::exception<dpr::UsageError>(m, "ConfigError", PyExc_ValueError);
+    nb::exception<dpr::NonFiniteResult>(m, "NonFiniteResult", PyExc_ArithmeticError);
+    nb::exception<dpr::io::IoError>(m, "IoError", PyExc_OSError);
+
+    using dpr::python::Worker;
+    nb::class_<Worker>(m, "Worker")
+        .def("start", &Worker::start)
+        .def("wait", &Worker::wait, "seconds"_a)
+        .def("cancel", &Worker::cancel)
+        .def("finish", &Worker::finish)
+        .def("progress", &Worker::progress)
+        .def("total", &Worker::total)
+        .def("warnings", &Worker::warnings);
+    nb::class_<Job, Worker>(m, "Job")
+        .def(nb::init<const std::string&, const std::string&, const std::string&, const std::vector<std::string>&,
+                      const std::string&, unsigned, const std::string&>(),
+             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "backend"_a, "threads"_a,
+             "memory_limit"_a)
+        .def("backend", &Job::backend)
+        .def("why_not_cuda", &Job::why_not_cuda)
+        .def("instances", &Job::instances)
+        .def("point_count", &Job::point_count)
+        .def("final_values", &Job::final_values, "realized"_a)
+        .def("point_values", &Job::point_values, "point"_a, "realized"_a)
+        .def("checkpoints", &Job::checkpoints, "point"_a)
+        .def("diagnostic_names", &Job::diagnostic_names)
+        .def("diagnostic", &Job::diagnostic, "name"_a)
+        .def("summary_csv", &Job::summary_csv)
+        .def("run_json", &Job::run_json_text)
+        .def("save", &Job::save, "dir"_a);
+    using dpr::python::Audit;
+    nb::class_<Audit, Worker>(m, "Audit")
+        .def(nb::init<const std::string&, const std::string&, const std::string&, const std::vector<std::string>&,
+                      const std::string&, unsigned, const std::string&, bool, bool>(),
+             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "backend"_a, "threads"_a,
+             "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a)
+        .def("json", &Audit::json_text)
+        .def("verdict_line", &Audit::verdict_line)
+        .def("statistic", &Audit::statistic)
+        .def("region", &Audit::region)
+        .def("save", &Audit::save, "dir"_a);
+    m.def("keys", &dpr::python::keys);
+    m.def("info", &dpr::python::info);
+}

@@ -1,0 +1,79 @@
+"""dpregret.audit against `dpregret audit`: the same bound, event and files; a planted bug is a VIOLATION."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dpregret
+
+AUDIT = """
+[run]
+instances = 4000
+rounds = 2
+[adversary]
+kind = "file"
+path = "base.csv"
+[learner]
+algorithm = "dp-ftrl-experts"
+epsilon = 1
+mechanism = "binary"
+[audit]
+round = 1
+rounds = [2]
+"""
+
+
+@pytest.fixture
+def audit_dir(tmp_path, monkeypatch):
+    (tmp_path / "base.csv").write_text("0,1\n1,0\n")
+    (tmp_path / "a.toml").write_text(AUDIT)
+    monkeypatch.chdir(tmp_path)  # the file's loss path is relative
+    return tmp_path
+
+
+def test_the_audit_is_the_commands(audit_dir, cli):
+    done = cli("audit", "a.toml", "--out", "cli", "--quiet", "--save-statistic", cwd=audit_dir)
+    assert done.returncode == 0, done.stderr
+    a = dpregret.audit("a.toml", progress=False, statistic=True, out="py")
+    assert (audit_dir / "py" / "privacy_region.csv").read_bytes() == (audit_dir / "cli" / "privacy_region.csv").read_bytes()
+    assert (audit_dir / "py" / "statistic.npy").read_bytes() == (audit_dir / "cli" / "statistic.npy").read_bytes()
+    mine, theirs = (json.loads((audit_dir / d / "audit.json").read_text()) for d in ("py", "cli"))
+    for j in (mine, theirs):
+        del j["timing"]
+    assert mine == theirs
+    assert a.verdict == "consistent" and done.stdout.startswith("consistent: eps_lb = ")
+    assert str(a).split(" trials per side in")[0] == done.stdout.split(" trials per side in")[0]  # the verdict line
+    assert a.epsilon_lb == pytest.approx(theirs["epsilon_lb"]) and a.epsilon_lb <= a.claimed["epsilon"]
+    assert a.trials == 4000 and a.confidence == 0.95
+    assert a.event["k_numerator"] == theirs["event"]["k_numerator"]
+    stat = a.statistic
+    assert stat.shape == (2, 4000)
+    np.testing.assert_array_equal(stat, np.load(audit_dir / "cli" / "statistic.npy"))
+    region = a.region
+    assert list(region) == ["threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le"]
+    assert np.all(np.diff(region["threshold"]) >= 0) and np.all((region["base_ge"] >= 0) & (region["base_ge"] <= 1))
+
+
+def test_a_planted_bug_is_a_violation_and_needs_allow_planted(audit_dir):
+    with pytest.raises(dpregret.ConfigError, match="allow"):
+        dpregret.audit("a.toml", set={"audit.planted": "leaf-without-noise"}, progress=False)
+    bad = dpregret.audit("a.toml", set={"audit.planted": "leaf-without-noise"}, allow_planted=True, progress=False)
+    assert bad.verdict == "VIOLATION" and bad.epsilon_lb > bad.claimed["epsilon"]
+    assert bad.info["learner"]["planted"] == "leaf-without-noise"
+
+
+def test_audit_errors(audit_dir):
+    with pytest.raises(dpregret.ConfigError, match="sweep"):
+        dpregret.audit("a.toml", set={"learner.epsilon": [1, 2]}, progress=False)
+    with pytest.raises(dpregret.ConfigError, match="round"):
+        dpregret.audit("a.toml", set={"audit.round": 99}, progress=False)
+    a = dpregret.audit("a.toml", progress=False)
+    with pytest.raises(RuntimeError, match="not kept"):
+        a.statistic
+    a.save("o")
+    with pytest.raises(dpregret.ConfigError, match="already holds a complete audit"):
+        a.save("o")
+    with pytest.warns(dpregret.DPRegretWarning, match="claims no privacy"):
+        dpregret.audit("a.toml", set={"learner.epsilon": float("inf")}, progress=False)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The Python package's tests (python/tests, docs/PYTHON.md): installs the package with `pip install .` into a fresh
+# virtual environment of the machine's python3 (build/pyvenv; pip reaches PyPI for nanobind, scikit-build-core,
+# NumPy, pytest and the optional pandas, tqdm, matplotlib) and runs pytest against the CLI built in build/.
+# scripts/test.sh runs it after ctest; extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py="${DPREGRET_PYTHON:-python3}"
+venv=build/pyvenv
+rm -rf "$venv"
+"$py" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q numpy pytest pandas tqdm matplotlib
+# The package's own build directory (build/python) is kept between runs: a second install recompiles what changed.
+"$venv/bin/python" -m pip install -q . --config-settings=build-dir=build/python
+[ -x build/dpregret ] || scripts/build.sh dpregret
+cd build  # import the installed package, not python/dpregret from the source tree
+DPREGRET_CLI="$PWD/dpregret" "$venv/bin/python" -m pytest -q ../python/tests "$@"
