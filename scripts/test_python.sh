@@ -12,7 +12,9 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q numpy pytest pandas tqdm matplotlib
 # The package's own build directory (build/python) is kept between runs: a second install recompiles what changed.
+start=$SECONDS
 "$venv/bin/python" -m pip install -q . --config-settings=build-dir=build/python
+echo "test_python: pip install . took $((SECONDS - start)) s"
 [ -x build/dpregret ] || scripts/build.sh dpregret
 cd build  # import the installed package, not python/dpregret from the source tree
 DPREGRET_CLI="$PWD/dpregret" "$venv/bin/python" -m pytest -q ../python/tests "$@"
