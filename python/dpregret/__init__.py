@@ -26,7 +26,7 @@ import numpy as np
 from . import _core, _toml
 from ._core import ConfigError, NonFiniteResult
 
-__all__ = ["run", "Result", "audit", "AuditResult", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
+__all__ = ["run", "Result", "audit", "AuditResult", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
 
 __version__: str = _core.info()["version"]
 
@@ -52,6 +52,59 @@ def keys(algorithm: str | None = None) -> list[dict]:
         names = sorted({r["component"] for r in rows if r["component"]})
         raise ConfigError(f"no learner or adversary is called {algorithm!r}; the names are: {', '.join(names)}")
     return picked
+
+
+def _flag_text(name: str, v: Any) -> str:
+    """A keyword argument of sample() as the command's flag text (floats in their shortest exact form)."""
+    if isinstance(v, bool):
+        raise TypeError(f"sample: {name} takes a number or a name, not a bool")
+    if isinstance(v, float):
+        return repr(v) if v == v and abs(v) != float("inf") else str(v)
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if hasattr(v, "item") and getattr(v, "ndim", 0) == 0:  # a NumPy scalar
+        return _flag_text(name, v.item())
+    if isinstance(v, (int, str)):
+        return str(v)
+    raise TypeError(f"sample: {name} must be a number or a name (got {type(v).__name__})")
+
+
+def sample(form: str, *, n: int, seed: int = 0, meta: bool = False, **params: Any):
+    """`dpregret sample FORM` (docs/CLI.md "dpregret sample"): draws made exactly as the learners make them, into a
+    NumPy array instead of a file. The keyword arguments are the command's flags without the dashes:
+
+        dpregret.sample("laplace", n=100000, scale=2.0, seed=1)              # (n,)
+        dpregret.sample("gamma", n=1000, shape=0.5, scale=2.0)
+        dpregret.sample("prefix", mechanism="blt", noise="gaussian", scale=1.0, T=1024, n=100)   # (n, T)
+        dpregret.sample("expmech", c=0.5, d=1024, n=10000)                  # candidate indices
+        dpregret.sample("expmech", c=0.5, scores=np.array([...]), n=10000)  # your own scores
+
+    Forms: laplace, gaussian, exponential, gumbel, gamma (a vector of n draws), tree, prefix (an n x T matrix of
+    prefix-sum noise), expmech (n candidate indices). meta=True (prefix only) also returns the mechanism's parameters
+    and exact Var(Z_t) as a dict: (array, meta). Row i is a pure function of (seed, i), the same bytes as the
+    command's .npy file. Bad values raise ConfigError with the command's message.
+    """
+    if not isinstance(form, str):
+        raise TypeError(f"sample: form must be a str (got {type(form).__name__})")
+    flags = {"--n": _flag_text("n", n), "--seed": _flag_text("seed", seed)}
+    tmp: list[str] = []
+    try:
+        for k, v in params.items():
+            if k == "scores" and not isinstance(v, (str, os.PathLike)):
+                scores = np.asarray(v, dtype=np.float64)
+                if not tmp:
+                    tmp.append(tempfile.mkdtemp(prefix="dpregret-"))
+                v = os.path.join(tmp[0], "scores.npy")
+                np.save(v, np.ascontiguousarray(scores))
+            flags["--" + k] = _flag_text(k, v)
+        if meta:
+            if form != "prefix":
+                raise ConfigError("meta=True is a parameter of sample('prefix', ...)")
+            flags["--meta"] = "meta.json"  # asks for the parameters; nothing is written
+        draws, meta_text = _core.sample(form, flags)
+    finally:
+        _remove(tmp)
+    return (draws, json.loads(meta_text)) if meta else draws
 
 
 def _overrides(set_: Mapping[str, Any] | Iterable[str] | None) -> list[str]:

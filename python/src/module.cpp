@@ -4,6 +4,8 @@
 // while Python waits with the GIL released (so Ctrl-C and a progress bar work), and its records are read back as
 // NumPy arrays (one copy) and as the very text and JSON the CLI writes (host/results/outputs.hpp).
 #include <atomic>
+#include <cmath>
+#include <map>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -18,6 +20,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +29,7 @@
 #include "host/api/errors.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/api/run.hpp"
+#include "host/api/sample.hpp"
 #include "host/backend/cuda_api.hpp"
 #include "host/config/config.hpp"
 #include "host/io/error.hpp"
@@ -144,6 +148,17 @@ private:
     std::exception_ptr error_;
 };
 
+/// The config's source and the backend, as a run's and an audit's spec (api::RunSpec, api::AuditSpec) take them.
+template <class Spec>
+void set_source(Spec& spec, const std::string& config_path, const std::string& toml_text,
+                const std::string& source_name, const std::vector<std::string>& overrides, const std::string& backend) {
+    spec.config_path = config_path;
+    spec.toml_text = toml_text;
+    spec.source_name = source_name;
+    spec.overrides = overrides;
+    spec.backend = parse_backend(backend);
+}
+
 /// One run: planned on construction (every input checked), simulated by start() on a thread of its own.
 class Job : public Worker {
 public:
@@ -151,11 +166,7 @@ public:
         const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
         const std::string& memory_limit)
         : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
-        spec_.config_path = config_path;
-        spec_.toml_text = toml_text;
-        spec_.source_name = source_name;
-        spec_.overrides = overrides;
-        spec_.backend = parse_backend(backend);
+        set_source(spec_, config_path, toml_text, source_name, overrides, backend);
         spec_.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
         backend_requested_ = backend;
         config_label_ = config_path.empty() ? source_name : config_path;
@@ -319,11 +330,7 @@ public:
           const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
           const std::string& memory_limit, bool allow_planted, bool keep_statistic)
         : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
-        spec_.config_path = config_path;
-        spec_.toml_text = toml_text;
-        spec_.source_name = source_name;
-        spec_.overrides = overrides;
-        spec_.backend = parse_backend(backend);
+        set_source(spec_, config_path, toml_text, source_name, overrides, backend);
         spec_.backend_requested = backend;
         spec_.threads = threads;
         spec_.memory_limit = memory_limit;
@@ -437,6 +444,28 @@ nb::list keys() {
     return rows;
 }
 
+/// `dpregret sample FORM --flag value ...` into memory: (the draws, (n,) or (n, T); the --meta JSON text or "").
+/// Refused when the draws would not fit in the memory available now.
+nb::tuple sample(const std::string& form, const std::map<std::string, std::string>& flags) {
+    const api::Sampler s = api::make_sampler({form, flags});
+    const std::uint64_t values = s.n * s.cols; // both < 2^32
+    const api::MemoryLimit limit = api::parse_memory_limit("auto");
+    if (limit.check && limit.bytes > 0 && values > limit.bytes / 8)
+        throw UsageError("the draws would take " + human_bytes(values > UINT64_MAX / 8 ? UINT64_MAX : 8 * values) +
+                         ", more than the " + human_bytes(limit.bytes) + " available (" + limit.source +
+                         "); reduce n" + (s.vector ? "" : " or T"));
+    std::vector<double> v(values);
+    {
+        nb::gil_scoped_release release;
+        api::draw_samples(s, v.data());
+    }
+    for (const double x : v)
+        if (!std::isfinite(x)) throw std::logic_error("sample: a non-finite value was drawn");
+    const std::size_t n = s.n, cols = s.cols;
+    nb::object draws = s.vector ? nb::cast(to_array(std::move(v), {n})) : nb::cast(to_array(std::move(v), {n, cols}));
+    return nb::make_tuple(draws, s.meta ? s.meta().dump() : std::string());
+}
+
 nb::dict info() {
     const BuildInfo& b = build_info();
     const auto dev = cuda_api::query_devices();
@@ -501,5 +530,7 @@ NB_MODULE(_core, m) {
         .def("region", &Audit::region)
         .def("save", &Audit::save, "dir"_a);
     m.def("keys", &dpr::python::keys);
+    m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
+    m.def("sample_forms", &dpr::api::sample_forms);
     m.def("info", &dpr::python::info);
 }

@@ -28,6 +28,7 @@ def test_every_example_of_the_python_page_runs(repo, tmp_path, monkeypatch, caps
     assert "['final_regret.csv', 'run.json', 'summary.csv']" in out
     assert "epsilon" in out and "epsilom" in out
     assert "consistent True" in out and "VIOLATION" in out
+    assert "(200, 1024) blt 1024" in out
 
 
 def test_the_example_draws_the_privacy_utility_plot(repo, tmp_path):

@@ -10,7 +10,7 @@ CHILD = r"""
 import sys, time, dpregret
 cfg = {"run": {"instances": 2000, "rounds": 10000000},
        "adversary": {"kind": "bernoulli", "d": 16},
-       "learner": {"algorithm": "dp-ftrl-experts", "epsilon": 1.0}}
+       "learner": {"algorithm": "hedge"}}
 print("go", flush=True)
 try:
     dpregret.run(cfg, progress=False, out=sys.argv[1])
@@ -26,7 +26,7 @@ def test_sigint_stops_the_run_and_writes_nothing(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     assert child.stdout.readline().strip() == "go"
-    time.sleep(1.5)  # well into the simulation (it would take hours; a chunk of rounds, about a second)
+    time.sleep(1.5)  # well into the simulation (it would take hours; a chunk of rounds takes about 0.1 s)
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     stdout, stderr = child.communicate(timeout=60)

@@ -219,3 +219,31 @@ def test_progress_bar_with_and_without_tqdm(small_toml, monkeypatch, capfd):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     dpregret.run(small_toml, progress=True)  # no bar and no error
     assert capfd.readouterr().err == ""
+
+
+def test_other_python_threads_run_while_it_simulates(small_toml):
+    # The GIL is released while the engine simulates: a Python thread counting meanwhile gets far.
+    import threading
+    count, stop = [0], threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        r = dpregret.run(small_toml, set={"run.instances": 2000, "run.rounds": 2048}, progress=False)
+    finally:
+        stop.set()
+        t.join()
+    seconds = r.run_info["throughput"]["simulation_seconds"]
+    assert seconds > 0.2
+    assert count[0] > 100000 * seconds, (count[0], seconds)  # a held GIL would leave it near 0
+
+
+def test_a_run_that_would_not_fit_is_refused_before_it_starts(small_toml):
+    with pytest.raises(dpregret.ConfigError, match="memory"):
+        dpregret.run(small_toml, set={"run.instances": 1000000}, memory_limit="1M", progress=False)
+    with pytest.raises(dpregret.ConfigError, match="memory-limit|memory limit|size"):
+        dpregret.run(small_toml, memory_limit="lots", progress=False)
