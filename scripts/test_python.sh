@@ -6,14 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py="${DPREGRET_PYTHON:-python3}"
-venv=build/pyvenv
+venv="$PWD/build/pyvenv"  # absolute: pytest runs from build/ below
 rm -rf "$venv"
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q numpy pytest pandas tqdm matplotlib
+"$venv/bin/python" -m pip install -q numpy pytest pandas tqdm matplotlib nanobind scikit-build-core
 # The package's own build directory (build/python) is kept between runs: a second install recompiles what changed.
+# Without build isolation the build tools are this venv's, so the cached CMake paths stay valid between runs.
 start=$SECONDS
-"$venv/bin/python" -m pip install -q . --config-settings=build-dir=build/python
+"$venv/bin/python" -m pip install -q . --no-build-isolation --config-settings=build-dir=build/python
 echo "test_python: pip install . took $((SECONDS - start)) s"
 [ -x build/dpregret ] || scripts/build.sh dpregret
 cd build  # import the installed package, not python/dpregret from the source tree
