@@ -477,9 +477,34 @@ const std::vector<std::string>& sample_forms() {
     return forms;
 }
 
+const std::vector<std::string>& sample_flags(const std::string& form) {
+    static const std::map<std::string, std::vector<std::string>> flags = {
+        {"laplace", {"--scale", "--n", "--seed"}},
+        {"gaussian", {"--scale", "--n", "--seed"}},
+        {"exponential", {"--scale", "--n", "--seed"}},
+        {"gumbel", {"--loc", "--scale", "--n", "--seed"}},
+        {"gamma", {"--shape", "--scale", "--n", "--seed"}},
+        {"tree", {"--variant", "--noise", "--scale", "--T", "--n", "--seed"}},
+        {"prefix", {"--mechanism", "--buffers", "--meta", "--noise", "--scale", "--T", "--n", "--seed"}},
+        {"expmech", {"--c", "--d", "--scores", "--n", "--seed"}},
+    };
+    static const std::vector<std::string> none;
+    const auto it = flags.find(form);
+    return it == flags.end() ? none : it->second;
+}
+
 Sampler make_sampler(const SampleRequest& request) {
     const Flags f{request.flags};
     const std::string& form = request.form;
+    // The command's parser refuses other flags before this; a library caller (dpregret.sample) is told here.
+    const std::vector<std::string>& known = sample_flags(form);
+    if (!known.empty())
+        for (const auto& [flag, value] : request.flags)
+            if (std::find(known.begin(), known.end(), flag) == known.end()) {
+                std::string list;
+                for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+                throw UsageError(flag + " is not a flag of sample " + form + " (its flags: " + list + ")");
+            }
     if (form == "tree" || form == "prefix") return tree_sampler(f, form == "prefix");
     if (form == "expmech") return expmech_sampler(f);
     for (const Distribution& d : distributions())

@@ -49,7 +49,11 @@ struct Sampler {
 /// The forms, in the command's order.
 const std::vector<std::string>& sample_forms();
 
-/// Checks the request (UsageError, the command's messages) and returns its sampler.
+/// The flags of `form` (the command's, without --out), in the command's order; empty for an unknown form.
+const std::vector<std::string>& sample_flags(const std::string& form);
+
+/// Checks the request (UsageError, the command's messages; a flag that is not one of sample_flags(form) is
+/// refused naming it) and returns its sampler.
 Sampler make_sampler(const SampleRequest& request);
 
 /// Every value into out[0 .. n * cols), row-major, on every core.

@@ -2,14 +2,16 @@
 // slice of the instances is exactly those rows of the whole run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "cli/run_cli.hpp"
 #include "host/api/run.hpp"
+#include "host/api/sample.hpp"
 #include "host/cli/errors.hpp"
-#include "host/results/outputs.hpp"
 #include "host/io/csv.hpp"
+#include "host/results/outputs.hpp"
 
 namespace dpr::test {
 namespace {
@@ -161,6 +163,28 @@ TEST(Api, InstanceIdsPastTwoToThe32AreValidInShards) {
     ASSERT_FALSE(across.points[0].point.per_instance);
     EXPECT_EQ(after.points[0].comparator, low.points[0].comparator);
     EXPECT_NE(after.points[1].comparator, low.points[1].comparator);
+}
+
+// A library caller's flags are checked against the form's (the command's parser does this for the CLI): a
+// flag of another form is refused naming it and the form's flags, not silently ignored; the form's own flags
+// are accepted.
+TEST(Api, SampleRefusesAFlagThatIsNotTheForms) {
+    for (const std::string& form : api::sample_forms()) {
+        const std::vector<std::string>& flags = api::sample_flags(form);
+        EXPECT_NE(std::find(flags.begin(), flags.end(), "--n"), flags.end()) << form;
+        EXPECT_NE(std::find(flags.begin(), flags.end(), "--seed"), flags.end()) << form;
+    }
+    EXPECT_TRUE(api::sample_flags("laplacian").empty());
+    const api::Sampler ok = api::make_sampler({"laplace", {{"--scale", "1"}, {"--n", "3"}, {"--seed", "2"}}});
+    EXPECT_EQ(ok.n, 3u);
+    try {
+        api::make_sampler({"laplace", {{"--scale", "1"}, {"--n", "3"}, {"--T", "5"}}});
+        ADD_FAILURE() << "--T was accepted by sample laplace";
+    } catch (const UsageError& e) {
+        EXPECT_STREQ(e.what(), "--T is not a flag of sample laplace (its flags: --scale, --n, --seed)");
+    }
+    EXPECT_THROW(api::make_sampler({"expmech", {{"--c", "1"}, {"--d", "4"}, {"--n", "3"}, {"--sclae", "1"}}}),
+                 UsageError);
 }
 
 } // namespace
