@@ -54,8 +54,8 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
 
 } // namespace
 
-config::ConfigInputs audit_config_inputs() {
-    config::ConfigInputs in = run_config_inputs();
+config::ConfigInputs audit_config_inputs(const LossArrays& arrays) {
+    config::ConfigInputs in = run_config_inputs(arrays);
     in.extra_sections.push_back(audit::audit_section());
     return in;
 }
@@ -63,9 +63,10 @@ config::ConfigInputs audit_config_inputs() {
 AuditPlan plan_audit(const AuditSpec& spec) {
     AuditPlan p;
     try {
+        const config::ConfigInputs in = audit_config_inputs(spec.arrays);
         p.config = spec.config_path.empty()
-                       ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, audit_config_inputs())
-                       : config::load_config(spec.config_path, spec.overrides, audit_config_inputs());
+                       ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, in)
+                       : config::load_config(spec.config_path, spec.overrides, in);
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {

@@ -18,6 +18,7 @@
 
 #include "host/audit/learner_audit.hpp"
 #include "host/config/config.hpp"
+#include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
 #include "host/results/outputs.hpp"
 
@@ -28,6 +29,7 @@ struct AuditSpec {
     std::string toml_text;              ///< its text (when config_path is empty), named `source_name` in messages
     std::string source_name = "<text>";
     std::vector<std::string> overrides; ///< "section.key=VALUE", as --set
+    LossArrays arrays;                  ///< paths standing for arrays in memory (read in place)
     Backend backend = Backend::Auto;
     std::string backend_requested = "auto"; ///< as given, for audit.json
     unsigned threads = 0;               ///< 0: every core
@@ -56,7 +58,7 @@ struct AuditPlan {
 };
 
 /// The config inputs of an audit: a run's, and the [audit] section.
-config::ConfigInputs audit_config_inputs();
+config::ConfigInputs audit_config_inputs(const LossArrays& arrays = {});
 
 /// The first half (see the header). Throws UsageError.
 AuditPlan plan_audit(const AuditSpec& spec);

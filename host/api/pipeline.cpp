@@ -11,10 +11,11 @@
 
 #include "host/api/errors.hpp"
 #include "host/config/component_info.hpp"
-#include "host/engine/checkpoints.hpp"
 #include "host/cpu/cpu_isa.hpp"
+#include "host/engine/checkpoints.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/registry.hpp"
+#include "host/io/error.hpp"
 #include "kernels/adversaries/common.hpp"
 #include "kernels/adversaries/registry.hpp"
 #include "kernels/learners/registry.hpp"
@@ -22,13 +23,30 @@
 
 namespace dpr::api {
 
-config::ConfigInputs run_config_inputs() {
+config::ConfigInputs run_config_inputs(const LossArrays& arrays) {
     config::ConfigInputs in;
     in.learners = config::describe_all<learners::AllLearners>("learner");
     in.adversaries = config::describe_all<adversaries::AllAdversaries>("adversary");
-    in.file_dimension = [](const std::string& path) { return loss_file_columns(path); };
-    in.file_values = [](const std::string& path, const Problem& pb, Geometry loss_set) {
-        return load_loss_file(path, pb.T, pb.d, loss_set);
+    for (const auto& [name, array] : arrays) in.memory_paths.push_back(name);
+    in.file_dimension = [arrays](const std::string& path) {
+        const auto it = arrays.find(path);
+        if (it == arrays.end()) return loss_file_columns(path);
+        if (it->second.cols < 1 || it->second.cols > kMaxLossFileColumns)
+            throw io::IoError(path + ": has " + std::to_string(it->second.cols) +
+                              " columns; d must be in 1.." + std::to_string(kMaxLossFileColumns) +
+                              " ([adversary] d)");
+        return static_cast<std::uint32_t>(it->second.cols);
+    };
+    in.file_values = [arrays](const std::string& path, const Problem& pb, Geometry loss_set) {
+        const auto it = arrays.find(path);
+        if (it == arrays.end()) {
+            std::shared_ptr<const std::vector<double>> v = load_loss_file(path, pb.T, pb.d, loss_set);
+            return config::LossValues{v, v->data(), v->size()};
+        }
+        const LossArray& a = it->second;
+        check_loss_matrix(path, a.data, a.rows, a.cols, pb.T, pb.d, loss_set);
+        return config::LossValues{nullptr, a.data,
+                                  static_cast<std::size_t>(a.rows * a.cols)}; // read in place
     };
     return in;
 }

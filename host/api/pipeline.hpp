@@ -17,16 +17,18 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/engine/loss_file.hpp"
+#include "host/engine/point_runner.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "host/results/outputs.hpp"
-#include "host/engine/point_runner.hpp"
 #include "host/results/progress_store.hpp"
 
 namespace dpr::api {
 
 /// What load_config validates a run against: the registered learners and adversaries, and the loss
-/// file hooks (host/engine/loss_file.hpp).
-config::ConfigInputs run_config_inputs();
+/// file hooks (host/engine/loss_file.hpp). `arrays`: path values that stand for matrices in memory (read in
+/// place, never copied; they must outlive the Config).
+config::ConfigInputs run_config_inputs(const LossArrays& arrays = {});
 
 /// The files every point reads (the values of KeyType::Path keys: loss files), absolute, each once: what
 /// digest_inputs (host/results/input_digest.hpp) makes part of a resumable run's or a shard's identity.

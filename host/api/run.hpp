@@ -28,8 +28,9 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/results/outputs.hpp"
+#include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/results/outputs.hpp"
 #include "host/results/progress_store.hpp"
 
 namespace dpr::api {
@@ -39,6 +40,7 @@ struct RunSpec {
     std::string toml_text;              ///< its text (when config_path is empty), named `source_name` in messages
     std::string source_name = "<text>";
     std::vector<std::string> overrides; ///< "section.key=VALUE", as --set
+    LossArrays arrays;                  ///< paths standing for arrays in memory (read in place)
     Backend backend = Backend::Auto;
     unsigned threads = 0;               ///< 0: every core
     std::uint64_t first_instance = 0;   ///< a slice of [run] instances; count 0 = to the end

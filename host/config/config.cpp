@@ -230,8 +230,9 @@ class Loader {
     }
 
     Where where_of(const std::string& section, const std::string& key, const toml::node& node) const {
-        if (const std::string* arg = set_arg(section, key)) return Where{"--set " + *arg, {}};
-        return Where{position(node.source()), base_dir_};
+        if (const std::string* arg = set_arg(section, key))
+            return Where{"--set " + *arg, {}, &in_.memory_paths};
+        return Where{position(node.source()), base_dir_, &in_.memory_paths};
     }
 
     std::string key_position(const std::string& section, const toml::key& key) const {
@@ -798,10 +799,10 @@ class Loader {
                                   call_hook([&] { return in_.file_values(path, p.problem, adv.geometry); },
                                             path_subject, ctx))
                          .first;
-            if (it->second) {
-                p.adversary_values.list[path_key] = it->second->data();
-                p.adversary_values.list_size[path_key] = it->second->size();
-                p.storage.push_back(it->second);
+            if (it->second.data != nullptr) {
+                p.adversary_values.list[path_key] = it->second.data;
+                p.adversary_values.list_size[path_key] = it->second.size;
+                if (it->second.owner) p.storage.push_back(it->second.owner);
             }
         }
     }
@@ -941,9 +942,7 @@ class Loader {
     std::size_t adversary_axis_ = 0, learner_axis_ = 0;
     std::vector<std::size_t> adversary_sweep_, learner_sweep_; ///< swept components, first appearance order
     std::map<std::string, std::uint32_t> dimension_cache_;
-    std::map<std::tuple<std::string, std::uint32_t, std::uint64_t, Geometry>,
-             std::shared_ptr<const std::vector<double>>>
-        values_cache_;
+    std::map<std::tuple<std::string, std::uint32_t, std::uint64_t, Geometry>, LossValues> values_cache_;
 };
 
 } // namespace

@@ -116,6 +116,14 @@ struct Config {
     std::vector<SectionValues> extra;
 };
 
+/// The values file_values() gives for a path: `size` doubles at `data`, kept alive by `owner` (null when the
+/// caller keeps them alive for as long as the Config is used: an array held in memory).
+struct LossValues {
+    std::shared_ptr<const void> owner;
+    const double* data = nullptr;
+    std::size_t size = 0;
+};
+
 /// What the config is validated against. learners/adversaries come from describe_all() over the
 /// registries, or from small tables in tests.
 struct ConfigInputs {
@@ -127,12 +135,14 @@ struct ConfigInputs {
     /// May throw; the message is reported against the path key.
     std::function<std::uint32_t(const std::string& path)> file_dimension;
     /// Optional: the values of that file (row-major), passed to the adversary in KeyValues::list of its
-    /// Path key with list_size = size() (e.g. the `file` adversary's T x d loss matrix). Called with the
-    /// point's Problem once d is known and with the adversary's loss set, which every row must lie in;
-    /// results are cached per (path, d, T, loss set). May throw.
-    std::function<std::shared_ptr<const std::vector<double>>(const std::string& path, const Problem&,
-                                                             Geometry loss_set)>
-        file_values;
+    /// Path key with list_size = LossValues::size (e.g. the `file` adversary's T x d loss matrix). Called
+    /// with the point's Problem once d is known and with the adversary's loss set, which every row must lie
+    /// in; results are cached per (path, d, T, loss set). May throw.
+    std::function<LossValues(const std::string& path, const Problem&, Geometry loss_set)> file_values;
+    /// Path values that name no file but a matrix the caller holds in memory (the Python package's arrays,
+    /// docs/PYTHON.md): accepted as given, without looking for a file; file_dimension and file_values answer
+    /// for them.
+    std::vector<std::string> memory_paths;
     /// Sections a command adds to the three above ([audit]); a file with such a section is refused by the
     /// commands that do not name it.
     std::vector<SectionSchema> extra_sections;

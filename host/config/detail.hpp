@@ -25,6 +25,7 @@ std::string render_brief(const toml::node& node);
 struct Where {
     std::string text;
     std::filesystem::path base_dir; ///< relative Path values are resolved against it
+    const std::vector<std::string>* memory_paths = nullptr; ///< ConfigInputs::memory_paths: taken as given
 };
 
 /// One key's value, converted and checked against its KeySpec.

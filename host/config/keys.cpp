@@ -1,5 +1,6 @@
 // One key's value: type and range checks against its KeySpec, the text of valid ranges, and the key
 // tables of --help (docs/CONFIG.md "Values").
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -234,6 +235,13 @@ Converted convert(const KeySpec& spec, const toml::node& node, const std::string
     case KeyType::Path: {
         auto v = node.as_string();
         if (!v || v->get().empty()) throw fail(must + suffix);
+        if (where.memory_paths != nullptr && std::find(where.memory_paths->begin(), where.memory_paths->end(),
+                                                       v->get()) != where.memory_paths->end()) {
+            c.str = std::make_shared<const std::string>(v->get()); // an array in memory: no file to look for
+            c.text = v->get();
+            c.identity = v->get();
+            break;
+        }
         std::filesystem::path p(v->get());
         if (p.is_relative() && !where.base_dir.empty()) p = where.base_dir / p;
         p = std::filesystem::absolute(p).lexically_normal();

@@ -45,23 +45,22 @@ std::uint32_t loss_file_columns(const std::string& path) {
     return static_cast<std::uint32_t>(cols);
 }
 
-std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& path, std::uint64_t T, std::uint32_t d,
-                                                          Geometry loss_set) {
-    io::Matrix m = read_matrix(path);
-    if (m.rows != T || m.cols != d) {
+void check_loss_matrix(const std::string& name, const double* values, std::uint64_t rows, std::uint64_t cols,
+                       std::uint64_t T, std::uint32_t d, Geometry loss_set) {
+    if (rows != T || cols != d) {
         std::ostringstream os;
-        os << path << ": has " << m.rows << " rows x " << m.cols << " columns, but the run needs T = " << T
+        os << name << ": has " << rows << " rows x " << cols << " columns, but the run needs T = " << T
            << " rows (one per round, [run] rounds) and d = " << d
            << " columns (one per expert or coordinate, [adversary] d)";
         throw io::IoError(os.str());
     }
-    for (std::size_t r = 0; r < m.rows; ++r) {
-        const double* row = m.row(r);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+        const double* row = values + r * cols;
         if (loss_set == Geometry::Simplex) {
-            for (std::size_t c = 0; c < m.cols; ++c)
+            for (std::uint64_t c = 0; c < cols; ++c)
                 if (!(row[c] >= 0.0 && row[c] <= 1.0))
-                    throw io::IoError(path + ": row " + std::to_string(r + 1) + ", column " + std::to_string(c + 1) +
-                                      ": loss " + io::format_double(row[c]) +
+                    throw io::IoError(name + ": row " + std::to_string(r + 1) + ", column " +
+                                      std::to_string(c + 1) + ": loss " + io::format_double(row[c]) +
                                       " is outside [0, 1] (experts and bandit losses lie in [0, 1]^d)");
             continue;
         }
@@ -69,12 +68,18 @@ std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& pat
         if (!(norm <= 1.0 + adversaries::kNormSlack)) {
             const bool ball = loss_set == Geometry::Ball;
             const std::string norm_name = ball ? "||l||_2" : "||l||_1";
-            throw io::IoError(path + ": row " + std::to_string(r + 1) + ": " + norm_name + " = " +
-                              io::format_double(norm) + (std::isnan(norm) ? " (a value is NaN)" : " exceeds 1") +
-                              "; the losses of the " + (ball ? "unit l2 ball" : "cube [-1,1]^d") +
-                              " learners must have " + norm_name + " <= 1");
+            throw io::IoError(
+                name + ": row " + std::to_string(r + 1) + ": " + norm_name + " = " + io::format_double(norm) +
+                (std::isnan(norm) ? " (a value is NaN)" : " exceeds 1") + "; the losses of the " +
+                (ball ? "unit l2 ball" : "cube [-1,1]^d") + " learners must have " + norm_name + " <= 1");
         }
     }
+}
+
+std::shared_ptr<const std::vector<double>> load_loss_file(const std::string& path, std::uint64_t T,
+                                                          std::uint32_t d, Geometry loss_set) {
+    io::Matrix m = read_matrix(path);
+    check_loss_matrix(path, m.values.data(), m.rows, m.cols, T, d, loss_set);
     return std::make_shared<const std::vector<double>>(std::move(m.values));
 }
 

@@ -187,5 +187,56 @@ TEST(Api, SampleRefusesAFlagThatIsNotTheForms) {
                  UsageError);
 }
 
+// A loss matrix in memory (RunSpec::arrays, the Python package's arrays) is read where it is: the adversary's values
+// point into it, nothing is copied; its results are those of the same matrix in a loss file; it is checked as a file
+// is, the messages naming it; a path that names no array is still a file that must exist.
+TEST(Api, ALossArrayInMemoryIsReadInPlaceAndEqualsTheSameLossFile) {
+    TempDir dir;
+    const std::uint64_t T = 60;
+    const std::uint32_t d = 3;
+    std::vector<double> losses(T * d);
+    for (std::size_t k = 0; k < losses.size(); ++k) losses[k] = static_cast<double>((k * 37) % 101) / 100.0;
+    std::ostringstream csv;
+    for (std::uint64_t t = 0; t < T; ++t)
+        csv << losses[t * d] << ',' << losses[t * d + 1] << ',' << losses[t * d + 2] << '\n';
+    dir.write("l.csv", csv.str());
+    const std::string head = "[run]\ninstances = 7\nrounds = 60\ncheckpoints = 4\n[learner]\n"
+                             "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\n[adversary]\nkind = \"file\"\n";
+    api::RunSpec mem;
+    mem.toml_text = head + "path = \"<losses>\"\n";
+    mem.threads = 2;
+    mem.arrays["<losses>"] = LossArray{losses.data(), T, d};
+    const api::Plan plan = api::plan(mem);
+    EXPECT_EQ(plan.config.points[0].problem.d, d); // from the array's shape, as from a file's
+    EXPECT_EQ(plan.config.points[0].adversary_values.list[0], losses.data()) << "the array was copied";
+
+    api::RunSpec filed = mem;
+    filed.arrays.clear();
+    filed.toml_text = head + "path = \"" + dir.file("l.csv") + "\"\n";
+    const api::RunResult a = api::run(mem), b = api::run(filed);
+    ASSERT_EQ(a.points.size(), 1u);
+    EXPECT_EQ(a.points[0].regret, b.points[0].regret);
+
+    losses[2 * d + 1] = 1.5;
+    try {
+        api::plan(mem);
+        ADD_FAILURE() << "a loss of 1.5 was accepted";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("<losses>: row 3, column 2: loss 1.5 is outside [0, 1]"),
+                  std::string::npos)
+            << e.what();
+    }
+    losses[2 * d + 1] = 0.5;
+    mem.arrays["<losses>"].rows = T - 1;
+    EXPECT_THROW(api::plan(mem), UsageError); // 59 rows for T = 60
+    mem.arrays.clear();
+    try {
+        api::plan(mem);
+        ADD_FAILURE() << "a path naming no array and no file was accepted";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("no such file"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace
 } // namespace dpr::test

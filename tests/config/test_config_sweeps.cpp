@@ -339,7 +339,8 @@ TEST(Config, PathIsResolvedAgainstTheFileAndDimensionComesFromIt) {
         ++value_calls;
         EXPECT_EQ(pb.d, 2u);
         EXPECT_EQ(pb.T, 2u);
-        return std::make_shared<const std::vector<double>>(std::vector<double>{0, 1, 1, 0});
+        const auto v = std::make_shared<const std::vector<double>>(std::vector<double>{0, 1, 1, 0});
+        return LossValues{v, v->data(), v->size()};
     };
     const Config c = load_config(cfg, {"learner.eta=[1, 2]"}, in);
     ASSERT_EQ(c.points.size(), 2u);
