@@ -60,7 +60,7 @@ struct PointMemory {
 /// The engine's and the runner's allocations for one point (see the header; host/cpu/cpu_engine.cpp,
 /// cpu_engine_impl.hpp and point_runner.cpp).
 PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsigned threads, std::size_t chunk_bytes,
-                         std::uint64_t instances) {
+                         std::uint64_t instances, bool keep_instances) {
     const config::Point& p = *r.point;
     // d: numbers per loss row (the adversary's row width: d, d + 1 for the (a_t, b_t) families, more with row_extra)
     const std::uint64_t I = instances, T = p.problem.T;
@@ -70,6 +70,8 @@ PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsign
     const std::uint64_t nd = r.learner.diagnostic_names.size();
     PointMemory m;
     m.retained = sat_add(sat_mul(sat_mul(I, 2 + nd), kDouble), sat_mul(C, sizeof(CheckpointRow) + kDouble));
+    if (keep_instances) // regret, realised regret (and comparator) at every checkpoint, first non-finite round
+        m.retained = sat_add(m.retained, sat_mul(sat_mul(I, sat_add(sat_mul(2 + p.per_instance, C), 1)), kDouble));
     m.state = sat_mul(I, r.learner.state_bytes);
     const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, chunk_bytes / (kDouble * d)));
     const std::uint64_t chunk = sat_mul(sat_mul(chunk_rows, pitch), kDouble); // one copy of a chunk's rows
@@ -94,14 +96,14 @@ PointMemory point_memory(const config::Config& cfg, const PointRecord& r, unsign
 } // namespace
 
 MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
-                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances) {
+                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances, bool keep_instances) {
     const std::uint64_t I = instances ? instances : cfg.run.instances;
     MemoryEstimate e;
     std::uint64_t retained = 0;
     std::size_t peak = 0;
     PointMemory peak_mem;
     for (std::size_t i = 0; i < recs.size(); ++i) {
-        const PointMemory m = point_memory(cfg, recs[i], threads, chunk_bytes, I);
+        const PointMemory m = point_memory(cfg, recs[i], threads, chunk_bytes, I, keep_instances);
         retained = sat_add(retained, m.retained);
         if (m.transient > peak_mem.transient) peak = i, peak_mem = m;
     }

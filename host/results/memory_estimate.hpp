@@ -10,6 +10,9 @@
 //   per point, kept until the output is written (summed over points):
 //     results      I x (2 + nd) doubles (final regret, realised regret, diagnostics)
 //                  + C summary rows (sizeof(CheckpointRow)) + the checkpoint list
+//                  + with keep_instances (the Python package's Result.regret(p)): every instance's regret and
+//                  realised regret at every checkpoint, its comparator when per instance, and its first
+//                  non-finite round: I x ((2 + per_instance) x C + 1) doubles
 //   per point, while it runs (the largest point counts, points run one after another):
 //     state        I x W                                 (the executor's workspace arrays)
 //     totals       I x sizeof(sim::InstanceTotals)
@@ -53,8 +56,10 @@ struct MemoryEstimate {
 /// Estimates the run `recs` of `cfg` with `threads` CPU threads and loss chunks of at most `chunk_bytes`
 /// (PointJob::chunk_bytes); `cuda`: the learner state lives on the device.
 /// `instances`: what this process runs of each point (a shard's or rank's share); 0 = [run] instances.
+/// `keep_instances`: finish_point keeps the per-instance arrays of every point (finish_point(r, true)).
 MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<PointRecord>& recs, unsigned threads,
-                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances = 0);
+                                   std::size_t chunk_bytes, bool cuda, std::uint64_t instances = 0,
+                                   bool keep_instances = false);
 
 /// What a process writes into its output directory: a run's pieces and results, a shard's pieces and arrays, or
 /// (rank 0 of an MPI run) the results of every rank and no pieces.

@@ -29,6 +29,7 @@
 #include "cli/run_cli.hpp"
 #include "host/cli/errors.hpp"
 #include "host/api/pipeline.hpp"
+#include "host/engine/checkpoints.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "host/results/outputs.hpp"
 #include "host/io/csv.hpp"
@@ -248,6 +249,32 @@ TEST(RunMemory, EstimatesSaturateInsteadOfWrapping) {
     EXPECT_EQ(dpr::human_bytes(1536), "1.5 KiB");
     const dpr::api::MemoryLimit m = dpr::api::parse_memory_limit("1.5G");
     EXPECT_EQ(m.bytes, 1610612736u);
+}
+
+// The Python package keeps every point's per-instance arrays after it ran (Result.regret(p)), the CLI releases them:
+// the package's estimate counts them, at least I x ((2 + per_instance) x C + 1) doubles more per point (regret and
+// realised regret at each of its C checkpoints, the comparator when per instance, the first non-finite round).
+TEST(RunMemory, KeepingEveryInstancesArraysIsCounted) {
+    using namespace dpr;
+    const std::string toml = "[run]\ninstances = 1000\nrounds = 100\ncheckpoints = 5\n[adversary]\n"
+                             "kind = \"bernoulli\"\nd = 4\nper_instance = [false, true]\n[learner]\n"
+                             "algorithm = \"hedge\"\n";
+    const config::Config cfg = config::parse_config(toml, "c.toml", {}, api::run_config_inputs());
+    const std::vector<PointRecord> recs = api::resolve_points(cfg);
+    ASSERT_EQ(recs.size(), 2u);
+    const auto kept = [&](bool keep) {
+        const MemoryEstimate e = estimate_run_memory(cfg, recs, 1, PointJob{}.chunk_bytes, false, 0, keep);
+        for (const MemoryTerm& t : e.terms)
+            if (t.what.rfind("results kept", 0) == 0) return t.bytes;
+        ADD_FAILURE() << "no term for the results kept";
+        return std::uint64_t{0};
+    };
+    std::uint64_t arrays = 0;
+    for (const config::Point& p : cfg.points)
+        arrays += 1000 * ((2 + p.per_instance) * log_checkpoints(p.problem.T, 5).size() + 1) * sizeof(double);
+    const std::uint64_t without = kept(false), with = kept(true);
+    EXPECT_GE(with - without, arrays) << "kept " << without << " -> " << with;
+    EXPECT_LE(with - without, 2 * arrays) << "kept " << without << " -> " << with;
 }
 
 // A full file system has 0 bytes free, which is not "unknown": the disk checks of `run` and `sample` used to take
