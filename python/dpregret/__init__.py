@@ -121,23 +121,24 @@ def _overrides(set_: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
     return out
 
 
-def _memory_losses(config: Mapping[str, Any], tmp: list[str]) -> dict:
-    """A dict config whose [adversary] losses is an array: the array is written to a temporary .npy file (float64,
-    row-major) that the run reads as its `path`; the file is removed when run() returns."""
+# The [adversary] path that stands for a dict config's losses array (run.json's settings show it).
+_LOSSES_NAME = "<array: [adversary] losses>"
+
+
+def _memory_losses(config: Mapping[str, Any], arrays: dict) -> dict:
+    """A dict config whose [adversary] losses is an array: the run reads the array in place (no file, no copy
+    when it is float64 and C-contiguous; any other array is converted once) through a path that names it."""
     adv = config.get("adversary")
     if not isinstance(adv, Mapping) or "losses" not in adv:
         return dict(config)
     adv = dict(adv)
-    losses = np.asarray(adv.pop("losses"), dtype=np.float64)
+    losses = np.ascontiguousarray(adv.pop("losses"), dtype=np.float64)
     if losses.ndim != 2:
         raise ConfigError(f"[adversary] losses must be a (T, d) array (got shape {losses.shape})")
     if "path" in adv:
         raise ConfigError("[adversary] gives both losses and path; give one")
-    if not tmp:
-        tmp.append(tempfile.mkdtemp(prefix="dpregret-"))
-    path = os.path.join(tmp[0], "losses.npy")
-    np.save(path, np.ascontiguousarray(losses))
-    adv["path"] = path
+    arrays[_LOSSES_NAME] = losses
+    adv["path"] = _LOSSES_NAME
     out = dict(config)
     out["adversary"] = adv
     return out
@@ -150,10 +151,10 @@ def _remove(tmp: list[str]) -> None:
         os.rmdir(d)
 
 
-def _source(config: Any, tmp: list[str]) -> tuple[str, str, str]:
-    """(config_path, toml_text, source_name) for the core library."""
+def _source(config: Any, arrays: dict) -> tuple[str, str, str]:
+    """(config_path, toml_text, source_name) for the core library; a dict config's arrays go into `arrays`."""
     if isinstance(config, Mapping):
-        return "", _toml.dumps(_memory_losses(config, tmp)), "<dict>"
+        return "", _toml.dumps(_memory_losses(config, arrays)), "<dict>"
     if isinstance(config, os.PathLike):
         return os.fspath(config), "", ""
     if isinstance(config, str):
@@ -222,19 +223,16 @@ def _wait(job, progress: bool | None, label: str) -> None:
 
 
 def _simulate(make, config: Any, set_, threads: int | None, progress: bool | None, label: str):
-    """Plans a job with make(config_path, toml_text, source_name, overrides, threads) (ConfigError on bad input),
-    issues its warnings, runs it and returns it finished."""
+    """Plans a job with make(config_path, toml_text, source_name, overrides, arrays, threads) (ConfigError on bad
+    input), issues its warnings, runs it and returns it finished. The job holds the arrays it reads."""
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ConfigError(f"threads must be an integer >= 1 (got {threads!r})")
-    tmp: list[str] = []
-    try:
-        path, text, name = _source(config, tmp)
-        job = make(path, text, name, _overrides(set_), threads or 0)
-        for w in job.warnings():
-            warnings.warn(w, DPRegretWarning, stacklevel=3)
-        _wait(job, progress, label)
-    finally:
-        _remove(tmp)
+    arrays: dict[str, np.ndarray] = {}
+    path, text, name = _source(config, arrays)
+    job = make(path, text, name, _overrides(set_), arrays, threads or 0)
+    for w in job.warnings():
+        warnings.warn(w, DPRegretWarning, stacklevel=3)
+    _wait(job, progress, label)
     return job
 
 
@@ -244,7 +242,7 @@ def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, ba
     """Runs an experiment and returns its Result (docs/PYTHON.md).
 
     config:   a path to an experiment file, its TOML text, or a dict {"run": {...}, "adversary": {...},
-              "learner": {...}}; a list value is a sweep. [adversary] losses may be a (T, d) NumPy array.
+              "learner": {...}}; a list value is a sweep. [adversary] losses may be a (T, d) NumPy array (read in place).
     set:      overrides, as `dpregret run --set`: a dict {"learner.epsilon": [0.1, 1]} or ["learner.epsilon=[0.1,1]"].
     backend:  "auto" (the GPU when one is visible and the run can use it), "cpu" or "cuda".
     threads:  CPU threads (default: every core); the results do not depend on it.
@@ -255,8 +253,8 @@ def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, ba
     Bad input raises ConfigError (a ValueError) with the command's message, before anything is simulated.
     Ctrl-C stops the run within a chunk and raises KeyboardInterrupt; nothing is written.
     """
-    job = _simulate(lambda path, text, name, overrides, threads: _core.Job(
-        path, text, name, overrides, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
+    job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Job(
+        path, text, name, overrides, arrays, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
     result = Result(job)
     if out is not None:
         result.save(out)
@@ -379,8 +377,8 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     statistic: keep every trial's statistic (AuditResult.statistic; 2 x trials doubles).
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
-    job = _simulate(lambda path, text, name, overrides, threads: _core.Audit(
-        path, text, name, overrides, backend, threads, memory_limit, allow_planted, statistic),
+    job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
+        path, text, name, overrides, arrays, backend, threads, memory_limit, allow_planted, statistic),
         config, set, threads, progress, "dpregret audit")
     result = AuditResult(job)
     if out is not None:

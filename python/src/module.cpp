@@ -32,6 +32,7 @@
 #include "host/api/sample.hpp"
 #include "host/backend/cuda_api.hpp"
 #include "host/config/config.hpp"
+#include "host/engine/loss_file.hpp"
 #include "host/io/error.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "host/results/outputs.hpp"
@@ -148,14 +149,24 @@ private:
     std::exception_ptr error_;
 };
 
-/// The config's source and the backend, as a run's and an audit's spec (api::RunSpec, api::AuditSpec) take them.
+/// A loss matrix from memory ([adversary] losses of a dict config): float64, (T, d), C order, on the host.
+/// The run reads it in place (host/engine/loss_file.hpp LossArray); the Python layer makes it so with
+/// np.ascontiguousarray, which copies only an array that is not already.
+using LossMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using LossMatrices = std::map<std::string, LossMatrix>;
+
+/// The config's source, its arrays and the backend, as a run's and an audit's spec (api::RunSpec,
+/// api::AuditSpec) take them. The arrays are `held` by the caller for as long as its plan reads them.
 template <class Spec>
 void set_source(Spec& spec, const std::string& config_path, const std::string& toml_text,
-                const std::string& source_name, const std::vector<std::string>& overrides, const std::string& backend) {
+                const std::string& source_name, const std::vector<std::string>& overrides,
+                const LossMatrices& arrays, const std::string& backend, LossMatrices& held) {
     spec.config_path = config_path;
     spec.toml_text = toml_text;
     spec.source_name = source_name;
     spec.overrides = overrides;
+    held = arrays;
+    for (const auto& [name, a] : held) spec.arrays[name] = LossArray{a.data(), a.shape(0), a.shape(1)};
     spec.backend = parse_backend(backend);
 }
 
@@ -163,10 +174,10 @@ void set_source(Spec& spec, const std::string& config_path, const std::string& t
 class Job : public Worker {
 public:
     Job(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
-        const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
-        const std::string& memory_limit)
+        const std::vector<std::string>& overrides, const LossMatrices& arrays, const std::string& backend,
+        unsigned threads, const std::string& memory_limit)
         : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
-        set_source(spec_, config_path, toml_text, source_name, overrides, backend);
+        set_source(spec_, config_path, toml_text, source_name, overrides, arrays, backend, arrays_);
         spec_.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
         backend_requested_ = backend;
         config_label_ = config_path.empty() ? source_name : config_path;
@@ -315,6 +326,7 @@ private:
         return m;
     }
 
+    LossMatrices arrays_; ///< first: destroyed after the plan that points into them
     api::RunSpec spec_;
     api::Plan plan_;
     std::string started_at_, backend_requested_, config_label_, device_;
@@ -327,10 +339,10 @@ private:
 class Audit : public Worker {
 public:
     Audit(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
-          const std::vector<std::string>& overrides, const std::string& backend, unsigned threads,
-          const std::string& memory_limit, bool allow_planted, bool keep_statistic)
+          const std::vector<std::string>& overrides, const LossMatrices& arrays, const std::string& backend,
+          unsigned threads, const std::string& memory_limit, bool allow_planted, bool keep_statistic)
         : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
-        set_source(spec_, config_path, toml_text, source_name, overrides, backend);
+        set_source(spec_, config_path, toml_text, source_name, overrides, arrays, backend, arrays_);
         spec_.backend_requested = backend;
         spec_.threads = threads;
         spec_.memory_limit = memory_limit;
@@ -392,6 +404,7 @@ private:
         return outcome_.completed;
     }
 
+    LossMatrices arrays_; ///< first: destroyed after the plan that points into them
     api::AuditSpec spec_;
     api::AuditPlan plan_;
     audit::AuditOutcome outcome_;
@@ -502,10 +515,11 @@ NB_MODULE(_core, m) {
         .def("total", &Worker::total)
         .def("warnings", &Worker::warnings);
     nb::class_<Job, Worker>(m, "Job")
-        .def(nb::init<const std::string&, const std::string&, const std::string&, const std::vector<std::string>&,
-                      const std::string&, unsigned, const std::string&>(),
-             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "backend"_a, "threads"_a,
-             "memory_limit"_a)
+        .def(nb::init<const std::string&, const std::string&, const std::string&,
+                      const std::vector<std::string>&, const dpr::python::LossMatrices&, const std::string&,
+                      unsigned, const std::string&>(),
+             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "arrays"_a, "backend"_a,
+             "threads"_a, "memory_limit"_a)
         .def("backend", &Job::backend)
         .def("why_not_cuda", &Job::why_not_cuda)
         .def("instances", &Job::instances)
@@ -520,10 +534,11 @@ NB_MODULE(_core, m) {
         .def("save", &Job::save, "dir"_a);
     using dpr::python::Audit;
     nb::class_<Audit, Worker>(m, "Audit")
-        .def(nb::init<const std::string&, const std::string&, const std::string&, const std::vector<std::string>&,
-                      const std::string&, unsigned, const std::string&, bool, bool>(),
-             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "backend"_a, "threads"_a,
-             "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a)
+        .def(nb::init<const std::string&, const std::string&, const std::string&,
+                      const std::vector<std::string>&, const dpr::python::LossMatrices&, const std::string&,
+                      unsigned, const std::string&, bool, bool>(),
+             "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "arrays"_a, "backend"_a,
+             "threads"_a, "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a)
         .def("json", &Audit::json_text)
         .def("verdict_line", &Audit::verdict_line)
         .def("statistic", &Audit::statistic)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 
 import numpy as np
 import pytest
@@ -77,3 +78,13 @@ def test_audit_errors(audit_dir):
         a.save("o")
     with pytest.warns(dpregret.DPRegretWarning, match="claims no privacy"):
         dpregret.audit("a.toml", set={"learner.epsilon": float("inf")}, progress=False)
+
+
+def test_an_audit_of_losses_from_memory_is_the_audit_of_the_same_file(audit_dir):
+    cfg = tomllib.loads(AUDIT)
+    filed = dpregret.audit(cfg, progress=False, statistic=True)
+    del cfg["adversary"]["path"]
+    cfg["adversary"]["losses"] = np.array([[0.0, 1.0], [1.0, 0.0]])
+    mem = dpregret.audit(cfg, progress=False, statistic=True)
+    np.testing.assert_array_equal(mem.statistic, filed.statistic)
+    assert mem.epsilon_lb == filed.epsilon_lb and mem.event == filed.event

@@ -122,6 +122,29 @@ def test_losses_from_memory_equal_the_same_losses_from_a_file(cli, tmp_path):
         dpregret.run({**base, "adversary": {"kind": "file", "losses": bad}}, progress=False)
 
 
+def test_losses_from_memory_are_read_in_place():
+    # A 512 MiB float64 array: a copy anywhere (a temporary file read back, a std::vector) would raise the peak
+    # resident memory by at least that much; the engine's loss chunks add about 100 MiB.
+    script = """
+import resource, sys, numpy as np, dpregret
+T, d = 1 << 16, 1024
+losses = np.full((T, d), 0.25)
+losses[::7, ::3] = 0.75
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+r = dpregret.run({"run": {"instances": 1, "rounds": T, "checkpoints": 4},
+                  "adversary": {"kind": "file", "losses": losses},
+                  "learner": {"algorithm": "hedge"}}, backend="cpu", threads=1, progress=False)
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(grown * 1024, losses.nbytes, r.final_regret[0, 0])
+"""
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    grown, nbytes, regret = done.stdout.split()
+    assert np.isfinite(float(regret))
+    assert int(grown) < 0.6 * int(nbytes), (int(grown) >> 20, "MiB more at peak for", int(nbytes) >> 20, "MiB")
+
+
 @pytest.mark.parametrize("overrides, message", [
     (["learner.epsilom=1"], "epsilon"),                       # did-you-mean
     (["learner.epsilon=-1"], "epsilon"),                      # range
