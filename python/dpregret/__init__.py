@@ -28,7 +28,7 @@ from ._core import ConfigError, NonFiniteResult
 
 __all__ = ["run", "Result", "audit", "AuditResult", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
 
-__version__: str = _core.info()["version"]
+__version__: str = _core.__version__
 
 
 class DPRegretWarning(UserWarning):
@@ -58,7 +58,8 @@ def _flag_text(name: str, v: Any) -> str:
     """A keyword argument of sample() as the command's flag text (floats in their shortest exact form)."""
     if isinstance(v, bool):
         raise TypeError(f"sample: {name} takes a number or a name, not a bool")
-    if isinstance(v, float):
+    if isinstance(v, float):  # np.float64 too, whose repr would be "np.float64(2.0)"
+        v = float(v)
         return repr(v) if v == v and abs(v) != float("inf") else str(v)
     if isinstance(v, os.PathLike):
         return os.fspath(v)
@@ -158,6 +159,8 @@ def _source(config: Any, arrays: dict) -> tuple[str, str, str]:
     if isinstance(config, os.PathLike):
         return os.fspath(config), "", ""
     if isinstance(config, str):
+        if "\n" not in config and os.path.isfile(config):
+            return config, "", ""
         if "\n" in config or "=" in config:
             return "", config, "<string>"
         return config, "", ""
@@ -206,8 +209,8 @@ def _wait(job, progress: bool | None, label: str) -> None:
     """Starts the job's simulation and waits for it (the GIL released), updating a progress bar; on Ctrl-C (or any
     exception) stops it at its next chunk and re-raises."""
     bar = _Bar(job.total(), _want_progress(progress), label)
-    job.start()
     try:
+        job.start()
         while not job.wait(0.1):
             bar.update(job.progress())
     except BaseException:  # KeyboardInterrupt: stop the simulation at its next chunk, then re-raise
@@ -225,8 +228,8 @@ def _wait(job, progress: bool | None, label: str) -> None:
 def _simulate(make, config: Any, set_, threads: int | None, progress: bool | None, label: str):
     """Plans a job with make(config_path, toml_text, source_name, overrides, arrays, threads) (ConfigError on bad
     input), issues its warnings, runs it and returns it finished. The job holds the arrays it reads."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ConfigError(f"threads must be an integer >= 1 (got {threads!r})")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096):
+        raise ConfigError(f"threads must be an integer in 1..4096 (got {threads!r})")
     arrays: dict[str, np.ndarray] = {}
     path, text, name = _source(config, arrays)
     job = make(path, text, name, _overrides(set_), arrays, threads or 0)
@@ -253,6 +256,8 @@ def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, ba
     Bad input raises ConfigError (a ValueError) with the command's message, before anything is simulated.
     Ctrl-C stops the run within a chunk and raises KeyboardInterrupt; nothing is written.
     """
+    if out is not None:
+        _core.check_save_dir(os.fspath(out), False, False)  # a used directory is refused before simulating
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Job(
         path, text, name, overrides, arrays, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
     result = Result(job)
@@ -377,8 +382,11 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     statistic: keep every trial's statistic (AuditResult.statistic; 2 x trials doubles).
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
+    if out is not None:
+        _core.check_save_dir(os.fspath(out), True, False)  # a used directory is refused before simulating
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
-        path, text, name, overrides, arrays, backend, threads, memory_limit, allow_planted, statistic),
+        path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
+        bool(statistic)),
         config, set, threads, progress, "dpregret audit")
     result = AuditResult(job)
     if out is not None:

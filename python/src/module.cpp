@@ -149,6 +149,25 @@ private:
     std::exception_ptr error_;
 };
 
+/// Refuses an output directory that already holds a run's files (audit: an audit's audit.json), so that
+/// save() never replaces finished results; with `create`, makes the directory when it is missing. run(out=)
+/// and audit(out=) call it before simulating as well as save() before writing.
+void check_save_dir(const std::string& dir, bool audit, bool create) {
+    namespace fs = std::filesystem;
+    if (create) {
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
+    }
+    static const std::vector<std::string> run_files = {"run.json", "summary.csv", "final_regret.csv",
+                                                       "points.jsonl"};
+    static const std::vector<std::string> audit_files = {"audit.json"};
+    for (const std::string& name : audit ? audit_files : run_files)
+        if (fs::exists(fs::path(dir) / name))
+            throw UsageError(dir + " already holds " + name + " of " + (audit ? "an audit" : "a run") +
+                             "; save into a new or empty directory");
+}
+
 /// A loss matrix from memory ([adversary] losses of a dict config): float64, (T, d), C order, on the host.
 /// The run reads it in place (host/engine/loss_file.hpp LossArray); the Python layer makes it so with
 /// np.ascontiguousarray, which copies only an array that is not already.
@@ -191,8 +210,9 @@ public:
             device_ = info.name + " (sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")";
             device_bytes = static_cast<std::uint64_t>(info.memory_gib * 1073741824.0);
         }
-        const MemoryEstimate estimate =
-            estimate_run_memory(cfg, plan_.records, spec_.threads, PointJob{}.chunk_bytes, cuda, plan_.instance_count);
+        const MemoryEstimate estimate = estimate_run_memory(
+            cfg, plan_.records, spec_.threads, PointJob{}.chunk_bytes, cuda, plan_.instance_count,
+            /*keep_instances=*/true); // Result.regret(p): work() keeps every point's arrays
         api::check_memory(estimate, api::parse_memory_limit(memory_limit), device_bytes,
                           "reduce [run] instances, [adversary] d or the sweep, or pass memory_limit=\"none\"");
         memory_estimate_ = estimate.host_bytes;
@@ -283,13 +303,7 @@ public:
     /// Writes the CLI's files into `dir` (created if missing; refused if it already holds a run's files).
     void save(const std::string& dir) const {
         check_done();
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
-        for (const char* name : {"run.json", "summary.csv", "final_regret.csv", "points.jsonl"})
-            if (fs::exists(fs::path(dir) / name))
-                throw UsageError(dir + " already holds " + name + " of a run; save into a new or empty directory");
+        check_save_dir(dir, /*audit=*/false, /*create=*/true);
         nb::gil_scoped_release release;
         if (!write_outputs(dir, plan_.config, plan_.records, meta(), [] { return false; }))
             throw std::runtime_error("writing the results into " + dir + " was stopped");
@@ -384,12 +398,7 @@ public:
     /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit).
     void save(const std::string& dir) const {
         check_done();
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
-        if (fs::exists(fs::path(dir) / "audit.json"))
-            throw UsageError(dir + " already holds a complete audit (audit.json); save into a new or empty directory");
+        check_save_dir(dir, /*audit=*/true, /*create=*/true);
         const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
         nb::gil_scoped_release release;
         api::write_audit_files(dir, outcome_, j);
@@ -548,4 +557,7 @@ NB_MODULE(_core, m) {
     m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
     m.def("sample_forms", &dpr::api::sample_forms);
     m.def("info", &dpr::python::info);
+    m.def("check_save_dir", &dpr::python::check_save_dir, "dir"_a, "audit"_a, "create"_a);
+    m.attr("__version__") =
+        dpr::build_info().version; // without info()'s GPU query, so that import stays cheap
 }

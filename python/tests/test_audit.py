@@ -74,8 +74,12 @@ def test_audit_errors(audit_dir):
     with pytest.raises(RuntimeError, match="not kept"):
         a.statistic
     a.save("o")
-    with pytest.raises(dpregret.ConfigError, match="already holds a complete audit"):
+    with pytest.raises(dpregret.ConfigError, match="already holds audit.json of an audit"):
         a.save("o")
+    with pytest.MonkeyPatch.context() as m:  # audit(out=) into a used directory is refused before simulating
+        m.setattr(dpregret, "_wait", lambda *a, **k: pytest.fail("audit(out=) simulated first"))
+        with pytest.raises(dpregret.ConfigError, match="already holds audit.json of an audit"):
+            dpregret.audit("a.toml", out="o", progress=False)
     with pytest.warns(dpregret.DPRegretWarning, match="claims no privacy"):
         dpregret.audit("a.toml", set={"learner.epsilon": float("inf")}, progress=False)
 

@@ -189,6 +189,31 @@ def test_other_bad_calls(small_toml, tmp_path):
         r.regret(99)
 
 
+def test_a_used_out_directory_is_refused_before_simulating(small_toml, tmp_path, monkeypatch):
+    dpregret.run(small_toml, progress=False, out=tmp_path / "o")
+    before = (tmp_path / "o" / "summary.csv").read_bytes()
+
+    def simulated(*args, **kwargs):
+        raise AssertionError("run(out=) simulated before refusing the directory")
+
+    monkeypatch.setattr(dpregret, "_wait", simulated)
+    with pytest.raises(dpregret.ConfigError, match="already holds run.json of a run"):
+        dpregret.run(small_toml, progress=False, out=tmp_path / "o")
+    assert (tmp_path / "o" / "summary.csv").read_bytes() == before
+
+
+def test_a_path_with_an_equals_sign_is_a_path(small_toml, tmp_path):
+    path = tmp_path / "eps=0.5.toml"
+    path.write_text(small_toml)
+    a = dpregret.run(str(path), progress=False)
+    np.testing.assert_array_equal(a.final_regret, dpregret.run(small_toml, progress=False).final_regret)
+
+
+def test_threads_beyond_the_commands_range_are_refused(small_toml):
+    with pytest.raises(dpregret.ConfigError, match=r"threads must be an integer in 1..4096 \(got 5000\)"):
+        dpregret.run(small_toml, threads=5000, progress=False)
+
+
 def test_a_guarantee_above_the_request_is_a_warning():
     cfg = {"run": {"instances": 2, "rounds": 1024},
            "adversary": {"kind": "bco-linear", "set": "simplex", "d": 1024},
@@ -253,15 +278,22 @@ def test_other_python_threads_run_while_it_simulates(small_toml):
         while not stop.is_set():
             count[0] += 1
 
-    t = threading.Thread(target=spin)
-    t.start()
-    try:
-        r = dpregret.run(small_toml, set={"run.instances": 2000, "run.rounds": 2048}, progress=False)
-    finally:
-        stop.set()
-        t.join()
-    seconds = r.run_info["throughput"]["simulation_seconds"]
-    assert seconds > 0.2
+    # One CPU thread, and a run made larger until it simulates for at least 0.2 s whatever the machine's speed.
+    for instances in (2000, 20000, 200000):
+        count[0] = 0
+        stop.clear()
+        t = threading.Thread(target=spin)
+        t.start()
+        try:
+            r = dpregret.run(small_toml, set={"run.instances": instances, "run.rounds": 2048}, backend="cpu",
+                             threads=1, progress=False)
+        finally:
+            stop.set()
+            t.join()
+        seconds = r.run_info["throughput"]["simulation_seconds"]
+        if seconds >= 0.2:
+            break
+    assert seconds >= 0.2, seconds
     assert count[0] > 100000 * seconds, (count[0], seconds)  # a held GIL would leave it near 0
 
 

@@ -85,7 +85,17 @@ def test_bad_values_are_the_commands_errors(form, kwargs, message, cli, tmp_path
     assert done.returncode == 2 and str(err.value) in done.stderr
 
 
+def test_numpy_scalars_are_their_values():
+    # np.float64 is a float whose repr is "np.float64(2.0)": the flag must be the number's text.
+    a = dpregret.sample("laplace", scale=np.sqrt(np.float64(2.0)), n=50, seed=np.int64(3))
+    np.testing.assert_array_equal(a, dpregret.sample("laplace", scale=2.0 ** 0.5, n=50, seed=3))
+
+
 def test_other_bad_calls():
+    with pytest.raises(dpregret.ConfigError, match=r"--T is not a flag of sample laplace \(its flags: --scale"):
+        dpregret.sample("laplace", scale=1.0, n=10, T=5)
+    with pytest.raises(dpregret.ConfigError, match="--sclae is not a flag of sample expmech"):
+        dpregret.sample("expmech", c=1.0, d=4, n=10, sclae=1.0)
     with pytest.raises(dpregret.ConfigError, match="DISTRIBUTION must be one of: laplace"):
         dpregret.sample("laplacian", scale=1.0, n=10)
     with pytest.raises(dpregret.ConfigError, match="meta=True is a parameter of sample"):
