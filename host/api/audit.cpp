@@ -62,16 +62,8 @@ config::ConfigInputs audit_config_inputs(const LossArrays& arrays) {
 
 AuditPlan plan_audit(const AuditSpec& spec) {
     AuditPlan p;
-    try {
-        const config::ConfigInputs in = audit_config_inputs(spec.arrays);
-        p.config = spec.config_path.empty()
-                       ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, in)
-                       : config::load_config(spec.config_path, spec.overrides, in);
-    } catch (const config::ConfigError& e) {
-        throw UsageError(e.what());
-    } catch (const io::IoError& e) {
-        throw UsageError(e.what());
-    }
+    p.config = load_config_for(spec.config_path, spec.toml_text, spec.source_name, spec.overrides,
+                               audit_config_inputs(spec.arrays));
     const config::Config& cfg = p.config;
     p.records = resolve_points(cfg);
     if (p.records.size() != 1)

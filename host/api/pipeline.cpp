@@ -51,6 +51,19 @@ config::ConfigInputs run_config_inputs(const LossArrays& arrays) {
     return in;
 }
 
+config::Config load_config_for(const std::string& config_path, const std::string& toml_text,
+                               const std::string& source_name, const std::vector<std::string>& overrides,
+                               const config::ConfigInputs& inputs) {
+    try {
+        return config_path.empty() ? config::parse_config(toml_text, source_name, overrides, inputs)
+                                   : config::load_config(config_path, overrides, inputs);
+    } catch (const config::ConfigError& e) {
+        throw UsageError(e.what());
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+}
+
 std::vector<std::string> input_paths(const config::Config& cfg) {
     const config::ConfigInputs in = run_config_inputs();
     std::vector<std::string> paths;

@@ -12,16 +12,8 @@ namespace dpr::api {
 namespace {
 
 config::Config load(const RunSpec& spec) {
-    try {
-        const config::ConfigInputs in = run_config_inputs(spec.arrays);
-        return spec.config_path.empty()
-                   ? config::parse_config(spec.toml_text, spec.source_name, spec.overrides, in)
-                   : config::load_config(spec.config_path, spec.overrides, in);
-    } catch (const config::ConfigError& e) {
-        throw UsageError(e.what());
-    } catch (const io::IoError& e) {
-        throw UsageError(e.what());
-    }
+    return load_config_for(spec.config_path, spec.toml_text, spec.source_name, spec.overrides,
+                           run_config_inputs(spec.arrays));
 }
 
 } // namespace

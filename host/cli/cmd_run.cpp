@@ -106,11 +106,7 @@ Source load_source(const RunOptions& o) {
         src.sets = src.resumed->spec().overrides;
     }
     try {
-        src.config = config::load_config(src.config_path, src.sets, api::run_config_inputs());
-    } catch (const config::ConfigError& e) {
-        throw UsageError(e.what());
-    } catch (const io::IoError& e) {
-        throw UsageError(e.what());
+        src.config = api::load_config_for(src.config_path, "", "", src.sets, api::run_config_inputs());
     } catch (const std::bad_alloc&) {
         throw std::runtime_error("out of memory while reading " + src.config_path +
                                  " (a sweep of many points, or a large loss file); split the sweep into several runs");
