@@ -50,11 +50,7 @@ struct Fkm : SerialLearner<Fkm> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.dom = bco_detail::domain_of(pb);
-        p.row_d = p.dom.n + 1;
-        p.loss = pb.loss;
-        p.T = pb.T > 0 ? pb.T : 1;
-        p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
+        bco_detail::set_problem(p, pb);
         const double Td = static_cast<double>(p.T), n = static_cast<double>(p.n_eff), D = p.dom.diameter;
         p.zeta = kv.given[kZeta] ? kv.num[kZeta] : D * std::sqrt(n) / std::pow(Td, 0.25);
         const double G = n * kLipschitz * (D + p.zeta) / p.zeta;

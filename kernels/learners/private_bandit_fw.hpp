@@ -90,6 +90,17 @@ inline domains::Domain domain_of(const Problem& pb) {
     return D;
 }
 
+/// The fields a bandit-convex learner's Params (private-bandit-fw, fkm) take from the problem: the decision set,
+/// the loss row's width n + 1 (a_t then b_t), the loss family, T (at least 1) and n_eff = dim aff(D) (at least 1).
+template <class P>
+void set_problem(P& p, const Problem& pb) {
+    p.dom = domain_of(pb);
+    p.row_d = p.dom.n + 1;
+    p.loss = pb.loss;
+    p.T = pb.T > 0 ? pb.T : 1;
+    p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
+}
+
 /// u = P z / ||P z|| with z_i from (Exploration, round t, element i): a uniform unit vector of the subspace
 /// parallel to aff(D). scratch: domains::scratch_size(D).
 DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std::uint64_t t, double* u,
@@ -294,14 +305,10 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.dom = bco_detail::domain_of(pb);
-        p.row_d = p.dom.n + 1;
-        p.loss = pb.loss;
-        p.T = pb.T > 0 ? pb.T : 1;
+        bco_detail::set_problem(p, pb);
         const std::uint64_t rounds = static_cast<std::uint64_t>(std::ceil(std::sqrt(static_cast<double>(p.T))));
         p.batch = (p.T + rounds - 1) / rounds;
         p.batches = (p.T + p.batch - 1) / p.batch;
-        p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
         const double Td = static_cast<double>(p.T), n = static_cast<double>(p.n_eff), D = p.dom.diameter;
         p.eta = kv.given[kEta] ? kv.num[kEta] : D / (std::pow(Td, 0.75) * std::sqrt(n) * kLipschitz);
         p.zeta = kv.given[kZeta] ? kv.num[kZeta] : D * std::sqrt(n) / std::pow(Td, 0.25);
