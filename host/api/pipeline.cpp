@@ -262,9 +262,29 @@ double group_work_budget(const config::Config& cfg, const std::vector<PointRecor
     return cuda ? kPieceWorkCuda : kPieceWorkCpu;
 }
 
+namespace {
+
+/// Point k's work per instance as the pieces of a resumable run are sized. Every piece of a point repeats the
+/// point's shared work -- its loss rows, their running sums and the copies into the engine's lane buffers,
+/// O(T x d) -- so pieces must be large where that work dominates. A learner that reads L_{t-1} from the
+/// engine (kReadsCumulative: the sparse-vector experts of AFKT23 §3, docs/spec/afkt23.md) does O(1) work per
+/// instance-round plus an O(d) exponential-mechanism pass at each switch, of which it makes O(log d): its
+/// work per instance is about T + d ceil(log2 d), not point_work's T x d. (Sized by point_work, svt-experts
+/// at d = 2^16, T = 2048 ran in pieces of 64 instances, so a run of 100 made its shared rows twice and ran at
+/// 0.6x the library's speed: docs/BENCHMARKS.md.)
+double piece_work(const config::Config& cfg, const std::vector<PointRecord>& recs, std::size_t k) {
+    if (!recs[k].learner.reads_cumulative || cfg.points[k].per_instance) return point_work(cfg, recs, k);
+    const double d = static_cast<double>(std::max<std::uint64_t>(2, recs[k].adversary.row_width));
+    return static_cast<double>(cfg.points[k].problem.T) + d * std::ceil(std::log2(d));
+}
+
+} // namespace
+
 std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<PointRecord>& recs, bool cuda) {
     const double budget = cuda ? kPieceWorkCuda : kPieceWorkCpu;
-    const double per_instance = largest_point_work(cfg, recs); // the largest point's work per instance
+    double per_instance = 1.0; // the largest point's work per instance
+    for (std::size_t k = 0; k < recs.size(); ++k)
+        per_instance = std::max(per_instance, piece_work(cfg, recs, k));
     const double b = std::floor(budget / per_instance / 16.0) * 16.0;
     if (b < 16.0) return 16;
     return b >= static_cast<double>(cfg.run.instances) ? std::max<std::uint64_t>(cfg.run.instances, 1)

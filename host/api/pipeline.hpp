@@ -93,7 +93,9 @@ struct SimulateOptions {
 };
 
 /// Instances per resumable piece: about 2^33 expert-rounds of work on the CPU (seconds to a minute on the
-/// development VM), 2^38 on a GPU; a multiple of 16 (a SIMD group), at least 16.
+/// development VM), 2^38 on a GPU; a multiple of 16 (a SIMD group), at least 16. A learner that reads L_{t-1}
+/// from the engine counts T + d ceil(log2 d) per instance, not T x d (pipeline.cpp piece_work: every piece
+/// repeats the shared rows' O(T x d) work).
 std::uint64_t auto_piece_instances(const config::Config& cfg, const std::vector<PointRecord>& recs, bool cuda);
 
 /// Runs the points in order; after each, finish_point() checks that everything that would be written is

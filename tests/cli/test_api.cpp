@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/run_cli.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/api/run.hpp"
 #include "host/api/sample.hpp"
 #include "host/cli/errors.hpp"
@@ -236,6 +237,27 @@ TEST(Api, ALossArrayInMemoryIsReadInPlaceAndEqualsTheSameLossFile) {
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("no such file"), std::string::npos) << e.what();
     }
+}
+
+// A resumable run's pieces each repeat the point's shared work (its loss rows and their sums, O(T x d)).
+// Pieces of a learner that does O(d) work per instance-round are sized by T x d (2^33 / (2048 x 2^16) = 64
+// instances); a learner that reads L_{t-1} from the engine does O(1) per round and an O(d) pass per switch,
+// so a run of 100 such instances is one piece, not two that make the shared rows twice (the svt-experts
+// slowdown of docs/BENCHMARKS.md).
+TEST(Api, PiecesOfALearnerThatReadsTheRunningSumsAreNotSizedByTTimesD) {
+    const auto piece = [](const std::string& algorithm, std::uint64_t instances) {
+        const std::string toml = "[run]\ninstances = " + std::to_string(instances) +
+                                 "\nrounds = 2048\n[adversary]\nkind = \"halving\"\nd = 65536\n[learner]\n"
+                                 "algorithm = \"" +
+                                 algorithm + "\"\nepsilon = 10\n";
+        const config::Config cfg = config::parse_config(toml, "c.toml", {}, api::run_config_inputs());
+        return api::auto_piece_instances(cfg, api::resolve_points(cfg), /*cuda=*/false);
+    };
+    EXPECT_EQ(piece("dp-ftrl-experts", 100), 64u);
+    EXPECT_EQ(piece("svt-experts", 100), 100u);
+    // Still pieces when there are many: 2^33 / (2048 + 16 x 2^16) instances, rounded down to a multiple
+    // of 16.
+    EXPECT_EQ(piece("svt-experts", 1000000), 8176u);
 }
 
 } // namespace
