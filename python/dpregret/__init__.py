@@ -257,7 +257,7 @@ def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, ba
     Ctrl-C stops the run within a chunk and raises KeyboardInterrupt; nothing is written.
     """
     if out is not None:
-        _core.check_save_dir(os.fspath(out), False, False)  # a used directory is refused before simulating
+        _core.check_save_dir(os.fspath(out), False)  # a used directory is refused before simulating
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Job(
         path, text, name, overrides, arrays, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
     result = Result(job)
@@ -383,7 +383,7 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
     if out is not None:
-        _core.check_save_dir(os.fspath(out), True, False)  # a used directory is refused before simulating
+        _core.check_save_dir(os.fspath(out), True)  # a used directory is refused before simulating
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
         path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
         bool(statistic)),

@@ -34,6 +34,7 @@
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/io/error.hpp"
+#include "host/io/run_dir.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "host/results/outputs.hpp"
 #include "host/version.hpp"
@@ -150,15 +151,9 @@ private:
 };
 
 /// Refuses an output directory that already holds a run's files (audit: an audit's audit.json), so that
-/// save() never replaces finished results; with `create`, makes the directory when it is missing. run(out=)
-/// and audit(out=) call it before simulating as well as save() before writing.
-void check_save_dir(const std::string& dir, bool audit, bool create) {
+/// save() never replaces finished results. run(out=) and audit(out=) call it before simulating.
+void check_save_dir(const std::string& dir, bool audit) {
     namespace fs = std::filesystem;
-    if (create) {
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec) throw UsageError("cannot create the output directory " + dir + ": " + ec.message());
-    }
     static const std::vector<std::string> run_files = {"run.json", "summary.csv", "final_regret.csv",
                                                        "points.jsonl"};
     static const std::vector<std::string> audit_files = {"audit.json"};
@@ -166,6 +161,21 @@ void check_save_dir(const std::string& dir, bool audit, bool create) {
         if (fs::exists(fs::path(dir) / name))
             throw UsageError(dir + " already holds " + name + " of " + (audit ? "an audit" : "a run") +
                              "; save into a new or empty directory");
+}
+
+/// save()'s directory, taken as `dpregret run` takes its --out (host/io/run_dir.hpp): created if missing and
+/// locked, so that a second process saving there (or a command running there) is refused instead of mixing or
+/// replacing files; checked again under the lock, in case the other process finished while this one waited.
+io::OutputDirectory lock_save_dir(const std::string& dir, bool audit) {
+    check_save_dir(dir, audit);
+    io::OutputDirectory out;
+    try {
+        out = io::OutputDirectory::open(dir);
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+    check_save_dir(dir, audit);
+    return out;
 }
 
 /// A loss matrix from memory ([adversary] losses of a dict config): float64, (T, d), C order, on the host.
@@ -303,7 +313,7 @@ public:
     /// Writes the CLI's files into `dir` (created if missing; refused if it already holds a run's files).
     void save(const std::string& dir) const {
         check_done();
-        check_save_dir(dir, /*audit=*/false, /*create=*/true);
+        const io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
         nb::gil_scoped_release release;
         if (!write_outputs(dir, plan_.config, plan_.records, meta(), [] { return false; }))
             throw std::runtime_error("writing the results into " + dir + " was stopped");
@@ -398,7 +408,7 @@ public:
     /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit).
     void save(const std::string& dir) const {
         check_done();
-        check_save_dir(dir, /*audit=*/true, /*create=*/true);
+        const io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
         const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
         nb::gil_scoped_release release;
         api::write_audit_files(dir, outcome_, j);
@@ -557,7 +567,7 @@ NB_MODULE(_core, m) {
     m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
     m.def("sample_forms", &dpr::api::sample_forms);
     m.def("info", &dpr::python::info);
-    m.def("check_save_dir", &dpr::python::check_save_dir, "dir"_a, "audit"_a, "create"_a);
+    m.def("check_save_dir", &dpr::python::check_save_dir, "dir"_a, "audit"_a);
     m.attr("__version__") =
         dpr::build_info().version; // without info()'s GPU query, so that import stays cheap
 }

@@ -202,6 +202,22 @@ def test_a_used_out_directory_is_refused_before_simulating(small_toml, tmp_path,
     assert (tmp_path / "o" / "summary.csv").read_bytes() == before
 
 
+def test_save_takes_the_directory_lock_the_command_takes(small_toml, tmp_path):
+    # A second process on the directory (here: the lock of docs/OUTPUTS.md held by another open file) is refused,
+    # and nothing is written; once the lock is free, the save goes through.
+    import fcntl
+    r = dpregret.run(small_toml, progress=False)
+    d = tmp_path / "o"
+    d.mkdir()
+    with open(d / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(dpregret.ConfigError, match="in use"):
+            r.save(d)
+        assert not (d / "run.json").exists() and not (d / "summary.csv").exists()
+    r.save(d)
+    assert (d / "run.json").exists() and not (d / ".lock").exists()
+
+
 def test_a_path_with_an_equals_sign_is_a_path(small_toml, tmp_path):
     path = tmp_path / "eps=0.5.toml"
     path.write_text(small_toml)
