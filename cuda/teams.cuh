@@ -66,54 +66,56 @@ struct BlockStorage {
     double slot[2];
 };
 
-/// Members of a WarpTeam / BlockTeam: what every lane shares.
-template <class R>
-struct TeamCommon {
-    using real = R;
-    template <class T>
-    using lanes = T;
-    template <class T>
-    using uni = T;
-    using index = std::uint32_t;
-    template <class T>
-    using view = StridedView<T>;
-    using loss_row = ScalarLossRow<R>;
+/// What a WarpTeam and a BlockTeam (Self) share: ScalarTeamBase's members (kernels/core/team.hpp), and the
+/// reductions as one strided pass per member (i = rank(), rank() + size(), ...) combined by Self's sum_all /
+/// max_all / argmin_all, its CUB collectives.
+template <class R, class Self>
+struct StridedTeam : ScalarTeamBase<R> {
+    template <class F>
+    __device__ void for_each(std::uint32_t n, F&& f) const {
+        for (std::uint32_t i = self().rank(); i < n; i += Self::size()) f(i);
+    }
 
-    RngKey rng{};
-    std::uint32_t id = 0;
+    template <int NS, int NM, class F>
+    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
+        Reduced<R, NS, NM> acc;
+        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
+        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = self().rank(); i < n; i += Self::size()) {
+            const Contrib<R, NS, NM> c = f(i);
+            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+        }
+        for (int k = 0; k < NS; ++k) acc.sum[k] = self().sum_all(acc.sum[k]);
+        for (int k = 0; k < NM; ++k) acc.max[k] = self().max_all(acc.max[k]);
+        return acc;
+    }
 
-    __device__ RngKey key() const { return rng; }
-    __device__ std::uint32_t instance() const { return id; }
-    __device__ static std::uint32_t element(std::uint32_t i) { return i; }
+    template <int NM, class F>
+    __device__ ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
+        KeyArg<R> best{std::numeric_limits<R>::quiet_NaN(), 0u};
+        R m[NM > 0 ? NM : 1];
+        for (int k = 0; k < NM; ++k) m[k] = -std::numeric_limits<R>::infinity();
+        for (std::uint32_t i = self().rank(); i < n; i += Self::size()) {
+            const ArgContrib<R, NM> c = f(i);
+            if (c.key < best.key || (best.key != best.key && c.key == c.key)) best = KeyArg<R>{c.key, i};
+            for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], c.max[k]);
+        }
+        const KeyArg<R> b = self().argmin_all(best);
+        ArgReduced<R, std::uint32_t, NM> out;
+        out.key = b.key;
+        out.arg = b.arg;
+        for (int k = 0; k < NM; ++k) out.max[k] = self().max_all(m[k]);
+        return out;
+    }
 
-    template <class T>
-    __device__ static T load(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    __device__ static void store(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    template <class T>
-    __device__ static T load_at(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    __device__ static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    __device__ static double get(const StridedView<double>& s, int j) { return s[static_cast<std::uint64_t>(j)]; }
-    __device__ static void put(const StridedView<double>& s, int j, double x) { s[static_cast<std::uint64_t>(j)] = x; }
-    __device__ static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
-    __device__ static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    __device__ static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    __device__ static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
-    __device__ static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+  private:
+    __device__ const Self& self() const { return static_cast<const Self&>(*this); }
 };
 
 /// One instance per warp.
 template <class R>
-struct WarpTeam : TeamCommon<R> {
+struct WarpTeam : StridedTeam<R, WarpTeam<R>> {
     std::uint32_t lane = 0;
     WarpStorage<R>* tmp = nullptr;
 
@@ -123,11 +125,6 @@ struct WarpTeam : TeamCommon<R> {
     template <class T>
     __device__ T broadcast(T x) const {
         return __shfl_sync(0xffffffffu, x, 0);
-    }
-
-    template <class F>
-    __device__ void for_each(std::uint32_t n, F&& f) const {
-        for (std::uint32_t i = lane; i < n; i += 32) f(i);
     }
 
     __device__ R sum_all(R x) const {
@@ -141,38 +138,10 @@ struct WarpTeam : TeamCommon<R> {
         return __shfl_sync(0xffffffffu, m, 0);
     }
 
-    template <int NS, int NM, class F>
-    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
-        Reduced<R, NS, NM> acc;
-        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
-        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
-        for (std::uint32_t i = lane; i < n; i += 32) {
-            const Contrib<R, NS, NM> c = f(i);
-            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
-            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
-        }
-        for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
-        for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
-        return acc;
-    }
-
-    template <int NM, class F>
-    __device__ ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
-        KeyArg<R> best{std::numeric_limits<R>::quiet_NaN(), 0u};
-        R m[NM > 0 ? NM : 1];
-        for (int k = 0; k < NM; ++k) m[k] = -std::numeric_limits<R>::infinity();
-        for (std::uint32_t i = lane; i < n; i += 32) {
-            const ArgContrib<R, NM> c = f(i);
-            if (c.key < best.key || (best.key != best.key && c.key == c.key)) best = KeyArg<R>{c.key, i};
-            for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], c.max[k]);
-        }
+    __device__ KeyArg<R> argmin_all(KeyArg<R> best) const {
         __syncwarp();
-        KeyArg<R> b = cub::WarpReduce<KeyArg<R>>(tmp->argmin).Reduce(best, KeyArgMin<R>{});
-        ArgReduced<R, std::uint32_t, NM> out;
-        out.key = __shfl_sync(0xffffffffu, b.key, 0);
-        out.arg = __shfl_sync(0xffffffffu, b.arg, 0);
-        for (int k = 0; k < NM; ++k) out.max[k] = max_all(m[k]);
-        return out;
+        const KeyArg<R> b = cub::WarpReduce<KeyArg<R>>(tmp->argmin).Reduce(best, KeyArgMin<R>{});
+        return KeyArg<R>{__shfl_sync(0xffffffffu, b.key, 0), __shfl_sync(0xffffffffu, b.arg, 0)};
     }
 
     /// Inverse CDF in index order, 32 weights at a time (an inclusive warp scan each).
@@ -319,7 +288,7 @@ struct RegWarpTeam : WarpTeam<R> {
 
 /// One instance per block of B threads.
 template <class R, int B>
-struct BlockTeam : TeamCommon<R> {
+struct BlockTeam : StridedTeam<R, BlockTeam<R, B>> {
     std::uint32_t thread = 0;
     BlockStorage<R, B>* tmp = nullptr;
 
@@ -334,11 +303,6 @@ struct BlockTeam : TeamCommon<R> {
         return static_cast<T>(tmp->slot[0]);
     }
 
-    template <class F>
-    __device__ void for_each(std::uint32_t n, F&& f) const {
-        for (std::uint32_t i = thread; i < n; i += B) f(i);
-    }
-
     __device__ R sum_all(R x) const {
         __syncthreads();
         const R s = cub::BlockReduce<R, B>(tmp->cub.reduce).Sum(x);
@@ -350,38 +314,10 @@ struct BlockTeam : TeamCommon<R> {
         return broadcast(m);
     }
 
-    template <int NS, int NM, class F>
-    __device__ Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
-        Reduced<R, NS, NM> acc;
-        for (int k = 0; k < NS; ++k) acc.sum[k] = R(0);
-        for (int k = 0; k < NM; ++k) acc.max[k] = -std::numeric_limits<R>::infinity();
-        for (std::uint32_t i = thread; i < n; i += B) {
-            const Contrib<R, NS, NM> c = f(i);
-            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
-            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
-        }
-        for (int k = 0; k < NS; ++k) acc.sum[k] = sum_all(acc.sum[k]);
-        for (int k = 0; k < NM; ++k) acc.max[k] = max_all(acc.max[k]);
-        return acc;
-    }
-
-    template <int NM, class F>
-    __device__ ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
-        KeyArg<R> best{std::numeric_limits<R>::quiet_NaN(), 0u};
-        R m[NM > 0 ? NM : 1];
-        for (int k = 0; k < NM; ++k) m[k] = -std::numeric_limits<R>::infinity();
-        for (std::uint32_t i = thread; i < n; i += B) {
-            const ArgContrib<R, NM> c = f(i);
-            if (c.key < best.key || (best.key != best.key && c.key == c.key)) best = KeyArg<R>{c.key, i};
-            for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], c.max[k]);
-        }
+    __device__ KeyArg<R> argmin_all(KeyArg<R> best) const {
         __syncthreads();
         const KeyArg<R> b = cub::BlockReduce<KeyArg<R>, B>(tmp->cub.argmin).Reduce(best, KeyArgMin<R>{});
-        ArgReduced<R, std::uint32_t, NM> out;
-        out.key = broadcast(b.key);
-        out.arg = broadcast(b.arg);
-        for (int k = 0; k < NM; ++k) out.max[k] = max_all(m[k]);
-        return out;
+        return KeyArg<R>{broadcast(b.key), broadcast(b.arg)};
     }
 
     template <class F>

@@ -179,9 +179,11 @@ struct ScalarLossRow {
     DPR_HD DPR_FORCEINLINE double exact_at(std::uint32_t i) const { return exact[i]; }
 };
 
-/// A team of one lane: the sequential oracle every other team is compared against.
+/// What every team whose lanes hold one element each has in common (SerialTeam here, the CUDA warp and block
+/// teams of cuda/teams.cuh, the threaded emulation of the tests): the types, the instance's key and id,
+/// element access through strided views, and the in-order inverse-CDF scan.
 template <class R>
-struct SerialTeam {
+struct ScalarTeamBase {
     using real = R;
     template <class T>
     using lanes = T;
@@ -195,12 +197,70 @@ struct SerialTeam {
     RngKey rng{};
     std::uint32_t id = 0; ///< this instance
 
-    DPR_HD static constexpr std::uint32_t rank() { return 0; }
-    DPR_HD static constexpr std::uint32_t size() { return 1; }
-    DPR_HD static void sync() {}
     DPR_HD RngKey key() const { return rng; }
     DPR_HD std::uint32_t instance() const { return id; }
     DPR_HD static std::uint32_t element(std::uint32_t i) { return i; }
+
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static T load(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static void store(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static T load_at(const StridedView<T>& v, std::uint32_t i) {
+        return v[i];
+    }
+    template <class T>
+    DPR_HD DPR_FORCEINLINE static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
+        v[i] = x;
+    }
+    DPR_HD DPR_FORCEINLINE static double get(const StridedView<double>& s, int j) {
+        return s[static_cast<std::uint64_t>(j)];
+    }
+    DPR_HD DPR_FORCEINLINE static void put(const StridedView<double>& s, int j, double x) {
+        s[static_cast<std::uint64_t>(j)] = x;
+    }
+
+    DPR_HD DPR_FORCEINLINE static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
+    DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) {
+        return l.exact_at(i);
+    }
+    DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) {
+        return l.exact_at(i);
+    }
+    DPR_HD DPR_FORCEINLINE static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+    DPR_HD DPR_FORCEINLINE static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
+
+    /// Inverse CDF over the weights f(i) >= 0 in index order, every member scanning all of them (the weights
+    /// are readable by all): the same arm on every member.
+    template <class F>
+    DPR_HD DPR_FORCEINLINE static std::uint32_t categorical(std::uint32_t n, F&& f, R target) {
+        R acc = R(0);
+        std::uint32_t last_positive = 0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const R w = f(i);
+            if (w > R(0)) {
+                last_positive = i;
+                acc = acc + w;
+                if (target < acc) return i;
+            }
+        }
+        return last_positive;
+    }
+};
+
+/// A team of one lane: the sequential oracle every other team is compared against.
+template <class R>
+struct SerialTeam : ScalarTeamBase<R> {
+    SerialTeam() = default;
+    DPR_HD SerialTeam(RngKey key, std::uint32_t instance) : ScalarTeamBase<R>{key, instance} {}
+
+    DPR_HD static constexpr std::uint32_t rank() { return 0; }
+    DPR_HD static constexpr std::uint32_t size() { return 1; }
+    DPR_HD static void sync() {}
     template <class T>
     DPR_HD static T broadcast(T x) {
         return x;
@@ -241,47 +301,6 @@ struct SerialTeam {
         }
         return acc;
     }
-
-    /// Inverse CDF over the weights f(i) >= 0 in index order.
-    template <class F>
-    DPR_HD DPR_FORCEINLINE std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
-        R acc = R(0);
-        std::uint32_t last_positive = 0;
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const R w = f(i);
-            if (w > R(0)) {
-                last_positive = i;
-                acc = acc + w;
-                if (target < acc) return i;
-            }
-        }
-        return last_positive;
-    }
-
-    template <class T>
-    DPR_HD DPR_FORCEINLINE static T load(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    DPR_HD DPR_FORCEINLINE static void store(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    template <class T>
-    DPR_HD DPR_FORCEINLINE static T load_at(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    DPR_HD DPR_FORCEINLINE static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    DPR_HD DPR_FORCEINLINE static double get(const StridedView<double>& s, int j) { return s[static_cast<std::uint64_t>(j)]; }
-    DPR_HD DPR_FORCEINLINE static void put(const StridedView<double>& s, int j, double x) { s[static_cast<std::uint64_t>(j)] = x; }
-
-    DPR_HD DPR_FORCEINLINE static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
-    DPR_HD DPR_FORCEINLINE static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    DPR_HD DPR_FORCEINLINE static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    DPR_HD DPR_FORCEINLINE static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
-    DPR_HD DPR_FORCEINLINE static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 // ---- derived team operations (written once over the concept, so every team has them) ---------------------

@@ -55,28 +55,13 @@ class LaneGroup {
 };
 
 template <class R>
-struct EmuTeam {
-    using real = R;
-    template <class T>
-    using lanes = T;
-    template <class T>
-    using uni = T;
-    using index = std::uint32_t;
-    template <class T>
-    using view = StridedView<T>;
-    using loss_row = ScalarLossRow<R>;
-
+struct EmuTeam : ScalarTeamBase<R> {
     LaneGroup* g = nullptr;
     std::uint32_t lane = 0;
-    RngKey rng{};
-    std::uint32_t id = 0;
 
     std::uint32_t rank() const { return lane; }
     std::uint32_t size() const { return g->size(); }
     void sync() const { g->arrive(); }
-    RngKey key() const { return rng; }
-    std::uint32_t instance() const { return id; }
-    static std::uint32_t element(std::uint32_t i) { return i; }
     template <class T>
     T broadcast(T x) const {
         const double v = static_cast<double>(x);
@@ -150,46 +135,6 @@ struct EmuTeam {
         }
         return out;
     }
-
-    /// Inverse CDF: every lane scans all weights in index order (they are readable by all), as SerialTeam.
-    template <class F>
-    std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
-        R acc = R(0);
-        std::uint32_t last_positive = 0;
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const R w = f(i);
-            if (w > R(0)) {
-                last_positive = i;
-                acc = acc + w;
-                if (target < acc) return i;
-            }
-        }
-        return last_positive;
-    }
-
-    template <class T>
-    static T load(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    static void store(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    template <class T>
-    static T load_at(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
-    }
-    template <class T>
-    static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
-    }
-    static double get(const StridedView<double>& s, int j) { return s[static_cast<std::uint64_t>(j)]; }
-    static void put(const StridedView<double>& s, int j, double x) { s[static_cast<std::uint64_t>(j)] = x; }
-    static R loss(const loss_row& l, std::uint32_t i) { return l.at(i); }
-    static double loss_exact(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    static double loss_exact_at(const loss_row& l, std::uint32_t i) { return l.exact_at(i); }
-    static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
-    static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 };
 
 /// One instance of learner L played by `lanes` emulated lanes over a contiguous workspace; `rounds(team, ws)`
