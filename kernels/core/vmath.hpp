@@ -26,6 +26,7 @@
 // for arguments known to be positive, normal and finite (the noise transforms').
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/lanes.hpp"
@@ -34,9 +35,15 @@ namespace dpr {
 
 namespace vmath_detail {
 
+/// The precision of V's lanes as a tag, so that each function below has one overload per precision.
+struct Double {};
+struct Float {};
+template <class V>
+using PrecisionOf = std::conditional_t<sizeof(lane_scalar_t<V>) == 8, Double, Float>;
+
 /// log of positive, normal, finite x (no edge handling: the noise transforms' inputs are such).
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_core_double(V x) {
+DPR_HD DPR_FORCEINLINE V vlog_core(V x, Double) {
     using U = lane_rebind_t<V, std::uint64_t>;
     const U bits = bit_cast<std::uint64_t>(x);
     const U eb = bits >> 52; // biased exponent (the sign is 0)
@@ -65,11 +72,11 @@ DPR_HD DPR_FORCEINLINE V vlog_core_double(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
+DPR_HD DPR_FORCEINLINE V vlog(V x, Double) {
     constexpr double kTiny = 2.2250738585072014e-308; // smallest normal
     // Subnormal input: scale into the normal range first.
     const auto sub = x < V(kTiny);
-    V r = vlog_core_double(select(sub, x * V(18014398509481984.0), x)); // 2^54
+    V r = vlog_core(select(sub, x * V(18014398509481984.0), x), Double{}); // 2^54
     r = select(sub, r - V(37.429947750237040745), r);                  // 54 ln 2
     constexpr double inf = std::numeric_limits<double>::infinity();
     r = select(x == V(0.0), V(-inf), r);
@@ -79,7 +86,7 @@ DPR_HD DPR_FORCEINLINE V vlog_double(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_core_float(V x) {
+DPR_HD DPR_FORCEINLINE V vlog_core(V x, Float) {
     using U = lane_rebind_t<V, std::uint32_t>;
     const U bits = bit_cast<std::uint32_t>(x);
     const U eb = bits >> 23;
@@ -107,10 +114,10 @@ DPR_HD DPR_FORCEINLINE V vlog_core_float(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
+DPR_HD DPR_FORCEINLINE V vlog(V x, Float) {
     constexpr float kTiny = 1.17549435e-38f;
     const auto sub = x < V(kTiny);
-    V r = vlog_core_float(select(sub, x * V(33554432.0f), x)); // 2^25
+    V r = vlog_core(select(sub, x * V(33554432.0f), x), Float{}); // 2^25
     r = select(sub, r - V(17.328679514f), r);                   // 25 ln 2
     constexpr float inf = std::numeric_limits<float>::infinity();
     r = select(x == V(0.0f), V(-inf), r);
@@ -120,7 +127,7 @@ DPR_HD DPR_FORCEINLINE V vlog_float(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
+DPR_HD DPR_FORCEINLINE V vexp(V x, Double) {
     using I = lane_rebind_t<V, std::int64_t>;
     constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: adding it rounds to an integer
     // kMin keeps every intermediate normal: for x >= -708, 2^n >= 2^-1021 and p >= 0.7 (no subnormal product).
@@ -156,7 +163,7 @@ DPR_HD DPR_FORCEINLINE V vexp_double(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
+DPR_HD DPR_FORCEINLINE V vexp(V x, Float) {
     using I = lane_rebind_t<V, std::int32_t>;
     constexpr float kRound = 12582912.0f; // 1.5 * 2^23
     // As in double: every intermediate stays normal (x >= -86: 2^(n-1) >= 2^-125).
@@ -182,7 +189,7 @@ DPR_HD DPR_FORCEINLINE V vexp_float(V x) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vcos2pi_double(V u) {
+DPR_HD DPR_FORCEINLINE V vcos2pi(V u, Double) {
     const V a = V(6.283185307179586477) * (V(0.25) - vabs(u - V(0.5)));
     const V a2 = a * a;
     // sin(a) = a + a^3 p(a^2), p(s) = sum_{k=1..10} (-1)^k s^(k-1) / (2k+1)!  (Horner from k = 10).
@@ -200,7 +207,7 @@ DPR_HD DPR_FORCEINLINE V vcos2pi_double(V u) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vcos2pi_float(V u) {
+DPR_HD DPR_FORCEINLINE V vcos2pi(V u, Float) {
     const V a = V(6.28318530717958648f) * (V(0.25f) - vabs(u - V(0.5f)));
     const V a2 = a * a;
     V p = V(-2.5052108385441720e-08f);
@@ -216,38 +223,26 @@ DPR_HD DPR_FORCEINLINE V vcos2pi_float(V u) {
 /// Natural logarithm, lane by lane (see the header for the domain and the edge values).
 template <class V>
 DPR_HD DPR_FORCEINLINE V vlog(V x) {
-    if constexpr (sizeof(lane_scalar_t<V>) == 8)
-        return vmath_detail::vlog_double(x);
-    else
-        return vmath_detail::vlog_float(x);
+    return vmath_detail::vlog(x, vmath_detail::PrecisionOf<V>{});
 }
 
 /// Natural logarithm of a positive, normal, finite x -- the same bits as vlog there, without the edge
 /// handling (the noise transforms' arguments: open uniforms, their products and ratios, all normal).
 template <class V>
 DPR_HD DPR_FORCEINLINE V vlog_pos(V x) {
-    if constexpr (sizeof(lane_scalar_t<V>) == 8)
-        return vmath_detail::vlog_core_double(x);
-    else
-        return vmath_detail::vlog_core_float(x);
+    return vmath_detail::vlog_core(x, vmath_detail::PrecisionOf<V>{});
 }
 
 /// e^x, lane by lane.
 template <class V>
 DPR_HD DPR_FORCEINLINE V vexp(V x) {
-    if constexpr (sizeof(lane_scalar_t<V>) == 8)
-        return vmath_detail::vexp_double(x);
-    else
-        return vmath_detail::vexp_float(x);
+    return vmath_detail::vexp(x, vmath_detail::PrecisionOf<V>{});
 }
 
 /// cos(2 pi u) for u in [0, 1].
 template <class V>
 DPR_HD DPR_FORCEINLINE V vcos2pi(V u) {
-    if constexpr (sizeof(lane_scalar_t<V>) == 8)
-        return vmath_detail::vcos2pi_double(u);
-    else
-        return vmath_detail::vcos2pi_float(u);
+    return vmath_detail::vcos2pi(u, vmath_detail::PrecisionOf<V>{});
 }
 
 } // namespace dpr
