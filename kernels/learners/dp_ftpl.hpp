@@ -71,7 +71,7 @@ struct LinearOracleStep {
 };
 
 template <Geometry G>
-struct DpFtpl {
+struct DpFtpl : SumAndPrefixState<1> {
     static constexpr const char* kName = G == Geometry::Simplex ? "dp-ftpl-experts"
                                          : G == Geometry::Ball  ? "dp-ftpl-ball"
                                                                 : "dp-ftpl-cube";
@@ -193,15 +193,8 @@ struct DpFtpl {
 
     static constexpr bool kInstanceLanes = true;
 
-    /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
-    DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(1);
-    }
-
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 1);
-    }
+    // workspace() and init(): SumAndPrefixState (tree_learner.hpp): L (double), the level cache (k + 1 rows,
+    // none with the noise off); 1 scalar: max ||Z||_inf.
 
     /// x_t (call before round(t)): argmin_{x in X} <x, L~_{t-1}>, with the noise round(t) uses. One-lane
     /// teams (tests, inspection).

@@ -30,7 +30,8 @@ struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
     static constexpr const char* kName = "dp-ftrl-experts";
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit for bit "
+         "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit "
+         "for bit "
          "given the same eta (the automatic etas differ: sqrt(ln d/(2T)) here, sqrt(8 ln d/T) for hedge)",
          true},
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
@@ -44,13 +45,6 @@ struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
         Prefix::kNodeScale,
         Prefix::kBltBuffers,
     };
-    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
-    static constexpr int kDelta = key_index(kKeys, "delta");
-    static constexpr int kEta = key_index(kKeys, "eta");
-    static constexpr int kMechanism = key_index(kKeys, "mechanism");
-    static constexpr int kNoise = key_index(kKeys, "noise");
-    static constexpr int kCalibration = key_index(kKeys, "calibration");
-    static constexpr int kNodeScale = key_index(kKeys, "node_scale");
 
     /// Experts loss set [0,1]^d (docs/spec/model.md §0.2, §0.4): ||Y||_1 = Delta_1 = d, ||Y||_2 = Delta_2 = sqrt(d).
     static mech::LossSetNorms norms(std::uint32_t d) { return mech::experts_loss_norms(d); }

@@ -38,7 +38,7 @@
 namespace dpr::learners {
 
 template <Geometry G>
-struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>> {
+struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "dp-ftrl-sphere / dp-ftrl-cube");
     static constexpr bool kSphere = G == Geometry::Ball;
     using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
@@ -46,9 +46,10 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>> {
     static constexpr Geometry kGeometry = G;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         kSphere
-             ? "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to ftrl-l2-ball bit for bit; same automatic eta)"
-             : "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to ftrl-l2-cube bit for bit; same automatic eta)",
+         kSphere ? "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to "
+                   "ftrl-l2-ball bit for bit; same automatic eta)"
+                 : "privacy parameter eps > 0 of the whole output sequence; inf = no noise (equal to "
+                   "ftrl-l2-cube bit for bit; same automatic eta)",
          true},
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
          "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
@@ -64,13 +65,6 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>> {
         Prefix::kNodeScale,
         Prefix::kBltBuffers,
     };
-    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
-    static constexpr int kDelta = key_index(kKeys, "delta");
-    static constexpr int kEta = key_index(kKeys, "eta");
-    static constexpr int kMechanism = key_index(kKeys, "mechanism");
-    static constexpr int kNoise = key_index(kKeys, "noise");
-    static constexpr int kCalibration = key_index(kKeys, "calibration");
-    static constexpr int kNodeScale = key_index(kKeys, "node_scale");
 
     static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
 
@@ -85,15 +79,8 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>> {
 
     static constexpr bool kInstanceLanes = true;
 
-    /// L (double), the level cache (k + 1 rows, none with the noise off); 1 scalar: max ||Z||_inf.
-    DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(1);
-    }
-
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 1); // L_0 = 0, the state of prefix 0, diagnostics 0
-    }
+    // workspace() and init(): SumAndPrefixState (tree_learner.hpp): L (double), the level cache (k + 1 rows,
+    // none with the noise off); 1 scalar: max ||Z||_inf.
 
     /// x_t (call before round(t)): Proj_X(-(eta/2) L~_{t-1}), with the noise round(t) uses (the cache's tree
     /// part plus the regenerated padding). One-lane teams (tests, inspection).

@@ -55,7 +55,7 @@
 
 namespace dpr::learners {
 
-struct DpFtrlSmooth : Learner<Geometry::Ball> {
+struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
     static constexpr const char* kName = "dp-ftrl-smooth";
     static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Squared) | loss_bit(LossFamily::Absolute);
     /// The standard binary tree by default (Kairouz et al.'s DP-FTRL; docs/spec/afkt23.md §C4).
@@ -188,15 +188,8 @@ struct DpFtrlSmooth : Learner<Geometry::Ball> {
 
     static constexpr bool kInstanceLanes = true;
 
-    /// G (double), the level cache (none with the noise off); scalars: max ||Z||_2, clipped rounds.
-    DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(2);
-    }
-
-    template <class Team, class WS>
-    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, 2);
-    }
+    // workspace() and init(): SumAndPrefixState (tree_learner.hpp): G (double), the level cache (none with
+    // the noise off); scalars: max ||Z||_2, clipped rounds.
 
     /// x_t (call before round(t)) with the noise round(t) uses. One-lane teams (tests, inspection).
     template <class Team, class WS>

@@ -159,6 +159,21 @@ DPR_HD void init_sum_and_prefix(const mech::PrefixMechanism& m, std::uint32_t d,
     team.sync();
 }
 
+/// workspace() and init() of a learner whose state is one exact running sum (ws.dbl[0], d doubles), the
+/// prefix mechanism's rows (ws.real[0]; none with the noise off) and NScalars diagnostics, all zero at the
+/// start. The learner derives from it; its Params has d and prefix.
+template <int NScalars>
+struct SumAndPrefixState {
+    template <class P>
+    DPR_HD static WorkspaceSpec workspace(const P& p) {
+        return WorkspaceSpec{}.add_double(1, p.d).add_real(p.prefix.rows(), p.d).scalars(NScalars);
+    }
+    template <class P, class Team, class WS>
+    DPR_HD static void init(const P& p, const Team& team, const WS& ws) {
+        init_sum_and_prefix(p.prefix, p.d, team, ws, 0, NScalars);
+    }
+};
+
 /// Refuses a node scale above mech::kMaxNoiseScale (its noise could not be computed in float, and it would make
 /// every play random): p.scale of L's resolved Params. `key` is the key that set it (epsilon, delta or
 /// node_scale; for FTPL possibly reg_constant), `how` says how it follows from the key.
@@ -193,13 +208,16 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
     return r;
 }
 
-/// What AS17's DP-FTRL learners (dp-ftrl-experts, dp-ftrl-sphere, dp-ftrl-cube: Alg. 1 with the tree of Alg. 2,
-/// docs/spec/as17.md §A1) share besides their keys and their round: the parameters; their resolution from the keys
-/// (eta, epsilon, delta, the calibration, and the prefix mechanism for L's loss-set norms, as17_prefix); the
-/// checks of the noise keys and of the node scale; the privacy report. L derives from As17Ftrl<L> and declares
-/// kEpsilon, kDelta, kEta, kCalibration and kNodeScale (its key indices), norms(d) and default_eta(d, T).
+/// What AS17's DP-FTRL learners (dp-ftrl-experts, dp-ftrl-sphere, dp-ftrl-cube: Alg. 1 with the tree of Alg.
+/// 2, docs/spec/as17.md §A1) share besides their keys and their round: the parameters; their resolution from
+/// the keys (eta, epsilon, delta, the calibration, and the prefix mechanism for L's loss-set norms,
+/// as17_prefix); the checks of the noise keys and of the node scale; the privacy report. L derives from
+/// As17Ftrl<L>, lists its keys in the order below (epsilon, delta, eta, mechanism, noise, calibration,
+/// node_scale, blt_buffers; checked at compile time in resolve()) and declares norms(d) and default_eta(d,
+/// T).
 template <class L>
 struct As17Ftrl {
+    static constexpr int kEpsilon = 0, kDelta = 1, kEta = 2, kCalibration = 5, kNodeScale = 6;
     struct Params {
         std::uint32_t d;
         std::uint64_t T;
@@ -210,6 +228,11 @@ struct As17Ftrl {
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
+        static_assert(key_index(L::kKeys, "epsilon") == kEpsilon && key_index(L::kKeys, "delta") == kDelta &&
+                          key_index(L::kKeys, "eta") == kEta &&
+                          key_index(L::kKeys, "calibration") == kCalibration &&
+                          key_index(L::kKeys, "node_scale") == kNodeScale,
+                      "an As17Ftrl learner lists its keys in As17Ftrl's order");
         Params p{};
         p.d = pb.d;
         p.T = pb.T;
