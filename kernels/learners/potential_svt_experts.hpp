@@ -54,35 +54,38 @@
 
 namespace dpr::learners {
 
-struct PotentialSvtExperts : Learner<Geometry::Simplex> {
+struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static constexpr const char* kName = "potential-svt-experts";
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
-         "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report gives what "
+         "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report gives "
+         "what "
          "the noise provides (see sensitivity)",
          true},
         {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
-         "pure: Thm 6 (eps_0 = eps/K, eta = eps_0/(56 ln T)); approx: Thm 7 (eps_0 = eps/sqrt(K ln(1/delta)), "
+         "pure: Thm 6 (eps_0 = eps/K, eta = eps_0/(56 ln T)); approx: Thm 7 (eps_0 = eps/sqrt(K "
+         "ln(1/delta)), "
          "eta = eps/(112 ln T sqrt(ln d ln(1/delta))))"},
-        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "", "delta of variant = approx (advanced composition over phases)",
-         true, true},
+        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "",
+         "delta of variant = approx (advanced composition over phases)", true, true},
         {"sensitivity", KeyType::Choice, "paper", 0.0, 0.0, "paper|conservative",
-         "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 (conservative: "
+         "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 "
+         "(conservative: "
          "Lap(4/eps_0), Lap(8/eps_0)), docs/spec/checks.md §4.15; the privacy report is honest for both"},
         {"alpha", KeyType::Real, "1", 0.0, kInf, "",
-         "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)", true},
+         "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)",
+         true},
         {"switch_budget", KeyType::Real, "auto", 1.0, 1e9, "",
-         "K, the most phases after the first (then the expert is frozen); auto = ceil(2 ln d) (Thm 6/7, gamma = 1/d)"},
+         "K, the most phases after the first (then the expert is frozen); auto = ceil(2 ln d) (Thm 6/7, "
+         "gamma = 1/d)"},
         {"eps0", KeyType::Real, "auto", 0.0, kInf, "",
          "per-phase sparse-vector epsilon eps_0; auto by variant (see above)", true},
         {"eta", KeyType::Real, "auto", 0.0, 1e12, "",
-         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature (finite: ln phi "
+         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature (finite: "
+         "ln phi "
          "needs it); auto by variant",
          true},
     };
-    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
-    static constexpr int kVariant = key_index(kKeys, "variant");
-    static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kSensitivity = key_index(kKeys, "sensitivity");
     static constexpr int kAlpha = key_index(kKeys, "alpha");
     static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
@@ -91,12 +94,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex> {
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
-        double epsilon;
-        bool approx;
-        double delta;
+    struct Params : PureOrApprox::Params {
         bool conservative; ///< sparse-vector noise for Delta = 2
         double alpha;
         double K;
@@ -114,11 +112,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
-        p.epsilon = kv.num[kEpsilon];
-        p.approx = kv.get(kVariant, 0.0) == 1.0;
-        p.delta = kv.get(kDelta, 1e-6);
+        resolve_privacy<PotentialSvtExperts>(kv, pb, p);
         p.conservative = kv.get(kSensitivity, 0.0) == 1.0;
         p.alpha = kv.get(kAlpha, 1.0);
         p.ln_d = std::log(static_cast<double>(pb.d));
@@ -153,9 +147,8 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex> {
                       "may end before the potential has dropped by alpha, and Thm 6/7's loss bound does not apply",
                       p.alpha, need);
             diag.warning_only = true;
-        } else if (!p.approx && kv.given[kDelta]) {
-            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
-            diag.warning_only = true;
+        } else {
+            warn_ignored_delta(p, kv, diag);
         }
         return true;
     }

@@ -53,36 +53,39 @@
 
 namespace dpr::learners {
 
-struct SvtExperts : Learner<Geometry::Simplex> {
+struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static constexpr const char* kName = "svt-experts";
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random consistent expert "
+         "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random consistent "
+         "expert "
          "(C8) with at most K switches",
          true},
         {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
          "pure: eta = eps/(2K), eps-DP (Thm 1); approx: eta = eps/sqrt(32 K ln(1/delta)), (eps, delta)-DP by "
          "advanced composition (AFKT23 Thm 1; docs/spec/afkt23.md §C1)"},
-        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "", "delta of variant = approx (advanced composition, Lemma 2.2)",
-         true, true},
+        {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "",
+         "delta of variant = approx (advanced composition, Lemma 2.2)", true, true},
         {"beta", KeyType::Real, "0.05", 0.0, 1.0, "",
-         "failure probability of Thm 1: K = ceil(6 ceil(log2 d) + 24 ln(1/beta)), B = ln(2 T^2/beta)", true, true},
+         "failure probability of Thm 1: K = ceil(6 ceil(log2 d) + 24 ln(1/beta)), B = ln(2 T^2/beta)", true,
+         true},
         {"lstar", KeyType::Real, "0", 0.0, 4294967296.0, "",
-         "L*, the assumed bound on the best expert's total loss (0: realizable); scores are max(L_{t-1}, L*)"},
+         "L*, the assumed bound on the best expert's total loss (0: realizable); scores are max(L_{t-1}, "
+         "L*)"},
         {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
-         "Lthr = L* + 4/eta + 8B/eps (paper, as printed) or + 16B/eps (strict: the accuracy of an eps/2 sparse "
+         "Lthr = L* + 4/eta + 8B/eps (paper, as printed) or + 16B/eps (strict: the accuracy of an eps/2 "
+         "sparse "
          "vector, docs/spec/checks.md §4.13)"},
         {"switch_budget", KeyType::Real, "auto", 1.0, kInf, "",
-         "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 d) + "
+         "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 d) "
+         "+ "
          "24 ln(1/beta)); the privacy report composes K mechanisms"},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
-         "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see above); "
+         "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see "
+         "above); "
          "the report uses the value given",
          true},
     };
-    static constexpr int kEpsilon = key_index(kKeys, "epsilon");
-    static constexpr int kVariant = key_index(kKeys, "variant");
-    static constexpr int kDelta = key_index(kKeys, "delta");
     static constexpr int kBeta = key_index(kKeys, "beta");
     static constexpr int kLstar = key_index(kKeys, "lstar");
     static constexpr int kThreshold = key_index(kKeys, "threshold");
@@ -91,12 +94,7 @@ struct SvtExperts : Learner<Geometry::Simplex> {
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
-        double epsilon;
-        bool approx;
-        double delta;
+    struct Params : PureOrApprox::Params {
         double beta;
         double Lstar;
         bool strict;
@@ -121,11 +119,7 @@ struct SvtExperts : Learner<Geometry::Simplex> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
-        p.epsilon = kv.num[kEpsilon];
-        p.approx = kv.get(kVariant, 0.0) == 1.0;
-        p.delta = kv.get(kDelta, 1e-6);
+        resolve_privacy<SvtExperts>(kv, pb, p);
         p.beta = kv.get(kBeta, 0.05);
         p.Lstar = kv.get(kLstar, 0.0);
         p.strict = kv.get(kThreshold, 0.0) == 1.0;
@@ -148,10 +142,7 @@ struct SvtExperts : Learner<Geometry::Simplex> {
             return diag.fail("switch_budget",
                              "switch_budget = inf composes infinitely many exponential mechanisms: eps < inf needs a "
                              "finite K (or an explicit eta, whose privacy is then reported as unbounded)");
-        if (!p.approx && kv.given[kDelta]) {
-            diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
-            diag.warning_only = true;
-        }
+        warn_ignored_delta(p, kv, diag);
         return true;
     }
 

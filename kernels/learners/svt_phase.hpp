@@ -26,11 +26,49 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/lanes.hpp"
+#include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
 
 namespace dpr::learners {
 
 enum PhaseSlot : int { kPhaseX = 0, kPhaseK, kPhaseAcc, kPhaseRho, kPhasePending, kPhaseFires, kPhaseLast, kPhaseSlots };
+
+/// The privacy keys of the phase learners that choose between a pure and an approximate guarantee
+/// (svt-experts: AFKT23 Thm 3.1 / 3.2; potential-svt-experts: Thm 6 / 7; docs/spec/afkt23.md §C1, §C4). The
+/// learner derives from it, lists epsilon, variant ("pure|approx") and delta first in its kKeys, in this
+/// order, and derives its Params from PureOrApprox::Params.
+struct PureOrApprox {
+    static constexpr int kEpsilon = 0, kVariant = 1, kDelta = 2;
+
+    struct Params {
+        std::uint32_t d;
+        std::uint64_t T;
+        double epsilon;
+        bool approx;
+        double delta; ///< used by variant = "approx" only
+    };
+
+    template <class L>
+    static void resolve_privacy(const KeyValues& kv, const Problem& pb, Params& p) {
+        static_assert(key_index(L::kKeys, "epsilon") == kEpsilon &&
+                          key_index(L::kKeys, "variant") == kVariant &&
+                          key_index(L::kKeys, "delta") == kDelta,
+                      "a PureOrApprox learner lists epsilon, variant and delta first");
+        p.d = pb.d;
+        p.T = pb.T;
+        p.epsilon = kv.num[kEpsilon];
+        p.approx = kv.get(kVariant, 0.0) == 1.0;
+        p.delta = kv.get(kDelta, 1e-6);
+    }
+
+    /// A warning (and true) when delta is given to variant = "pure", which ignores it.
+    static bool warn_ignored_delta(const Params& p, const KeyValues& kv, Diagnostic& diag) {
+        if (p.approx || !kv.given[kDelta]) return false;
+        diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
+        diag.warning_only = true;
+        return true;
+    }
+};
 
 template <class Team>
 struct SvtPhase {
