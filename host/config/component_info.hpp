@@ -52,20 +52,21 @@ struct ComponentInfo {
 };
 
 namespace detail {
-template <class C, class = void>
-struct SharedOnly : std::false_type {};
 template <class C>
-struct SharedOnly<C, std::void_t<decltype(C::kSharedOnly)>> : std::bool_constant<C::kSharedOnly> {};
-template <class C, class = void>
-struct HasDomain : std::false_type {};
+using SharedOnlyOp = std::bool_constant<C::kSharedOnly>;
 template <class C>
-struct HasDomain<C, std::void_t<decltype(C::domain(std::declval<const KeyValues&>(), std::uint32_t{},
-                                                   std::declval<domains::Domain&>(), std::declval<Diagnostic&>())),
-                                decltype(C::dimension(std::declval<const KeyValues&>()))>> : std::true_type {};
-template <class C, class = void>
-struct InstanceLanes : std::true_type {};
+using SharedOnly = detected_or_t<std::false_type, SharedOnlyOp, C>;
 template <class C>
-struct InstanceLanes<C, std::void_t<decltype(C::kInstanceLanes)>> : std::bool_constant<C::kInstanceLanes> {};
+using DomainOp =
+    std::void_t<decltype(C::domain(std::declval<const KeyValues&>(), std::uint32_t{},
+                                   std::declval<domains::Domain&>(), std::declval<Diagnostic&>())),
+                decltype(C::dimension(std::declval<const KeyValues&>()))>;
+template <class C>
+using HasDomain = is_detected<DomainOp, C>;
+template <class C>
+using InstanceLanesOp = std::bool_constant<C::kInstanceLanes>;
+template <class C>
+using InstanceLanes = detected_or_t<std::true_type, InstanceLanesOp, C>;
 } // namespace detail
 
 /// The ComponentInfo of component type C. C::kKeys may be a C array or a std::array (a keyless

@@ -25,17 +25,16 @@ void fill_erased(const void* params, const adversaries::SequenceCtx& ctx, std::u
     A::fill(*static_cast<const typename A::Params*>(params), ctx, t, out);
 }
 
-template <class A, class = void>
-struct HasRowEpoch : std::false_type {};
 template <class A>
-struct HasRowEpoch<A, std::void_t<decltype(A::row_epoch(std::declval<const typename A::Params&>(), std::uint64_t{1}))>>
-    : std::true_type {};
+using RowEpochOp = decltype(A::row_epoch(std::declval<const typename A::Params&>(), std::uint64_t{1}));
+template <class A>
+using HasRowEpoch = is_detected<RowEpochOp, A>;
 
-template <class A, class = void>
-struct HasComparator : std::false_type {};
 template <class A>
-struct HasComparator<A, std::void_t<decltype(A::comparator(std::declval<const typename A::Params&>(),
-                                                            std::declval<const double*>()))>> : std::true_type {};
+using ComparatorOp =
+    decltype(A::comparator(std::declval<const typename A::Params&>(), std::declval<const double*>()));
+template <class A>
+using HasComparator = is_detected<ComparatorOp, A>;
 
 template <class A>
 double comparator_erased(const void* params, const double* L) {

@@ -145,13 +145,14 @@ DPR_HD inline void normalise(double* out, std::uint32_t d, double sq) {
     for (std::uint32_t i = 0; i < d; ++i) out[i] *= inv;
 }
 
-/// A::row_extra(params): numbers an adversary appends to each row after its loss family's (sufficient statistics that
-/// only its comparator reads, e.g. bco-distance's one-hot centre counts, so that the engine's running sum of the
-/// rows carries them to comparator()); 0 when the adversary does not declare it. Learners never read them.
-template <class A, class = void>
-struct HasRowExtra : std::false_type {};
+/// A::row_extra(params): numbers an adversary appends to each row after its loss family's (sufficient
+/// statistics that only its comparator reads, e.g. bco-distance's one-hot centre counts, so that the engine's
+/// running sum of the rows carries them to comparator()); 0 when the adversary does not declare it. Learners
+/// never read them.
 template <class A>
-struct HasRowExtra<A, std::void_t<decltype(A::row_extra(std::declval<const typename A::Params&>()))>> : std::true_type {};
+using RowExtraOp = decltype(A::row_extra(std::declval<const typename A::Params&>()));
+template <class A>
+using HasRowExtra = is_detected<RowExtraOp, A>;
 template <class A>
 std::uint64_t row_extra(const typename A::Params& p) {
     if constexpr (HasRowExtra<A>::value) return A::row_extra(p);

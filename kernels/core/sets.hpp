@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/core/detect.hpp"
+
 namespace dpr {
 
 enum class Geometry : std::uint8_t {
@@ -67,23 +69,16 @@ inline constexpr std::uint64_t loss_row_width(LossFamily f, std::uint32_t d) {
 }
 
 /// A::kLoss, or Linear when the adversary does not declare it.
-template <class A, class = void>
-struct LossFamilyOf {
-    static constexpr LossFamily value = LossFamily::Linear;
-};
 template <class A>
-struct LossFamilyOf<A, std::void_t<decltype(A::kLoss)>> {
-    static constexpr LossFamily value = A::kLoss;
-};
+using LossFamilyOp = std::integral_constant<LossFamily, A::kLoss>;
+template <class A>
+using LossFamilyOf = detected_or_t<std::integral_constant<LossFamily, LossFamily::Linear>, LossFamilyOp, A>;
 
 /// L::kLossFamilies, or Linear only when the learner does not declare it.
-template <class L, class = void>
-struct LossFamiliesOf {
-    static constexpr unsigned value = loss_bit(LossFamily::Linear);
-};
 template <class L>
-struct LossFamiliesOf<L, std::void_t<decltype(L::kLossFamilies)>> {
-    static constexpr unsigned value = L::kLossFamilies;
-};
+using LossFamiliesOp = std::integral_constant<unsigned, L::kLossFamilies>;
+template <class L>
+using LossFamiliesOf =
+    detected_or_t<std::integral_constant<unsigned, loss_bit(LossFamily::Linear)>, LossFamiliesOp, L>;
 
 } // namespace dpr

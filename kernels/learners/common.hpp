@@ -64,6 +64,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/core/detect.hpp"
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
 #include "kernels/core/params.hpp"
@@ -138,31 +139,22 @@ enum class Planted : std::uint8_t {
 inline constexpr const char* kPlantedNames =
     "none|half-noise|leaf-without-noise|reused-noise|no-threshold-noise|twice-temperature|blt-short-sensitivity";
 
-template <class L, class = void>
-struct HasPlant : std::false_type {};
 template <class L>
-struct HasPlant<L, std::enable_if_t<std::is_same<decltype(L::plant(std::declval<typename L::Params&>(), Planted::None)),
-                                                 bool>::value>> : std::true_type {};
+using PlantOp = decltype(L::plant(std::declval<typename L::Params&>(), Planted::None));
+template <class L>
+using HasPlant = is_detected_exact<bool, PlantOp, L>;
 
 /// Whether a learner reads L_{t-1} through team.cum_exact (kReadsCumulative; false without it).
-template <class L, class = void>
-struct ReadsCumulative {
-    static constexpr bool value = false;
-};
 template <class L>
-struct ReadsCumulative<L, std::void_t<decltype(L::kReadsCumulative)>> {
-    static constexpr bool value = L::kReadsCumulative;
-};
+using ReadsCumulativeOp = std::bool_constant<L::kReadsCumulative>;
+template <class L>
+using ReadsCumulative = detected_or_t<std::false_type, ReadsCumulativeOp, L>;
 
 /// Whether a learner's round is serial code on rank 0 of its team (kSerialRound; false without it).
-template <class L, class = void>
-struct SerialRound {
-    static constexpr bool value = false;
-};
 template <class L>
-struct SerialRound<L, std::void_t<decltype(L::kSerialRound)>> {
-    static constexpr bool value = L::kSerialRound;
-};
+using SerialRoundOp = std::bool_constant<L::kSerialRound>;
+template <class L>
+using SerialRound = detected_or_t<std::false_type, SerialRoundOp, L>;
 
 /// The team adapter of a serial-round learner: rank 0 runs L::init_state / L::round_lane0 on the instance's state
 /// (ws.dbl[0]) and diagnostics (ws.scalars); the others wait and take the broadcast charge. A serial learner derives
@@ -192,26 +184,18 @@ struct SerialLearner {
     }
 };
 
-/// Whether a learner's first double array may live in registers on the GPU (kRowInRegisters; false without it):
-/// its init and round reach ws.dbl[0] only with the indices that team.for_each / team.reduce hand their bodies,
-/// never with an index of their own (cuda/teams.cuh RegWarpTeam, docs/GPU.md "State in registers").
-template <class L, class = void>
-struct RowInRegisters {
-    static constexpr bool value = false;
-};
+/// Whether a learner's first double array may live in registers on the GPU (kRowInRegisters; false without
+/// it): its init and round reach ws.dbl[0] only with the indices that team.for_each / team.reduce hand their
+/// bodies, never with an index of their own (cuda/teams.cuh RegWarpTeam, docs/GPU.md "State in registers").
 template <class L>
-struct RowInRegisters<L, std::void_t<decltype(L::kRowInRegisters)>> {
-    static constexpr bool value = L::kRowInRegisters;
-};
+using RowInRegistersOp = std::bool_constant<L::kRowInRegisters>;
+template <class L>
+using RowInRegisters = detected_or_t<std::false_type, RowInRegistersOp, L>;
 
 /// Number of diagnostics a learner declares (0 without kDiagnostics).
-template <class L, class = void>
-struct DiagnosticCount {
-    static constexpr std::size_t value = 0;
-};
 template <class L>
-struct DiagnosticCount<L, std::void_t<decltype(L::kDiagnostics)>> {
-    static constexpr std::size_t value = L::kDiagnostics.size();
-};
+using DiagnosticCountOp = std::integral_constant<std::size_t, L::kDiagnostics.size()>;
+template <class L>
+using DiagnosticCount = detected_or_t<std::integral_constant<std::size_t, 0>, DiagnosticCountOp, L>;
 
 } // namespace dpr::learners

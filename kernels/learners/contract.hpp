@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/core/detect.hpp"
 #include "kernels/core/params.hpp"
 #include "kernels/core/sets.hpp"
 #include "kernels/core/team.hpp"
@@ -22,92 +23,70 @@ namespace contract {
 template <class R>
 using SerialWS = Workspace<StridedView<double>, StridedView<R>, StridedView<double>>;
 
-template <class L, class = void>
-struct HasName : std::false_type {};
+// Each member as an alias template that is well-formed exactly when L declares it (kernels/core/detect.hpp).
 template <class L>
-struct HasName<L, std::enable_if_t<std::is_convertible<decltype(L::kName), const char*>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasGeometry : std::false_type {};
+using NameOp = decltype(L::kName);
 template <class L>
-struct HasGeometry<L, std::enable_if_t<std::is_same<std::remove_cv_t<decltype(L::kGeometry)>, Geometry>::value>>
-    : std::true_type {};
-
-template <class L, class = void>
-struct HasKeys : std::false_type {};
+using GeometryOp = std::remove_cv_t<decltype(L::kGeometry)>;
 template <class L> // a C array or a std::array of KeySpec
-struct HasKeys<L, std::enable_if_t<std::is_same<std::remove_cv_t<std::remove_reference_t<decltype(L::kKeys[0])>>,
-                                                KeySpec>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasLaneFlag : std::false_type {};
+using KeysOp = std::remove_cv_t<std::remove_reference_t<decltype(L::kKeys[0])>>;
 template <class L>
-struct HasLaneFlag<L, std::enable_if_t<std::is_same<std::remove_cv_t<decltype(L::kInstanceLanes)>, bool>::value>>
-    : std::true_type {};
-
-template <class L, class = void>
-struct HasResolve : std::false_type {};
+using LaneFlagOp = std::remove_cv_t<decltype(L::kInstanceLanes)>;
 template <class L>
-struct HasResolve<L, std::enable_if_t<std::is_same<decltype(L::resolve(std::declval<const KeyValues&>(),
-                                                                       std::declval<const Problem&>())),
-                                                   typename L::Params>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasCheck : std::false_type {};
+using ResolveOp = decltype(L::resolve(std::declval<const KeyValues&>(), std::declval<const Problem&>()));
 template <class L>
-struct HasCheck<L, std::enable_if_t<std::is_same<decltype(L::check(std::declval<const KeyValues&>(),
-                                                                   std::declval<const Problem&>(),
-                                                                   std::declval<Diagnostic&>())),
-                                                 bool>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasPrivacy : std::false_type {};
+using CheckOp = decltype(L::check(std::declval<const KeyValues&>(), std::declval<const Problem&>(),
+                                  std::declval<Diagnostic&>()));
 template <class L>
-struct HasPrivacy<L, std::enable_if_t<std::is_same<decltype(L::privacy(std::declval<const typename L::Params&>())),
-                                                   PrivacyReport>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasWorkspace : std::false_type {};
+using PrivacyOp = decltype(L::privacy(std::declval<const typename L::Params&>()));
 template <class L>
-struct HasWorkspace<L, std::enable_if_t<std::is_same<decltype(L::workspace(std::declval<const typename L::Params&>())),
-                                                     WorkspaceSpec>::value>> : std::true_type {};
-
-template <class L, class R, class = void>
-struct HasInit : std::false_type {};
+using WorkspaceOp = decltype(L::workspace(std::declval<const typename L::Params&>()));
 template <class L, class R>
-struct HasInit<L, R, std::void_t<decltype(L::init(std::declval<const typename L::Params&>(),
-                                                  std::declval<const SerialTeam<R>&>(),
-                                                  std::declval<const SerialWS<R>&>()))>> : std::true_type {};
-
-template <class L, class R, class = void>
-struct HasRound : std::false_type {};
+using InitOp = decltype(L::init(std::declval<const typename L::Params&>(),
+                                std::declval<const SerialTeam<R>&>(), std::declval<const SerialWS<R>&>()));
 template <class L, class R>
-struct HasRound<L, R, std::enable_if_t<std::is_same<
-                          decltype(L::round(std::declval<const typename L::Params&>(), std::declval<const SerialTeam<R>&>(),
-                                            std::declval<const SerialWS<R>&>(), std::uint64_t{1},
-                                            std::declval<const ScalarLossRow<R>&>())),
-                          RoundCharge<typename SerialTeam<R>::template uni<double>>>::value>> : std::true_type {};
-
-template <class L, class = void>
-struct HasDiagnosticsList : std::false_type {};
+using RoundOp = decltype(L::round(std::declval<const typename L::Params&>(),
+                                  std::declval<const SerialTeam<R>&>(), std::declval<const SerialWS<R>&>(),
+                                  std::uint64_t{1}, std::declval<const ScalarLossRow<R>&>()));
 template <class L>
-struct HasDiagnosticsList<L, std::void_t<decltype(L::kDiagnostics)>> : std::true_type {};
-
-template <class L, class = void>
-struct HasDiagnosticsReader : std::false_type {};
+using DiagnosticsListOp = decltype(L::kDiagnostics);
 template <class L>
-struct HasDiagnosticsReader<L, std::enable_if_t<std::is_void<decltype(L::diagnostics(
-                                   std::declval<const typename L::Params&>(), std::declval<const double*>(),
-                                   std::declval<double*>()))>::value>> : std::true_type {};
+using DiagnosticsReaderOp = decltype(L::diagnostics(std::declval<const typename L::Params&>(),
+                                                    std::declval<const double*>(), std::declval<double*>()));
+template <class L>
+using ParamsOp = typename L::Params;
+
+template <class L>
+using HasName = is_detected_convertible<const char*, NameOp, L>;
+template <class L>
+using HasGeometry = is_detected_exact<Geometry, GeometryOp, L>;
+template <class L>
+using HasKeys = is_detected_exact<KeySpec, KeysOp, L>;
+template <class L>
+using HasLaneFlag = is_detected_exact<bool, LaneFlagOp, L>;
+struct NoParams {};
+template <class L>
+using HasResolve = is_detected_exact<detected_or_t<NoParams, ParamsOp, L>, ResolveOp, L>;
+template <class L>
+using HasCheck = is_detected_exact<bool, CheckOp, L>;
+template <class L>
+using HasPrivacy = is_detected_exact<PrivacyReport, PrivacyOp, L>;
+template <class L>
+using HasWorkspace = is_detected_exact<WorkspaceSpec, WorkspaceOp, L>;
+template <class L, class R>
+using HasInit = is_detected<InitOp, L, R>;
+template <class L, class R>
+using HasRound = is_detected_exact<RoundCharge<typename SerialTeam<R>::template uni<double>>, RoundOp, L, R>;
+template <class L>
+using HasDiagnosticsList = is_detected<DiagnosticsListOp, L>;
+template <class L>
+using HasDiagnosticsReader = is_detected_exact<void, DiagnosticsReaderOp, L>;
+template <class L>
+using HasParams = is_detected<ParamsOp, L>;
 
 /// No kDiagnostics: nothing to read; with it, the reader must exist.
 template <class L>
 struct DiagnosticsConsistent : std::integral_constant<bool, !HasDiagnosticsList<L>::value || HasDiagnosticsReader<L>::value> {};
-
-template <class L, class = void>
-struct HasParams : std::false_type {};
-template <class L>
-struct HasParams<L, std::void_t<typename L::Params>> : std::true_type {};
 
 } // namespace contract
 

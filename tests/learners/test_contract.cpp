@@ -99,6 +99,37 @@ TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
     EXPECT_TRUE(c::DiagnosticsConsistent<DpFtrlSphere>::value); // kDiagnostics and its reader
 }
 
+// The optional members (kernels/core/detect.hpp): absent, the default; present, the declared value; and a
+// member function with the right name but without Params to return is not a resolve().
+struct NoMembers {};
+struct ResolveWithoutParams {
+    static void resolve(const KeyValues&, const Problem&) {}
+};
+struct FlagsSet : Hedge {
+    static constexpr bool kReadsCumulative = true;
+    static constexpr bool kSerialRound = true;
+    static constexpr bool kRowInRegisters = false;
+};
+
+TEST(LearnerContract, OptionalMembersTakeTheirDefaultOnlyWhenAbsent) {
+    EXPECT_FALSE(ReadsCumulative<Hedge>::value);
+    EXPECT_TRUE(ReadsCumulative<SvtExperts>::value);
+    EXPECT_TRUE(ReadsCumulative<FlagsSet>::value);
+    EXPECT_TRUE(SerialRound<FlagsSet>::value);
+    EXPECT_FALSE(SerialRound<Hedge>::value);
+    EXPECT_FALSE(RowInRegisters<FlagsSet>::value);
+    EXPECT_TRUE(RowInRegisters<Hedge>::value);
+    EXPECT_EQ(DiagnosticCount<Hedge>::value, 0u);
+    EXPECT_EQ(DiagnosticCount<SvtExperts>::value, SvtExperts::kDiagnostics.size());
+    EXPECT_EQ(LossFamiliesOf<Hedge>::value, loss_bit(LossFamily::Linear));
+    EXPECT_FALSE(HasPlant<Hedge>::value);
+    EXPECT_TRUE(HasPlant<DpFtrlExperts>::value);
+    EXPECT_FALSE(c::HasName<NoMembers>::value);
+    EXPECT_FALSE(c::HasParams<NoMembers>::value);
+    EXPECT_FALSE(c::HasResolve<NoMembers>::value);
+    EXPECT_FALSE(c::HasResolve<ResolveWithoutParams>::value);
+}
+
 // Every learner's workspace() was computed in 32 bits and wrapped (scrible-cube at
 // d = 858993460 asked for 6 MB and segfaulted). The per-instance state of every learner, resolved at the
 // largest d values, must hold at least its d-sized array (d - 1 for the simplex's n = d - 1) and grow with d.
