@@ -11,13 +11,19 @@
 
 namespace dpr {
 
-struct AdversaryRuntime {
+/// What the host holds of any resolved component (learner or adversary): its name, its position in its
+/// registry list (learners::AllLearners, adversaries::AllAdversaries), its geometry, and its Params as bytes
+/// (trivially copyable).
+struct ComponentRuntime {
     std::string name;
-    std::size_t index = 0;         ///< position in adversaries::AllAdversaries
+    std::size_t index = 0;
     Geometry geometry = Geometry::Simplex;
+    std::vector<unsigned char> params;
+};
+
+struct AdversaryRuntime : ComponentRuntime {
     LossFamily loss = LossFamily::Linear; ///< A::kLoss: the row layout and the comparator
-    std::uint64_t row_width = 0;          ///< numbers per loss row: loss_row_width(loss, d) + A::row_extra, if any
-    std::vector<unsigned char> params; ///< the adversary's Params, as bytes (trivially copyable)
+    std::uint64_t row_width = 0; ///< numbers per loss row: loss_row_width(loss, d) + A::row_extra, if any
     void (*fill_fn)(const void* params, const adversaries::SequenceCtx&, std::uint64_t t, double* out) = nullptr;
     /// A::row_epoch if the adversary declares it (rows of equal epoch are equal), else null.
     std::uint64_t (*epoch_fn)(const void* params, std::uint64_t t) = nullptr;

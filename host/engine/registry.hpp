@@ -13,12 +13,8 @@
 
 namespace dpr {
 
-struct LearnerRuntime {
-    std::string name;
-    std::size_t index = 0; ///< position in learners::AllLearners
-    Geometry geometry = Geometry::Simplex;
+struct LearnerRuntime : ComponentRuntime {
     unsigned loss_families = loss_bit(LossFamily::Linear); ///< L::kLossFamilies (kernels/core/sets.hpp)
-    std::vector<unsigned char> params; ///< resolved Params as bytes
     learners::PrivacyReport privacy;
     std::vector<std::string> diagnostic_names; ///< the learner's kDiagnostics, if any
     bool reads_cumulative = false; ///< L::kReadsCumulative: the engine passes L_{t-1} rows with the losses
