@@ -126,7 +126,28 @@ struct DevRun {
 template <class R>
 using DevWorkspace = Workspace<StridedView<double>, StridedView<R>, StridedView<double>>;
 
+/// The views of one kind of state arrays (double, or the run's precision R) of an instance: array a starts
+/// after arrays 0 .. a - 1 in the staged (shared-memory) block when a < staged_arrays, else in device memory.
+/// Unrolled over every slot with compile-time indices, so that the views stay in registers: a loop to the
+/// run-time n indexed the arrays at run time and put the whole Workspace (312 bytes) in local memory, which
+/// every round re-read (ptxas: a 312-byte stack frame in every advance_kernel; Nsight Compute on an H200:
+/// half of DP-FTRL's stall cycles waiting on L1TEX).
+template <class T>
+__device__ __forceinline__ void lay_out(StridedView<T> (&views)[kMaxStateArrays], int n,
+                                        const ArraySpec* spec, T* staged, int staged_arrays, T* global,
+                                        std::uint64_t stride, std::uint64_t lane) {
+    std::uint64_t off = 0;
+#pragma unroll
+    for (int a = 0; a < kMaxStateArrays; ++a)
+        if (a < n) {
+            T* const base = a < staged_arrays ? staged : global;
+            views[a] = StridedView<T>{base + off * stride + lane, stride, spec[a].cols};
+            off += spec[a].rows * spec[a].cols;
+        }
+}
+
 /// The views of instance k's state: staged arrays (st.plan) in the block's shared memory `smem` (null when
+
 /// nothing is staged), whose first unit is `g_first`; the others in device memory.
 template <class R>
 __device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k, unsigned char* smem = nullptr,
@@ -139,26 +160,10 @@ __device__ DevWorkspace<R> workspace_of(const DevState<R>& st, std::uint64_t k, 
     const std::uint64_t gl = g - g_first;
     double* const sd = smem ? reinterpret_cast<double*>(smem) + gl * sp.dbl_unit : nullptr;
     R* const sr = smem ? reinterpret_cast<R*>(smem + sp.off_real) + gl * sp.real_unit : nullptr;
-    // Unrolled over every slot with compile-time indices, so that the views stay in registers: a loop to the run-time
-    // n_dbl / n_real indexed the arrays at run time and put the whole Workspace (312 bytes) in local memory, which
-    // every round re-read (ptxas: a 312-byte stack frame in every advance_kernel; Nsight Compute on an H200: half of
-    // DP-FTRL's stall cycles waiting on L1TEX).
-    std::uint64_t off = 0;
-#pragma unroll
-    for (int a = 0; a < kMaxStateArrays; ++a)
-        if (a < st.spec.n_dbl) {
-            double* const base = smem && a < sp.dbl_arrays ? sd : st.dbl + g * st.dbl_per;
-            ws.dbl[a] = StridedView<double>{base + off * stride + lane, stride, st.spec.dbl[a].cols};
-            off += st.spec.dbl[a].rows * st.spec.dbl[a].cols;
-        }
-    off = 0;
-#pragma unroll
-    for (int a = 0; a < kMaxStateArrays; ++a)
-        if (a < st.spec.n_real) {
-            R* const base = smem && a < sp.real_arrays ? sr : st.real + g * st.real_per;
-            ws.real[a] = StridedView<R>{base + off * stride + lane, stride, st.spec.real[a].cols};
-            off += st.spec.real[a].rows * st.spec.real[a].cols;
-        }
+    lay_out(ws.dbl, st.spec.n_dbl, st.spec.dbl, sd, smem ? sp.dbl_arrays : 0, st.dbl + g * st.dbl_per, stride,
+            lane);
+    lay_out(ws.real, st.spec.n_real, st.spec.real, sr, smem ? sp.real_arrays : 0, st.real + g * st.real_per,
+            stride, lane);
     double* const scal = smem && sp.scalars ? reinterpret_cast<double*>(smem + sp.off_scal) + gl * sp.scal_unit
                                             : st.scal + g * st.scal_per;
     ws.scalars = StridedView<double>{scal + lane, stride, static_cast<std::uint64_t>(st.spec.n_scalars)};

@@ -165,10 +165,7 @@ class CoordEngine final : public EngineBase<L> {
     using Totals = sim::InstanceTotals<double, std::uint64_t>;
     using WS = Workspace<PackView<double>, PackView<R>, PackView<double>>;
     using Base = EngineBase<L>;
-    using Base::a_;
-    using Base::kCum;
-    using Base::nck_;
-    using Base::p_;
+    using Base::a_, Base::kCum, Base::nck_, Base::p_;
 
   public:
     CoordEngine(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& args) : Base(p, args), spec_(L::workspace(p)) {
@@ -337,10 +334,7 @@ class GroupEngine final : public EngineBase<L> {
     using Totals = sim::InstanceTotals<D, Q>;
     using WS = Workspace<GroupView<double, W>, GroupView<R, W>, GroupView<double, W>>;
     using Base = EngineBase<L>;
-    using Base::a_;
-    using Base::kCum;
-    using Base::nck_;
-    using Base::p_;
+    using Base::a_, Base::kCum, Base::nck_, Base::p_;
 
   public:
     GroupEngine(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& args) : Base(p, args), spec_(L::workspace(p)) {

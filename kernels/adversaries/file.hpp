@@ -61,30 +61,21 @@ struct ShortestText {
     }
 };
 
+/// The name, entry range and description of the file adversary of each geometry.
 template <Geometry G>
-struct FileKind;
-template <>
-struct FileKind<Geometry::Simplex> {
-    static constexpr const char* kName = "file";
-    static constexpr double kMin = 0.0, kMax = 1.0;
+struct FileKind {
+    static constexpr const char* kName = G == Geometry::Simplex ? "file"
+                                         : G == Geometry::Ball  ? "file-ball"
+                                                                : "file-cube";
+    static constexpr double kMin = G == Geometry::Simplex ? 0.0 : -1.0, kMax = 1.0;
     static constexpr const char* kDoc =
-        "loss matrix file: T rows of d losses in [0,1] (row t-1 = l_t); one sequence shared by all instances";
-};
-template <>
-struct FileKind<Geometry::Ball> {
-    static constexpr const char* kName = "file-ball";
-    static constexpr double kMin = -1.0, kMax = 1.0;
-    static constexpr const char* kDoc =
-        "loss matrix file: T rows l_t in R^d with ||l_t||_2 <= 1 (row t-1 = l_t); one sequence shared by all "
-        "instances";
-};
-template <>
-struct FileKind<Geometry::Cube> {
-    static constexpr const char* kName = "file-cube";
-    static constexpr double kMin = -1.0, kMax = 1.0;
-    static constexpr const char* kDoc =
-        "loss matrix file: T rows l_t in R^d with ||l_t||_1 <= 1 (row t-1 = l_t); one sequence shared by all "
-        "instances";
+        G == Geometry::Simplex ? "loss matrix file: T rows of d losses in [0,1] (row t-1 = l_t); one "
+                                 "sequence shared by all instances"
+        : G == Geometry::Ball
+            ? "loss matrix file: T rows l_t in R^d with ||l_t||_2 <= 1 (row t-1 = l_t); one "
+              "sequence shared by all instances"
+            : "loss matrix file: T rows l_t in R^d with ||l_t||_1 <= 1 (row t-1 = l_t); one "
+              "sequence shared by all instances";
 };
 
 template <Geometry G>
