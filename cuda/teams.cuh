@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/team.hpp"
@@ -55,6 +56,7 @@ union WarpStorage {
     typename cub::WarpReduce<R>::TempStorage reduce;
     typename cub::WarpReduce<KeyArg<R>>::TempStorage argmin;
     typename cub::WarpScan<R>::TempStorage scan;
+    typename cub::WarpScan<double>::TempStorage scan_double; ///< categorical over double weights
 };
 template <class R, int B>
 struct BlockStorage {
@@ -62,6 +64,7 @@ struct BlockStorage {
         typename cub::BlockReduce<R, B>::TempStorage reduce;
         typename cub::BlockReduce<KeyArg<R>, B>::TempStorage argmin;
         typename cub::BlockScan<R, B>::TempStorage scan;
+        typename cub::BlockScan<double, B>::TempStorage scan_double; ///< categorical over double weights
     } cub;
     double slot[2];
 };
@@ -144,25 +147,51 @@ struct WarpTeam : StridedTeam<R, WarpTeam<R>> {
         return KeyArg<R>{__shfl_sync(0xffffffffu, b.key, 0), __shfl_sync(0xffffffffu, b.arg, 0)};
     }
 
-    /// Inverse CDF in index order, 32 weights at a time (an inclusive warp scan each).
-    template <class F>
-    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
-        R acc = R(0);
+    /// Inverse CDF in index order, 32 weights at a time (an inclusive warp scan each); weights of the
+    /// target's type T (R, or double).
+    template <class F, class T>
+    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, T target) const {
+        T acc = T(0);
         std::uint32_t last_positive = 0;
         for (std::uint32_t base = 0; base < n; base += 32) {
             const std::uint32_t i = base + lane;
-            const R w = i < n ? f(i) : R(0);
-            R cum;
-            __syncwarp();
-            cub::WarpScan<R>(tmp->scan).InclusiveSum(w > R(0) ? w : R(0), cum);
-            const unsigned positive = __ballot_sync(0xffffffffu, w > R(0));
-            const unsigned hit = __ballot_sync(0xffffffffu, w > R(0) && target < acc + cum);
+            const T w = i < n ? f(i) : T(0);
+            const T cum = inclusive_sum(w > T(0) ? w : T(0));
+            const unsigned positive = __ballot_sync(0xffffffffu, w > T(0));
+            const unsigned hit = __ballot_sync(0xffffffffu, w > T(0) && target < acc + cum);
             if (hit) return base + static_cast<std::uint32_t>(__ffs(hit) - 1);
             if (positive) last_positive = base + static_cast<std::uint32_t>(31 - __clz(positive));
             acc = acc + __shfl_sync(0xffffffffu, cum, 31);
         }
         return last_positive;
     }
+
+    /// categorical() over double weights at the target u S, S their sum added 32 at a time as the scan adds
+    /// it.
+    template <class F>
+    __device__ std::uint32_t categorical_scaled(std::uint32_t n, F&& f, double u) const {
+        double total = 0.0;
+        for (std::uint32_t base = 0; base < n; base += 32) {
+            const std::uint32_t i = base + lane;
+            const double w = i < n ? f(i) : 0.0;
+            total = total + __shfl_sync(0xffffffffu, inclusive_sum(w > 0.0 ? w : 0.0), 31);
+        }
+        return categorical(n, f, u * total);
+    }
+
+  private:
+    template <class T>
+    __device__ T inclusive_sum(T x) const {
+        T cum;
+        __syncwarp();
+        if constexpr (std::is_same<T, double>::value && !std::is_same<R, double>::value)
+            cub::WarpScan<double>(tmp->scan_double).InclusiveSum(x, cum);
+        else
+            cub::WarpScan<R>(tmp->scan).InclusiveSum(x, cum);
+        return cum;
+    }
+
+  public:
 };
 
 /// The index a RegWarpTeam hands its loops' bodies: coordinate i and its slot j = (i - lane) / 32 among the lane's
@@ -320,19 +349,19 @@ struct BlockTeam : StridedTeam<R, BlockTeam<R, B>> {
         return KeyArg<R>{broadcast(b.key), broadcast(b.arg)};
     }
 
-    template <class F>
-    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
-        R acc = R(0);
+    /// Weights of the target's type T (R, or double).
+    template <class F, class T>
+    __device__ std::uint32_t categorical(std::uint32_t n, F&& f, T target) const {
+        T acc = T(0);
         std::uint32_t last_positive = 0;
         for (std::uint32_t base = 0; base < n; base += B) {
             const std::uint32_t i = base + thread;
-            const R w = i < n ? f(i) : R(0);
-            R cum, total;
-            __syncthreads();
-            cub::BlockScan<R, B>(tmp->cub.scan).InclusiveSum(w > R(0) ? w : R(0), cum, total);
+            const T w = i < n ? f(i) : T(0);
+            T cum, total;
+            inclusive_sum(w > T(0) ? w : T(0), cum, total);
             // The first index whose running sum passes the target, and the last positive one, via a min / max
             // over the block (each a reduction: the lowest hit and the highest positive index).
-            const std::uint32_t hit_i = (w > R(0) && target < acc + cum) ? i : 0xFFFFFFFFu;
+            const std::uint32_t hit_i = (w > T(0) && target < acc + cum) ? i : 0xFFFFFFFFu;
             // Integer min / max through atomics on shared words (the result does not depend on their order).
             unsigned* words = reinterpret_cast<unsigned*>(tmp->slot);
             if (thread == 0) {
@@ -341,7 +370,7 @@ struct BlockTeam : StridedTeam<R, BlockTeam<R, B>> {
             }
             __syncthreads();
             atomicMin(&words[0], hit_i);
-            if (w > R(0)) atomicMax(&words[1], i + 1);
+            if (w > T(0)) atomicMax(&words[1], i + 1);
             __syncthreads();
             const unsigned first_hit = words[0], last_pos = words[1];
             if (first_hit != 0xFFFFFFFFu) return first_hit;
@@ -350,6 +379,33 @@ struct BlockTeam : StridedTeam<R, BlockTeam<R, B>> {
         }
         return last_positive;
     }
+
+    /// categorical() over double weights at the target u S, S their sum added B at a time as the scan adds
+    /// it.
+    template <class F>
+    __device__ std::uint32_t categorical_scaled(std::uint32_t n, F&& f, double u) const {
+        double total = 0.0;
+        for (std::uint32_t base = 0; base < n; base += B) {
+            const std::uint32_t i = base + thread;
+            const double w = i < n ? f(i) : 0.0;
+            double cum, block;
+            inclusive_sum(w > 0.0 ? w : 0.0, cum, block);
+            total = total + block;
+        }
+        return categorical(n, f, u * total);
+    }
+
+  private:
+    template <class T>
+    __device__ void inclusive_sum(T x, T& cum, T& total) const {
+        __syncthreads();
+        if constexpr (std::is_same<T, double>::value && !std::is_same<R, double>::value)
+            cub::BlockScan<double, B>(tmp->cub.scan_double).InclusiveSum(x, cum, total);
+        else
+            cub::BlockScan<R, B>(tmp->cub.scan).InclusiveSum(x, cum, total);
+    }
+
+  public:
 };
 
 } // namespace dpr::cuda

@@ -290,28 +290,29 @@ struct CoordTeam {
     }
 
     /// Inverse CDF: blocks of W weights in index order (a block's sum by halving), then lane by lane inside
-    /// the block where the running sum passes `target`. Every member computes it (weights are readable by all).
-    template <class F>
-    DPR_CPU_LOOP std::uint32_t categorical(std::uint32_t n, F&& f, R target) const {
-        using V = lanes<R>;
+    /// the block where the running sum passes `target`. Every member computes it (weights are readable by
+    /// all). Weights of type T (R, or double: the target's type).
+    template <class F, class T>
+    DPR_CPU_LOOP std::uint32_t categorical(std::uint32_t n, F&& f, T target) const {
+        using V = lanes<T>;
         using UI = lanes<std::uint32_t>;
-        R acc = R(0);
+        T acc = T(0);
         std::uint32_t last_positive = 0;
         for (std::uint32_t b = 0; b < n; b += W) {
-            const V w = select(UI::iota(b) < UI(n), f(CoordIdx{b}), V(R(0)));
-            const R bs = simd::reduce_sum(w);
+            const V w = select(UI::iota(b) < UI(n), f(CoordIdx{b}), V(T(0)));
+            const T bs = simd::reduce_sum(w);
             if (!(target < acc + bs)) {
                 acc = acc + bs;
-                if (bs > R(0))
+                if (bs > T(0))
                     for (int l = W - 1; l >= 0; --l)
-                        if (w[l] > R(0)) {
+                        if (w[l] > T(0)) {
                             last_positive = b + static_cast<std::uint32_t>(l);
                             break;
                         }
                 continue;
             }
             for (int l = 0; l < W; ++l) {
-                if (w[l] > R(0)) {
+                if (w[l] > T(0)) {
                     last_positive = b + static_cast<std::uint32_t>(l);
                     acc = acc + w[l];
                     if (target < acc) return last_positive;
@@ -319,6 +320,18 @@ struct CoordTeam {
             }
         }
         return last_positive;
+    }
+
+    /// categorical() over double weights at the target u S, S their sum added block by block as the scan adds
+    /// it.
+    template <class F>
+    DPR_CPU_LOOP std::uint32_t categorical_scaled(std::uint32_t n, F&& f, double u) const {
+        using D = lanes<double>;
+        using UI = lanes<std::uint32_t>;
+        double total = 0.0;
+        for (std::uint32_t b = 0; b < n; b += W)
+            total = total + simd::reduce_sum(select(UI::iota(b) < UI(n), f(CoordIdx{b}), D(0.0)));
+        return categorical(n, f, u * total);
     }
 
     template <class T>
@@ -440,16 +453,16 @@ struct InstanceTeam {
     }
 
     /// Inverse CDF lane by lane (each lane scans its own weights in index order, as SerialTeam does).
-    template <class F>
-    DPR_CPU_LOOP lanes<std::uint32_t> categorical(std::uint32_t n, F&& f, lanes<R> target) const {
-        using V = lanes<R>;
+    template <class F, class T>
+    DPR_CPU_LOOP lanes<std::uint32_t> categorical(std::uint32_t n, F&& f, lanes<T> target) const {
+        using V = lanes<T>;
         using UI = lanes<std::uint32_t>;
-        V acc(R(0));
+        V acc(T(0));
         UI last_positive(0u), found(0u);
-        auto done = !(V(R(0)) == V(R(0))); // all false
+        auto done = !(V(T(0)) == V(T(0))); // all false
         for (std::uint32_t i = 0; i < n; ++i) {
             const V w = f(i);
-            const auto pos = (w > V(R(0))) & !done;
+            const auto pos = (w > V(T(0))) & !done;
             last_positive = select(pos, UI(i), last_positive);
             acc = select(pos, acc + w, acc);
             const auto hit = pos & (target < acc);
@@ -458,6 +471,19 @@ struct InstanceTeam {
             if (all(done)) break;
         }
         return select(done, found, last_positive);
+    }
+
+    /// categorical() over double weights at the target u S, S the sum of each lane's positive weights in
+    /// index order (what SerialTeam::categorical_scaled computes for its instance).
+    template <class F>
+    DPR_CPU_LOOP lanes<std::uint32_t> categorical_scaled(std::uint32_t n, F&& f, lanes<double> u) const {
+        using D = lanes<double>;
+        D total(0.0);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const D w = f(i);
+            total = select(w > D(0.0), total + w, total);
+        }
+        return categorical(n, f, u * total);
     }
 
     template <class T>

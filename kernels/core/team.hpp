@@ -1,6 +1,6 @@
 #pragma once
-// Teams: how one learner instance's per-coordinate work is spread over lanes (docs/ARCHITECTURE.md §1, §5; the
-// Kokkos team / vector split). A learner's round is written ONCE against the Team concept below; the
+// Teams: how one learner instance's per-coordinate work is spread over lanes (docs/ARCHITECTURE.md §1, §5;
+// the Kokkos team / vector split). A learner's round is written ONCE against the Team concept below; the
 // executor, not the learner, decides what the lanes are:
 //
 //   team                         lanes hold            lane value of a coordinate   per-instance value
@@ -28,16 +28,23 @@
 //                                                (dpr::argmax<NM>(team, n, f) below: the largest key, the
 //                                                same rules, on every team)
 //   categorical(n, f, target)                    the first index whose running sum of weights f(idx) exceeds
-//                                                target (inverse CDF; the last positive weight if none does)
+//                                                target (inverse CDF; the last positive weight if none does);
+//                                                weights in target's precision (real, or double)
+//   categorical_scaled(n, f, u)                  categorical at target u S, S = the sum of the positive
+//   double
+//                                                weights in the order the scan adds them; u in [0, 1),
+//                                                uni<double>
 //   load(view, idx) / store(view, idx, v)        a coordinate's state through a workspace view
 //   load_at(view, i) / store_at(view, i, v)      the state of one coordinate i (a uni index) per instance;
 //                                                store_at is done by rank 0, followed by sync() where needed
 //   get(scalars, j) / put(scalars, j, v)         per-instance scalars of the workspace
 //   loss(row, idx) / loss_exact(row, idx)        l_t at coordinate idx: the run's precision / double
 //   loss_exact_at(row, i)                        l_t(i) at a uni index, per instance
-//   cum_exact(row, idx) / cum_exact_at(row, i)   L_{t-1}(idx) = sum_{s<t} l_s(idx), double: only for learners that
-//                                                declare kReadsCumulative (the engine then computes it once per
-//                                                point for a shared sequence; kernels/learners/common.hpp)
+//   cum_exact(row, idx) / cum_exact_at(row, i)   L_{t-1}(idx) = sum_{s<t} l_s(idx), double: only for learners
+//   that
+//                                                declare kReadsCumulative (the engine then computes it once
+//                                                per point for a shared sequence;
+//                                                kernels/learners/common.hpp)
 //   element(idx)                                 lanes<uint32>: the RNG element word of coordinate idx
 //   instance()                                   uni<uint32>: this instance's id (RNG instance word)
 //   key()                                        the RNG key (seed, stream)
@@ -234,21 +241,33 @@ struct ScalarTeamBase {
     DPR_HD DPR_FORCEINLINE static double cum_exact(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
     DPR_HD DPR_FORCEINLINE static double cum_exact_at(const loss_row& l, std::uint32_t i) { return l.cum[i]; }
 
-    /// Inverse CDF over the weights f(i) >= 0 in index order, every member scanning all of them (the weights
-    /// are readable by all): the same arm on every member.
-    template <class F>
-    DPR_HD DPR_FORCEINLINE static std::uint32_t categorical(std::uint32_t n, F&& f, R target) {
-        R acc = R(0);
+    /// Inverse CDF over the weights f(i) >= 0 (of target's type T: R, or double) in index order, every member
+    /// scanning all of them (the weights are readable by all): the same arm on every member.
+    template <class F, class T>
+    DPR_HD DPR_FORCEINLINE static std::uint32_t categorical(std::uint32_t n, F&& f, T target) {
+        T acc = T(0);
         std::uint32_t last_positive = 0;
         for (std::uint32_t i = 0; i < n; ++i) {
-            const R w = f(i);
-            if (w > R(0)) {
+            const T w = f(i);
+            if (w > T(0)) {
                 last_positive = i;
                 acc = acc + w;
                 if (target < acc) return i;
             }
         }
         return last_positive;
+    }
+
+    /// categorical() at the target u S, S = the sum of the positive weights, added in the order the scan adds
+    /// them (so the scan's last running sum is S exactly); u in [0, 1). Weights in double.
+    template <class F>
+    DPR_HD DPR_FORCEINLINE static std::uint32_t categorical_scaled(std::uint32_t n, F&& f, double u) {
+        double total = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const double w = f(i);
+            if (w > 0.0) total = total + w;
+        }
+        return categorical(n, f, u * total);
     }
 };
 
