@@ -3,10 +3,11 @@
 // docs/spec/afkt23.md §C4), for experts with mu uniform on [d]:
 //
 //   ln phi(s) = logsumexp_x(-eta L_s(x)) - ln d          (the log potential after s rounds; ln phi(0) = 0)
-//   x ~ Unif[d]; k = 0; t* = 0; sparse vector AboveThreshold(eps_0, threshold 2 alpha / eta) started at round 1
-//   round t:  if the sparse vector fired at round t-1:
+//   x ~ Unif[d]; k = 0; t* = 0; sparse vector AboveThreshold(eps_0, threshold 2 alpha / eta) started at round
+//   1 round t:  if the sparse vector fired at round t-1:
 //                 x ~ Pr[y] ∝ exp(-eta L_{t-1}(y))        (the exponential mechanism, c = eta, §1.7)
-//                 k <- k + 1; t* <- t - 1; restart the sparse vector at round t if k < K, else freeze it forever
+//                 k <- k + 1; t* <- t - 1; restart the sparse vector at round t if k < K, else freeze it
+//                 forever
 //             elif the sparse vector is live:
 //                 q_t = (ln phi(t*) - ln phi(t-1)) / eta     fire <- q_t + Lap(query scale) > rho_hat
 //             play x, pay l_t(x)
@@ -20,24 +21,29 @@
 //   alpha = 1
 //   pure   (Thm 6): eps_0 = eps / K,                    eta = eps_0 / (56 ln T)
 //   approx (Thm 7): eps_0 = eps / sqrt(K ln(1/delta)),  eta = eps / (112 ln T sqrt(ln(1/gamma) ln(1/delta)))
-//                   (Thm 7's eps_0 is printed "eps/sqrt(K) log 1/delta"; read as the advanced-composition form)
+//                   (Thm 7's eps_0 is printed "eps/sqrt(K) log 1/delta"; read as the advanced-composition
+//                   form)
 // Lemma C.2 needs alpha >= 8 Delta eta (ln T + ln(2T/beta)) / eps_0 with beta = 1/T^2 (Thm 6; Delta = 2 with
-// the conservative noise): check() warns when the keys break it (conservative noise does at Thm 6's defaults).
+// the conservative noise): check() warns when the keys break it (conservative noise does at Thm 6's
+// defaults).
 //
-// Privacy (§4 item 15). The query is 1-sensitive only in the losses after t*: a replaced loss at a round <= t*
-// moves ln phi(t*) and ln phi(t-1) by up to eta each, so q_t is up to 2-sensitive; and the exponential mechanism
-// with scores L_{t-1} (sensitivity 1, replace-one) is 2 eta-DP, not eta. The paper composes K phases at
-// (eta + eps_0) each. Reported here is what the noise provably gives:
+// Privacy (§4 item 15). The query is 1-sensitive only in the losses after t*: a replaced loss at a round <=
+// t* moves ln phi(t*) and ln phi(t-1) by up to eta each, so q_t is up to 2-sensitive; and the exponential
+// mechanism with scores L_{t-1} (sensitivity 1, replace-one) is 2 eta-DP, not eta. The paper composes K
+// phases at (eta + eps_0) each. Reported here is what the noise provably gives:
 //   sensitivity = "paper"        sparse-vector noise for Delta = 1 (Lap(2/eps_0), Lap(4/eps_0)): each phase
-//                                 (2 eps_0 + 2 eta)-DP, the sparse vector being eps_0-DP only for 1-sensitive queries
-//   sensitivity = "conservative" noise for Delta = 2 (Lap(4/eps_0), Lap(8/eps_0)): each phase (eps_0 + 2 eta)-DP
-// K phases by basic composition (pure), or for variant = "approx" the smaller of that and advanced composition
-// sqrt(2K ln(1/delta)) e + K e (e^e - 1) with delta (e the per-phase epsilon; Dwork-Rothblum-Vadhan). The
-// accountant string also quotes the paper's own count K (eta + eps_0).
+//                                 (2 eps_0 + 2 eta)-DP, the sparse vector being eps_0-DP only for 1-sensitive
+//                                 queries
+//   sensitivity = "conservative" noise for Delta = 2 (Lap(4/eps_0), Lap(8/eps_0)): each phase (eps_0 + 2
+//   eta)-DP
+// K phases by basic composition (pure), or for variant = "approx" the smaller of that and advanced
+// composition sqrt(2K ln(1/delta)) e + K e (e^e - 1) with delta (e the per-phase epsilon;
+// Dwork-Rothblum-Vadhan). The accountant string also quotes the paper's own count K (eta + eps_0).
 //
 // Cost: ln phi(t-1) is an O(d) logsumexp (two team reductions, max then sum, in the run's precision over the
-// shifted scores eta (L_{t-1}(x) - min L_{t-1})) in every round in which the sparse vector is live; a switch adds
-// one O(d) Gumbel-max pass. State: O(1) scalars; L_{t-1} comes from the engine (kReadsCumulative).
+// shifted scores eta (L_{t-1}(x) - min L_{t-1})) in every round in which the sparse vector is live; a switch
+// adds the exponential mechanism's O(d) passes. State: O(1) scalars; L_{t-1} comes from the engine
+// (kReadsCumulative).
 //
 // Randomness: as svt-experts (every draw addressed by the round that makes it): the initial expert is the
 // exponential mechanism of round 0 at c = 0, a switch at round t is (Exponential, sub 0, round t), the sparse

@@ -19,7 +19,8 @@
 //        = eps / sqrt(32 K ln(1/delta))             approximate (variant = "approx", advanced composition)
 //   Lthr = L* + 4/eta + 8B/eps     threshold = "paper" (as printed)
 //        = L* + 4/eta + 16B/eps    threshold = "strict": an eps/2 sparse vector has accuracy 16B/eps
-//                                  (Lemma 2.3 at eps/2), which the proof of Thm 1 needs (docs/spec/checks.md §4.13)
+//                                  (Lemma 2.3 at eps/2), which the proof of Thm 1 needs (docs/spec/checks.md
+//                                  §4.13)
 // Privacy (C1): each loss enters the queries of exactly one sparse-vector instance (a phase only sums its own
 // rounds), so all instances together are eps/2-DP (§1.3 "parallel" use); at most K exponential mechanisms,
 // each eta-DP. Reported: eps/2 + K eta (basic composition; = eps for the pure defaults) or, for "approx",
@@ -27,20 +28,21 @@
 //
 // The comparison is q + nu > rho_hat (strict): the same law as >= for eps < inf (continuous noise), and the
 // eps = inf limit (no noise, eta = inf, Lthr = L*) is then exactly "follow a random consistent expert"
-// (docs/spec/afkt23.md §C8): stay on x until its loss in the phase exceeds L*, then move to a uniformly random expert
-// among the minimisers of max(L_{t-1}, L*) (kernels/learners/consistent_expert.hpp registers it with K = inf).
+// (docs/spec/afkt23.md §C8): stay on x until its loss in the phase exceeds L*, then move to a uniformly
+// random expert among the minimisers of max(L_{t-1}, L*) (kernels/learners/consistent_expert.hpp registers it
+// with K = inf).
 //
 // Randomness (docs/RANDOMNESS.md): every draw is addressed by the round at which it is made, so phases and
 // restarts never alias: the initial expert is the exponential mechanism of round 0 (all scores equal:
-// uniform), a switch at round t uses (Purpose::Exponential, sub 0, round t, element y) (Gumbel-max,
-// kernels/mechanisms/exponential.hpp), the sparse vector started at round t its threshold draw
+// uniform), a switch at round t uses the uniform of (Purpose::Exponential, sub 0, round t, element 0)
+// (inverse CDF, kernels/mechanisms/exponential.hpp), the sparse vector started at round t its threshold draw
 // (SparseVector, kSvtThreshold, round t, element 0) and the query of round t (SparseVector, kSvtQuery,
 // round t, element 0) (kernels/mechanisms/above_threshold.hpp).
 //
 // State per instance: the scalars below, O(1) for any d. The exponential mechanism scores L_{t-1}, which the
 // learner reads from the engine (kReadsCumulative, team.cum_exact: computed once per point for a shared
 // oblivious sequence, kernels/learners/common.hpp) instead of keeping d cumulative losses per instance. A
-// round is O(1); a switch round adds one O(d) Gumbel-max pass.
+// round is O(1); a switch round adds the mechanism's O(d) passes (a min, then two of one exp each).
 //
 // Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
 // (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one

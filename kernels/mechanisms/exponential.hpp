@@ -1,24 +1,29 @@
 #pragma once
 // The exponential mechanism over n candidates (docs/spec/model.md §1.7), for losses (lower is better):
-//     Pr[i] = exp(-c s(i)) / sum_j exp(-c s(j)),     c = eps / (2 Delta_s)  (eps-DP for a Delta_s-sensitive s)
+//     Pr[i] = exp(-c s(i)) / sum_j exp(-c s(j)),     c = eps / (2 Delta_s)  (eps-DP for a Delta_s-sensitive
+//     s)
 // AFKT23 Alg. 1 uses c = eta/2 (eta-DP for a 1-sensitive score), Alg. 5 c = eta (2 eta-DP in general, §4
 // item 15). c = 0 is the uniform law; c = inf is the limit: uniform over the minimisers of s.
 //
-// Sampling: Gumbel-max (Gumbel 1954; e.g. Papandreou & Yuille 2011, Vieira's "Gumbel-max trick"):
-//     i* = argmin_i ( c s(i) - G_i ),    G_i = -ln(-ln U_i) iid standard Gumbel,
-// is distributed exactly as above (for any c, with no normalisation, so no overflow for any score scale).
-// One pass over the candidates with a team argmin (kernels/core/team.hpp: fixed reduction order, ties to the
-// lowest index), O(n) work and O(1) state: no prefix scan and no scratch row, on every team (CPU lanes; GPU thread, warp, block), for n up to
-// 2^32 - 1 (the argmin index is 32-bit). For c = inf a first pass finds min s; the key is then -G_i on the
-// minimisers and +inf elsewhere (uniform over the minimisers, never inf * 0).
+// Sampling: inverse CDF with one exp per candidate. With m = min_j s(j) (a first pass; exact in any order),
+//     w(i) = exp(-c (s(i) - m))  in (0, 1],  S = sum_i w(i) >= 1,  i* = the first i with u S < w(0) + ... +
+//     w(i),
+// u one open 53-bit uniform per draw; all in double in both precisions (the float run's scores are rounded to
+// float, nothing else), so no overflow for any score scale and the law is that of the exact weights up to
+// their double rounding (a weight below e^-745 of the largest is 0: probability < 1e-323). The running sums
+// are formed by the team's categorical_scaled (kernels/core/team.hpp): in index order on one-lane and
+// instance-lane teams -- the same bits as a scalar loop over the same weights, so an instance that draws from
+// a CDF prepared once for all instances (shared scores) gets the same index -- and block by block on
+// coordinate-lane teams (CPU SIMD, GPU warp and block), which can change a draw only when u S falls within
+// rounding of a running sum. c = 0: every weight is 1, i* = floor(u n) with no pass. c = inf: w(i) = 1 on the
+// minimisers, 0 elsewhere (uniform over them). Cost: a min pass, then two passes of one exp each (the sum,
+// then the scan up to i*); no RNG per candidate. (Until 2026-11 the draw was Gumbel-max, argmin_i c s(i) -
+// G_i with one Philox block and two logs per candidate: the same law, different draws for a given seed:
+// docs/RANDOMNESS.md.)
 //
-// Randomness: U_i is the open 53-bit uniform 0 (kernels/rng/lanes.hpp) of the stream (purpose, sub, round,
-// element i) of the instance -- DOUBLE in both precisions, so that the law does not depend on [run] precision
-// beyond the rounding of the key c s(i) - G_i to the team's precision R (float runs compare keys in float:
-// candidates whose keys differ by less than one float ulp are ordered by index; the tests of the law run in
-// double). G_i = -ln(-ln U_i) in double: the largest Gumbel reachable is -ln(-ln(1 - 2^-53)) = 36.7, which
-// n = 2^20 Gumbels exceed with probability < 2^20 e^-36.7 < 1e-9 (53-bit uniforms make the truncation
-// irrelevant at any n the engine reaches).
+// Randomness: u is the open 53-bit uniform 0 (kernels/rng/lanes.hpp) of the stream (purpose, sub, round,
+// element 0) of the instance. gumbel() below (tree-experts' Gumbel-top-B selection) draws G_i = -ln(-ln U_i)
+// from (purpose, sub, round, element i), U_i its uniform 0.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -59,27 +64,28 @@ DPR_HD DPR_FORCEINLINE typename Team::template uni<std::uint32_t>
 exponential_mechanism(const Team& team, std::uint32_t n, double c, const ExpMechDraw& draw, Score&& score) {
     using R = typename Team::real;
     using V = typename Team::template lanes<R>;
-    if (std::isinf(c)) {
-        const auto lo = team.template reduce<0, 1>(n, [&](auto i) {
-            Contrib<V, 0, 1> k;
-            k.max[0] = -score(i);
-            return k;
-        });
-        const auto smin = -lo.max[0];
-        team.sync(); // the slots of the reduction are reused below
-        return team.template argmin<0>(n, [&](auto i) {
-                       ArgContrib<V, 0> k;
-                       const V g = convert<R>(gumbel(team, draw, i));
-                       k.key = select(score(i) == V(smin), -g, V(std::numeric_limits<R>::infinity()));
-                       return k;
-                   }).arg;
+    using D = typename Team::template lanes<double>;
+    using UI = typename Team::template uni<std::uint32_t>;
+    const auto u = rng::instance_uniform<double>(team, draw.purpose, draw.sub, draw.round, std::uint32_t{0});
+    if (c == 0.0) {
+        // Every weight is 1, so the running sums are the integers 1..n and the scan's answer is floor(u n)
+        // (n - 1 if u n rounds up to n): the same index without the pass.
+        const UI i = convert<std::uint32_t>(u * static_cast<double>(n));
+        return select(i < UI(n), i, UI(n - 1));
     }
-    const typename Team::template lanes<double> cd(c);
-    return team.template argmin<0>(n, [&](auto i) {
-               ArgContrib<V, 0> k;
-               k.key = convert<R>(cd * convert<double>(score(i)) - gumbel(team, draw, i));
-               return k;
-           }).arg;
+    const auto lo = team.template reduce<0, 1>(n, [&](auto i) {
+        Contrib<V, 0, 1> k;
+        k.max[0] = -score(i);
+        return k;
+    });
+    const auto smin = -lo.max[0];
+    team.sync();       // the slots of the reduction are reused below
+    if (std::isinf(c)) // the limit: uniform over the minimisers
+        return team.categorical_scaled(
+            n, [&](auto i) { return select(score(i) == V(smin), D(1.0), D(0.0)); }, u);
+    const D m(convert<double>(smin)), neg_c(-c);
+    return team.categorical_scaled(
+        n, [&](auto i) { return vexp(neg_c * (convert<double>(score(i)) - m)); }, u);
 }
 
 /// The exponential mechanism with equal scores: a uniform candidate of [0, n), drawn from the same Gumbels

@@ -86,9 +86,44 @@ TEST(ExpMech, WorksAtTwoToTheTwentyCandidatesAndFindsAnOverwhelmingWinner) {
     EXPECT_GE(seen.size(), 7u); // 8 uniform draws on 2^20 values collide with probability < 3e-5
 }
 
+/// The draw of exponential.hpp written out as a scalar loop over a CDF prepared once: m = min s, the weights
+/// w(i) = exp(-c (s(i) - m)) in double, their running sums in index order, and the first index whose running
+/// sum exceeds u S (u the draw's uniform, S the last running sum).
+std::uint32_t inverse_cdf_draw(const std::vector<double>& s, double c, double u) {
+    double m = s[0];
+    for (double x : s) m = x < m ? x : m;
+    std::vector<double> cdf(s.size());
+    double acc = 0.0;
+    for (std::size_t i = 0; i < s.size(); ++i) cdf[i] = acc = acc + vexp(-c * (s[i] - m));
+    const double target = u * cdf.back();
+    for (std::size_t i = 0; i < s.size(); ++i)
+        if (target < cdf[i]) return static_cast<std::uint32_t>(i);
+    return static_cast<std::uint32_t>(s.size() - 1);
+}
+
+TEST(ExpMech, TheDrawIsTheInverseCdfOfOneUniformOverThePreparedWeights) {
+    // Instances that share the scores can draw from one CDF prepared for all of them: the team's draw must be
+    // the scalar one over that CDF, bit for bit, with the one uniform of (Exponential, sub, round, element
+    // 0). A Gumbel-max draw (one Gumbel per candidate) has the same law but not these indices.
+    std::vector<double> s(1000);
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.01 * static_cast<double>((i * 7919) % 613);
+    const SerialTeam<double> team{RngKey{17, 3}, 5};
+    for (double c : {0.0, 0.05, 1.0, 40.0}) {
+        for (std::uint32_t r = 0; r < 500; ++r) {
+            mech::ExpMechDraw draw;
+            draw.round = r;
+            draw.sub = 2;
+            const double u = rng::instance_uniform<double>(team, draw.purpose, draw.sub, r, std::uint32_t{0});
+            const std::uint32_t got = mech::exponential_mechanism(
+                team, static_cast<std::uint32_t>(s.size()), c, draw, [&](std::uint32_t j) { return s[j]; });
+            ASSERT_EQ(got, inverse_cdf_draw(s, c, u)) << "c = " << c << ", round " << r;
+        }
+    }
+}
+
 TEST(ExpMech, FloatKeysGiveTheSameDrawAsDoubleKeysAwayFromTies) {
-    // The Gumbels are double in both precisions; only the key's rounding differs. On well-separated scores the
-    // float and double draws agree.
+    // The weights and their sums are double in both precisions; only the scores' rounding to float differs.
+    // On well-separated scores the float and double draws agree.
     const SerialTeam<double> td{RngKey{9, 0}, 1};
     const SerialTeam<float> tf{RngKey{9, 0}, 1};
     int same = 0;
