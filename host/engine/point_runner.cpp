@@ -69,7 +69,10 @@ PointResult run_point(const PointJob& job) {
 
     // Shared sequence: rows of the current chunk and the running comparator, once per point.
     std::vector<double> rows, cum, last_row, L(job.per_instance ? 0 : d, 0.0), shared_cmp(nck, 0.0);
-    // Learners with kReadsCumulative also get L_{t-1} per round (the prefix this loop keeps for the comparator).
+    constexpr std::uint64_t kNoRow = ~std::uint64_t{0};
+    std::vector<std::uint64_t> source; // the row a repeated row copies (kNoRow: last_row)
+    // Learners with kReadsCumulative also get L_{t-1} per round (the prefix this loop keeps for the
+    // comparator).
     const bool with_cum = job.learner.reads_cumulative && !job.per_instance;
     std::uint32_t next_ck = 0;
     // Rows per chunk: within the memory budget for the shared rows, and within a work budget so that
@@ -96,22 +99,34 @@ PointResult run_point(const PointJob& job) {
         const double* chunk_rows = nullptr;
         if (!job.per_instance) {
             rows.resize((t1 - t0) * d);
-            // Rows the adversary says repeat the previous round's (row_epoch) are copied, not regenerated: the
-            // chunk's first row from the previous chunk's last (last_row), the others from their predecessor,
-            // after the parallel fill of the rows that start an epoch.
+            // Rows the adversary says repeat the previous round's (row_epoch) are copied, not regenerated:
+            // from the previous chunk's last (last_row) until the chunk's first row that starts an epoch,
+            // then from that row, after the parallel fill of the rows that start an epoch.
             parallel_for(t1 - t0, job.threads, [&](std::uint64_t r, unsigned) {
                 if (!job.adversary.repeats(t0 + r)) job.adversary.fill(shared_ctx, t0 + r, rows.data() + r * d);
             }, 16);
-            for (std::uint64_t r = 0; r < t1 - t0; ++r)
-                if (job.adversary.repeats(t0 + r))
-                    std::copy_n(r == 0 ? last_row.data() : rows.data() + (r - 1) * d, d, rows.data() + r * d);
+            // Each repeated row is a copy of its epoch's first row in the chunk (or of last_row): independent
+            // copies, made in parallel.
+            source.resize(t1 - t0);
+            for (std::uint64_t r = 0, from = kNoRow; r < t1 - t0; ++r) {
+                if (!job.adversary.repeats(t0 + r)) from = r;
+                source[r] = job.adversary.repeats(t0 + r) ? from : r;
+            }
+            parallel_for(
+                t1 - t0, job.threads,
+                [&](std::uint64_t r, unsigned) {
+                    if (source[r] != r)
+                        std::copy_n(source[r] == kNoRow ? last_row.data() : rows.data() + source[r] * d, d,
+                                    rows.data() + r * d);
+                },
+                16);
             last_row.assign(rows.end() - static_cast<std::ptrdiff_t>(d), rows.end());
             if (with_cum) cum.resize((t1 - t0) * d);
             // The running L (and the L_{t-1} rows) over the rounds up to the chunk's next checkpoint, then the
             // comparator there. Coordinates are independent, so wide rows (d = 2^20: 2^30 additions a run) are
             // split over the threads in blocks of kSumCols coordinates: each L[i] sees the same additions in the
             // same order, the same bits on any number of threads.
-            constexpr std::uint32_t kSumCols = 1u << 16;
+            constexpr std::uint32_t kSumCols = 1u << 12;
             for (std::uint64_t a = t0; a < t1;) {
                 const std::uint64_t b =
                     next_ck < nck && s.checkpoints[next_ck] < t1 ? s.checkpoints[next_ck] + 1 : t1;
