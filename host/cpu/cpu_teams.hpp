@@ -19,14 +19,17 @@
 // lanes compute on the zero padding of the rows (never NaN-free, never read) and reductions mask them out.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "host/simd/pack.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/core/vmath.hpp"
 
 namespace dpr::cpu {
 
@@ -80,6 +83,90 @@ struct CoordIdx {
 };
 
 /// An array of one instance, contiguous; rows `pitch` elements apart (pitch a multiple of W).
+/// The CDF that kernels/mechanisms/exponential.hpp's exponential_mechanism forms on a one-lane or
+/// instance-lane team, for scores shared by many instances: cdf[i] = the running sum, in index order, of the
+/// positive weights w(i) = exp(-c (s(i) - min s)) (c = inf: 1 on the minimisers, 0 elsewhere), s(i) =
+/// score(cum[i]) in double. The min and the weights are formed W lanes at a time (the same bits as one at a
+/// time: vmath is lane-wise), the sum one by one. c > 0.
+template <int W, class Score>
+void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, double* cdf) {
+    using D = simd::Pack<double, W>;
+    const std::uint32_t nv = n - n % W;
+    double m = std::numeric_limits<double>::infinity();
+    if (nv > 0) {
+        D mv = score(D::load(cum));
+        for (std::uint32_t b = W; b < nv; b += W) mv = vmin(mv, score(D::load(cum + b)));
+        m = -simd::reduce_max(-mv);
+    }
+    for (std::uint32_t i = nv; i < n; ++i) m = vmin(m, score(cum[i]));
+    const bool limit = std::isinf(c);
+    const D mv(m), negc(-c);
+    for (std::uint32_t b = 0; b < nv; b += W) {
+        const D s = score(D::load(cum + b));
+        (limit ? select(s == mv, D(1.0), D(0.0)) : vexp(negc * (s - mv))).store(cdf + b);
+    }
+    for (std::uint32_t i = nv; i < n; ++i) {
+        const double s = score(cum[i]);
+        cdf[i] = limit ? (s == m ? 1.0 : 0.0) : vexp(-c * (s - m));
+    }
+    double acc = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        if (cdf[i] > 0.0) acc = acc + cdf[i];
+        cdf[i] = acc;
+    }
+}
+
+/// The per-round exponential-mechanism CDFs of a chunk, shared by all instances of a point (learners with
+/// kSharedDraw on a shared sequence): round t's is computed by the first instance that asks for it (its
+/// thread fills it; another thread asking meanwhile waits), so only the rounds in which some instance
+/// switches cost an O(d) pass, once for all instances, instead of one per switching instance.
+class SharedCdfCache {
+  public:
+    using Fill = void (*)(const void* ctx, const double* cum, std::uint32_t d, double* cdf);
+
+    void reset(std::uint64_t t0, std::uint64_t n, std::uint32_t d, const double* cum, Fill fill,
+               const void* ctx) {
+        if (n > state_cap_) {
+            state_.reset(new std::atomic<int>[n]);
+            state_cap_ = n;
+        }
+        if (n * d > buf_cap_) {
+            buf_.reset(new double[n * d]);
+            buf_cap_ = n * d;
+        }
+        for (std::uint64_t r = 0; r < n; ++r) state_[r].store(0, std::memory_order_relaxed);
+        t0_ = t0;
+        d_ = d;
+        cum_ = cum;
+        fill_ = fill;
+        ctx_ = ctx;
+    }
+
+    const double* get(std::uint64_t t) const {
+        const std::uint64_t r = t - t0_;
+        double* out = buf_.get() + r * d_;
+        std::atomic<int>& st = state_[r];
+        if (st.load(std::memory_order_acquire) == 2) return out;
+        int idle = 0;
+        if (st.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) {
+            fill_(ctx_, cum_ + r * d_, d_, out);
+            st.store(2, std::memory_order_release);
+        } else {
+            while (st.load(std::memory_order_acquire) != 2) std::this_thread::yield();
+        }
+        return out;
+    }
+
+  private:
+    std::unique_ptr<double[]> buf_;
+    std::unique_ptr<std::atomic<int>[]> state_;
+    std::uint64_t buf_cap_ = 0, state_cap_ = 0, t0_ = 0;
+    std::uint32_t d_ = 0;
+    const double* cum_ = nullptr;
+    Fill fill_ = nullptr;
+    const void* ctx_ = nullptr;
+};
+
 template <class T>
 struct PackView {
     T* p = nullptr;
@@ -94,6 +181,8 @@ struct PackLossRow {
     const double* exact;
     const R* real;
     const double* cum = nullptr; ///< L_{t-1} (learners with kReadsCumulative), padded like exact
+    const SharedCdfCache* cdf =
+        nullptr; ///< the point's shared exponential-mechanism CDFs (kSharedDraw), or null
 };
 
 template <class R, int W>
@@ -386,7 +475,19 @@ struct GroupLossRow {
     const double* exact;
     const R* real;
     const double* cum = nullptr; ///< L_{t-1} (learners with kReadsCumulative), laid out like exact
+    const SharedCdfCache* cdf =
+        nullptr; ///< the point's shared exponential-mechanism CDFs (kSharedDraw), or null
 };
+
+/// Round t's shared CDF from a CPU loss row (kernels/core/team.hpp shared_cdf_of), prepared on first use.
+template <class R>
+const double* shared_cdf_of(const PackLossRow<R>& row, std::uint64_t t) {
+    return row.cdf ? row.cdf->get(t) : nullptr;
+}
+template <class R, bool P>
+const double* shared_cdf_of(const GroupLossRow<R, P>& row, std::uint64_t t) {
+    return row.cdf ? row.cdf->get(t) : nullptr;
+}
 
 template <class R, int W, bool PerLaneRows = false>
 struct InstanceTeam {

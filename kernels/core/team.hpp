@@ -271,6 +271,14 @@ struct ScalarTeamBase {
     }
 };
 
+/// The exponential-mechanism CDF of round t shared by the instances of a point (learners with kSharedDraw),
+/// from a loss row: null here; the CPU executor's rows prepare it on first use (host/cpu/cpu_teams.hpp, found
+/// by argument-dependent lookup).
+template <class Row>
+DPR_HD DPR_FORCEINLINE const double* shared_cdf_of(const Row&, std::uint64_t) {
+    return nullptr;
+}
+
 /// A team of one lane: the sequential oracle every other team is compared against.
 template <class R>
 struct SerialTeam : ScalarTeamBase<R> {

@@ -150,6 +150,19 @@ using ReadsCumulativeOp = std::bool_constant<L::kReadsCumulative>;
 template <class L>
 using ReadsCumulative = detected_or_t<std::false_type, ReadsCumulativeOp, L>;
 
+template <class L>
+using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
+/// Whether a learner's exponential mechanism can be drawn from a CDF prepared once per round for all
+/// instances of a shared sequence (kSharedDraw; false without it). Such a learner also declares
+///   static bool shares_draw(const Params&);                 // false: no CDF to share (e.g. every weight 1)
+///   static double shared_coefficient(const Params&);        // c of exp(-c s), > 0
+///   template <class R, class V> static V shared_score(const Params&, V cum);   // s(i) from L_{t-1}(i),
+///   double lanes
+/// and reads the CDF in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where none is
+/// prepared).
+template <class L>
+using SharedDraw = detected_or_t<std::false_type, SharedDrawOp, L>;
+
 /// Whether a learner's round is serial code on rank 0 of its team (kSerialRound; false without it).
 template <class L>
 using SerialRoundOp = std::bool_constant<L::kSerialRound>;

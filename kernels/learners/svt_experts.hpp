@@ -199,12 +199,28 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
                                            [&](auto i) { return convert<R>(vmax(cum(i), D(p.Lstar))); });
     }
 
+    /// Round t's draw from L_{t-1} is the same law for every instance of a shared sequence: the CPU executor
+    /// prepares its CDF once per round in which some instance switches (kSharedDraw,
+    /// kernels/learners/common.hpp) and round() searches it instead of making the O(d) passes, with the same
+    /// result bit for bit. Not for eta = 0 (every weight 1: nothing to share).
+    static constexpr bool kSharedDraw = true;
+    static bool shares_draw(const Params& p) { return p.eta > 0.0; }
+    static double shared_coefficient(const Params& p) { return p.eta / 2.0; }
+    /// The score of draw_expert, max(L_{t-1}(y), L*) rounded to the run's precision, as double lanes.
+    template <class R, class V>
+    static V shared_score(const Params& p, V cum) {
+        return convert<double>(convert<R>(vmax(cum, V(p.Lstar))));
+    }
+
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
         using D = typename Team::template lanes<double>;
         using U = typename Team::template uni<double>;
-        // Round 0: L_0 = 0, all scores equal: uniform on [d].
-        const auto x0 = draw_expert(p, team, 0, [](auto) { return D(0.0); });
+        // Round 0: L_0 = 0, all scores equal: uniform on [d]. Every weight is exp(0) = 1, so the draw is the
+        // exponential mechanism's c = 0 shortcut, the same index without the O(d) passes.
+        mech::ExpMechDraw draw;
+        draw.round = 0;
+        const auto x0 = mech::uniform_candidate(team, p.d, draw);
         const U rho = mech::svt_threshold(team, p.svt, U(p.Lthr), 1, std::uint32_t{0});
         SvtPhase<Team>::start(team, ws, x0, rho, U(0.0));
         team.sync();
@@ -215,9 +231,14 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
                                                                          std::uint64_t t, const Row& row) {
         using U = typename Team::template uni<double>;
         auto s = SvtPhase<Team>::load(team, ws);
-        if (any(s.pending))
-            s.switch_to(draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }), t,
-                        mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), U(0.0));
+        if (any(s.pending)) {
+            mech::ExpMechDraw draw;
+            draw.round = static_cast<std::uint32_t>(t);
+            const double* cdf = shared_cdf_of(row, t);
+            s.switch_to(cdf ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
+                            : draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }),
+                        t, mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), U(0.0));
+        }
         const auto fire = s.test(team, p.svt, p.K, t, s.acc); // q_t: the phase loss of x up to t - 1
         const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them

@@ -1,0 +1,96 @@
+// The exponential mechanism drawn from a CDF shared by the instances of a point (kSharedDraw learners on a shared
+// sequence; host/cpu/cpu_teams.hpp exp_mech_cdf and SharedCdfCache, kernels/mechanisms/exponential.hpp
+// exp_mech_from_cdf): the shared path must give, bit for bit, the index each instance computes alone -- for both
+// precisions, at the coefficients svt-experts and consistent-expert use, at widths that are and are not a multiple
+// of the 16 lanes -- and the cache must fill each round once, only when asked, whichever thread asks first.
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "host/cpu/cpu_teams.hpp"
+#include "kernels/core/team.hpp"
+#include "kernels/learners/svt_experts.hpp"
+#include "kernels/mechanisms/exponential.hpp"
+
+namespace dpr {
+namespace {
+
+using learners::SvtExperts;
+
+template <class R>
+void expect_shared_equals_alone(std::uint32_t d, double eta, double lstar) {
+    SvtExperts::Params p{};
+    p.d = d;
+    p.eta = eta;
+    p.Lstar = lstar;
+    std::vector<double> cum(d), cdf(d);
+    for (std::uint32_t i = 0; i < d; ++i) cum[i] = static_cast<double>((i * 2654435761u) % 97) * 0.37; // ties included
+    cpu::exp_mech_cdf<16>(d, SvtExperts::shared_coefficient(p), cum.data(),
+                          [&](auto x) { return SvtExperts::shared_score<R>(p, x); }, cdf.data());
+    for (std::uint32_t k = 0; k < 40; ++k) {
+        const SerialTeam<R> team{RngKey{11, 0}, k};
+        for (std::uint32_t t = 1; t <= 25; ++t) {
+            mech::ExpMechDraw draw;
+            draw.round = t;
+            const std::uint32_t alone = mech::exponential_mechanism(
+                team, d, SvtExperts::shared_coefficient(p), draw,
+                [&](std::uint32_t i) { return static_cast<R>(SvtExperts::shared_score<R>(p, cum[i])); });
+            ASSERT_EQ(mech::exp_mech_from_cdf(team, d, cdf.data(), draw), alone)
+                << "d = " << d << ", eta = " << eta << ", instance " << k << ", round " << t;
+        }
+    }
+}
+
+TEST(SharedDraw, TheSharedCdfGivesEachInstanceTheIndexItDrawsAlone) {
+    for (std::uint32_t d : {2u, 16u, 37u, 1000u})
+        for (double eta : {0.02, 1.0, 50.0, kInf}) {
+            expect_shared_equals_alone<double>(d, eta, 0.0);
+            expect_shared_equals_alone<float>(d, eta, 3.0); // L* above some scores: max(L, L*) makes ties
+        }
+}
+
+struct Counted {
+    std::atomic<int> fills[64];
+};
+
+TEST(SharedDraw, TheCacheFillsEachRoundOnceOnlyWhenAskedWhicheverThreadAsksFirst) {
+    const std::uint32_t d = 8;
+    const std::uint64_t t0 = 101, n = 64;
+    std::vector<double> cum(n * d);
+    for (std::size_t j = 0; j < cum.size(); ++j) cum[j] = static_cast<double>(j % 13);
+    Counted counted;
+    for (auto& f : counted.fills) f.store(0);
+    cpu::SharedCdfCache cache;
+    static const double* base = nullptr;
+    base = cum.data();
+    cache.reset(t0, n, d, cum.data(), [](const void* ctx, const double* c, std::uint32_t dd, double* out) {
+        auto& cc = *static_cast<Counted*>(const_cast<void*>(ctx));
+        cc.fills[(c - base) / dd].fetch_add(1);
+        double acc = 0.0;
+        for (std::uint32_t i = 0; i < dd; ++i) out[i] = acc = acc + c[i] + 1.0;
+    }, &counted);
+    // Two threads ask for the even rounds, in opposite orders, at the same time.
+    std::vector<const double*> a(n), b(n);
+    std::thread x([&] {
+        for (std::uint64_t r = 0; r < n; r += 2) a[r] = cache.get(t0 + r);
+    });
+    std::thread y([&] {
+        for (std::uint64_t r = n; r-- > 0;)
+            if (r % 2 == 0) b[r] = cache.get(t0 + r);
+    });
+    x.join();
+    y.join();
+    for (std::uint64_t r = 0; r < n; ++r) {
+        EXPECT_EQ(counted.fills[r].load(), r % 2 == 0 ? 1 : 0) << "round " << t0 + r;
+        if (r % 2) continue;
+        ASSERT_EQ(a[r], b[r]);
+        double acc = 0.0;
+        for (std::uint32_t i = 0; i < d; ++i) EXPECT_EQ(a[r][i], acc = acc + cum[r * d + i] + 1.0);
+    }
+}
+
+} // namespace
+} // namespace dpr
