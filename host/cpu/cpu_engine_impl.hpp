@@ -44,7 +44,8 @@ namespace dpr::cpu {
 /// Lanes per SIMD step (a pack of 16 is one zmm of floats, two of doubles).
 inline constexpr int kLanes = 16;
 /// d at or below which a lane-safe learner runs with instance lanes by default (the layout is a function of
-/// the learner and d only, so results never depend on the instance count; docs/RANDOMNESS.md).
+/// the learner, d and whether the sequence is shared, so results never depend on the instance count;
+/// docs/RANDOMNESS.md). Learners with kSharedDraw take instance lanes at any d on a shared sequence.
 inline constexpr std::uint32_t kInstanceLanesMaxD = 128;
 /// A point with fewer instances than threads shares each instance between the threads from this d on.
 inline constexpr std::uint32_t kShareInstanceMinD = 2 * kTile;
@@ -124,6 +125,8 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
   protected:
     /// The learner reads L_{t-1} (team.cum_exact): rows come with their prefix sums.
     static constexpr bool kCum = learners::ReadsCumulative<L>::value;
+    /// The learner draws from a per-round CDF shared by the instances when it is given one (row.cdf).
+    static constexpr bool kSharedDraw = learners::SharedDraw<L>::value;
     RngKey key() const { return RngKey{a_.seed, a_.stream}; }
 
     /// Instance k's own rows t0..t1-1 into out[(t - t0) * pitch + i * stride] (stride 1, or W when
@@ -139,6 +142,28 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
                       OwnSequenceState{Lcmp_.data() + k * d, &next_cmp_[k], cmp_.data() + k * nck_, a_.checkpoints, nck_});
     }
 
+    /// Learners with kSharedDraw on a shared sequence (L::shares_draw(p) true): the chunk's per-round CDFs of
+    /// their exponential mechanism from its L_{t-1} rows `cum` (d per round), each made on first use for all
+    /// instances (cpu::SharedCdfCache); shared_cdf() is what the rows carry, null when there is none.
+    template <class R>
+    void prepare_shared_cdf(std::uint64_t t0, std::uint64_t n, const double* cum) {
+        cdf_on_ = false;
+        if constexpr (kSharedDraw) {
+            if (!cum || n == 0 || !L::shares_draw(p_)) return;
+            cdf_.reset(
+                t0, n, a_.d, cum,
+                [](const void* ctx, const double* c, std::uint32_t d, double* out) {
+                    const auto& p = *static_cast<const typename L::Params*>(ctx);
+                    exp_mech_cdf<kLanes>(
+                        d, L::shared_coefficient(p), c,
+                        [&](auto x) { return L::template shared_score<R>(p, x); }, out);
+                },
+                &p_);
+            cdf_on_ = true;
+        }
+    }
+    const SharedCdfCache* shared_cdf() const { return cdf_on_ ? &cdf_ : nullptr; }
+
     void read_common(double* expected, double* realized, double* comparators) const {
         const std::uint64_t n = std::uint64_t{a_.instances} * nck_;
         std::memcpy(expected, expected_.data(), n * sizeof(double));
@@ -153,8 +178,22 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
     Buffer<double> expected_, realized_;
     Buffer<double> Lcmp_, cmp_;
     Buffer<std::uint32_t> next_cmp_;
+    SharedCdfCache cdf_;
+    bool cdf_on_ = false;
     char policy_[256] = {};
 };
+
+/// Shared rows in precision R: the double rows themselves when R is double, else converted into `buf`.
+template <class R>
+const R* rows_in(const double* rows, std::uint64_t count, Buffer<R>& buf) {
+    if constexpr (std::is_same<R, double>::value) {
+        return rows;
+    } else {
+        buf.reserve(count);
+        for (std::uint64_t j = 0; j < count; ++j) buf[j] = static_cast<R>(rows[j]);
+        return buf.data();
+    }
+}
 
 // ---- coordinate lanes ---------------------------------------------------------------------------------------
 
@@ -196,7 +235,14 @@ class CoordEngine final : public EngineBase<L> {
     void advance(std::uint64_t t0, std::uint64_t t1, const double* rows, const double* cum) override {
         const std::uint64_t pitch = round_up(a_.d, W);
         const std::uint64_t n = t1 - t0;
-        if (rows) {
+        const double* cu = nullptr;
+        if (rows && pitch == a_.d) {
+            // Rows of a multiple of W numbers need no padding: read them where they lie (valid during
+            // advance()).
+            ex_ = rows;
+            re_ = rows_in<R>(rows, n * pitch, real_rows_);
+            cu = cum;
+        } else if (rows) {
             exact_.reserve(n * pitch);
             real_rows_.reserve(n * pitch);
             for (std::uint64_t r = 0; r < n; ++r)
@@ -209,8 +255,11 @@ class CoordEngine final : public EngineBase<L> {
                 for (std::uint64_t r = 0; r < n; ++r)
                     for (std::uint32_t i = 0; i < a_.d; ++i) cum_[r * pitch + i] = cum[r * a_.d + i];
             }
+            ex_ = exact_.data();
+            re_ = real_rows_.data();
+            cu = cum ? cum_.data() : nullptr;
         }
-        const double* cu = rows && cum ? cum_.data() : nullptr;
+        this->template prepare_shared_cdf<R>(t0, n, rows ? cum : nullptr);
         if (share_) return advance_shared(t0, t1, pitch, cu);
         if (!rows) {
             parallel_for(a_.instances, a_.threads, [&](std::uint64_t k, unsigned tid) {
@@ -234,8 +283,8 @@ class CoordEngine final : public EngineBase<L> {
             for (std::uint64_t s0 = t0; s0 < t1; s0 += slice) {
                 const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;
                 for (std::uint64_t k = k0; k < k1; ++k)
-                    run(make_team(k, nullptr, 0), k, s0, s1, exact_.data() + (s0 - t0) * pitch,
-                        real_rows_.data() + (s0 - t0) * pitch, pitch, cu ? cu + (s0 - t0) * pitch : nullptr);
+                    run(make_team(k, nullptr, 0), k, s0, s1, ex_ + (s0 - t0) * pitch, re_ + (s0 - t0) * pitch,
+                        pitch, cu ? cu + (s0 - t0) * pitch : nullptr);
             }
         }, 1);
     }
@@ -288,9 +337,11 @@ class CoordEngine final : public EngineBase<L> {
         sim::advance<L>(
             p_, team, ws, acc, t0, t1,
             [&](std::uint64_t t) {
-                return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch, cu ? cu + (t - t0) * pitch : nullptr};
+                return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
+                                      cu ? cu + (t - t0) * pitch : nullptr, this->shared_cdf()};
             },
-            a_.checkpoints, nck_, a_.uncharged_round, [&](std::uint32_t c, double e, double r) {
+            a_.checkpoints, nck_, a_.uncharged_round,
+            [&](std::uint32_t c, double e, double r) {
                 if (team.rank() == 0) {
                     oe[c] = e;
                     orr[c] = r;
@@ -305,8 +356,7 @@ class CoordEngine final : public EngineBase<L> {
         group.reserve((a_.d + kTile - 1) / kTile);
         parallel_for(a_.threads, a_.threads, [&](std::uint64_t member, unsigned) {
             for (std::uint64_t k = 0; k < a_.instances; ++k)
-                run(make_team(k, &group, static_cast<unsigned>(member)), k, t0, t1, exact_.data(), real_rows_.data(),
-                    pitch, cu);
+                run(make_team(k, &group, static_cast<unsigned>(member)), k, t0, t1, ex_, re_, pitch, cu);
         }, 1);
     }
 
@@ -318,6 +368,8 @@ class CoordEngine final : public EngineBase<L> {
     Buffer<Totals> totals_;
     Buffer<double> exact_;
     Buffer<R> real_rows_;
+    const double* ex_ = nullptr; ///< this chunk's shared rows: exact_, or the caller's rows
+    const R* re_ = nullptr; ///< the same in precision R: real_rows_, or the caller's rows when R is double
     Buffer<double> cum_;
     Buffer<ThreadScratch<R>> scratch_;
     bool share_ = false;
@@ -361,14 +413,11 @@ class GroupEngine final : public EngineBase<L> {
     void advance(std::uint64_t t0, std::uint64_t t1, const double* rows, const double* cum) override {
         const std::uint32_t d = a_.d;
         const std::uint64_t n = t1 - t0;
-        if (rows) {
-            exact_.reserve(n * d);
-            real_rows_.reserve(n * d);
-            for (std::uint64_t j = 0; j < n * d; ++j) {
-                exact_[j] = rows[j];
-                real_rows_[j] = static_cast<R>(rows[j]);
-            }
+        if (rows) { // read where they lie (valid during advance()); precision R converted once
+            ex_ = rows;
+            re_ = rows_in<R>(rows, n * d, real_rows_);
         }
+        this->template prepare_shared_cdf<R>(t0, n, rows ? cum : nullptr);
         if constexpr (PerLane) {
             parallel_for(groups_, a_.threads, [&](std::uint64_t g, unsigned tid) {
                 ThreadScratch<R>& o = scratch_[tid];
@@ -398,7 +447,7 @@ class GroupEngine final : public EngineBase<L> {
                 for (std::uint64_t s0 = t0; s0 < t1; s0 += slice) {
                     const std::uint64_t s1 = s0 + slice < t1 ? s0 + slice : t1;
                     for (std::uint64_t g = g0; g < g1; ++g)
-                        run(g, s0, s1, exact_.data() + (s0 - t0) * d, real_rows_.data() + (s0 - t0) * d, d,
+                        run(g, s0, s1, ex_ + (s0 - t0) * d, re_ + (s0 - t0) * d, d,
                             cum ? cum + (s0 - t0) * d : nullptr); // the caller's rows: valid during advance()
                 }
             }, 1);
@@ -430,9 +479,10 @@ class GroupEngine final : public EngineBase<L> {
             p_, team, ws, totals_[g], t0, t1,
             [&](std::uint64_t t) {
                 return GroupLossRow<R, PerLane>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
-                                                cu ? cu + (t - t0) * pitch : nullptr};
+                                                cu ? cu + (t - t0) * pitch : nullptr, this->shared_cdf()};
             },
-            a_.checkpoints, nck_, a_.uncharged_round, [&](std::uint32_t c, const D& e, const D& r) {
+            a_.checkpoints, nck_, a_.uncharged_round,
+            [&](std::uint32_t c, const D& e, const D& r) {
                 for (int l = 0; l < W; ++l) {
                     const std::uint64_t k = g * W + l;
                     if (k >= a_.instances) break;
@@ -470,8 +520,9 @@ class GroupEngine final : public EngineBase<L> {
     Buffer<R> real_;
     Buffer<double> scal_;
     Buffer<Totals> totals_;
-    Buffer<double> exact_;
     Buffer<R> real_rows_;
+    const double* ex_ = nullptr; ///< this chunk's shared rows (the caller's)
+    const R* re_ = nullptr; ///< the same in precision R: the caller's rows when R is double, else real_rows_
     Buffer<ThreadScratch<R>> scratch_;
 };
 
@@ -520,8 +571,12 @@ inline void lane_selftest(const dpr_cpu_boundary::LaneSelfTest& t) {
 template <class L, class R>
 dpr_cpu_boundary::IsaEngine* make_for(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& a) {
     if constexpr (L::kInstanceLanes) {
+        // A learner that draws from the shared per-round CDF (kSharedDraw) keeps O(1) state and O(1) work per
+        // round at any d when the sequence is shared: 16 instances per SIMD step beat one instance's
+        // coordinates.
+        const bool small = a.d <= kInstanceLanesMaxD || (learners::SharedDraw<L>::value && !a.fill);
         const bool instance_lanes = a.lanes == dpr_cpu_boundary::LanesRequest::Instances ||
-                                    (a.lanes == dpr_cpu_boundary::LanesRequest::Auto && a.d <= kInstanceLanesMaxD);
+                                    (a.lanes == dpr_cpu_boundary::LanesRequest::Auto && small);
         if (instance_lanes) {
             if (a.fill) return new GroupEngine<L, R, true>(p, a);
             return new GroupEngine<L, R, false>(p, a);

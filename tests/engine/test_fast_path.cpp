@@ -287,6 +287,22 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
     }
 }
 
+TEST(FastPath, SharedDrawLearnersTakeInstanceLanesAtAnyDAndGiveTheCoordinateLanesBits) {
+    // svt-experts and consistent-expert draw from the CDF prepared once per round for a shared sequence, so
+    // their state and their per-round work are O(1) at any d: auto takes instance lanes above
+    // kInstanceLanesMaxD too, and both layouts search the same CDF -- the same bits.
+    for (const char* name : {"svt-experts", "consistent-expert"})
+        for (const Case& c : all_cases()) {
+            if (c.learner != name || !c.mechanism.empty()) continue;
+            SimOptions automatic, coords;
+            coords.lanes = "coordinates";
+            const auto a = run(c, 1000, 300, 20, 2, automatic), b = run(c, 1000, 300, 20, 2, coords);
+            EXPECT_NE(a.policy.find("instance lanes"), std::string::npos) << c.what() << ": " << a.policy;
+            EXPECT_NE(b.policy.find("coordinate"), std::string::npos) << c.what() << ": " << b.policy;
+            expect_identical(a, b, c.what() + " d = 1000");
+        }
+}
+
 TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
     // The GPU's warp code path without a GPU: 32 CPU threads in lockstep as one team (strided loops, reductions
     // through shared slots, rank-0 writes, barriers). Same arms and points, charges to rounding.
