@@ -93,9 +93,10 @@ void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, d
     using D = simd::Pack<double, W>;
     const std::uint32_t nv = n - n % W;
     double m = std::numeric_limits<double>::infinity();
-    if (nv > 0) {
-        D mv = score(D::load(cum));
-        for (std::uint32_t b = W; b < nv; b += W) mv = vmin(mv, score(D::load(cum + b)));
+    if (nv >
+        0) { // the running minimum first in vmin, as the team's reduction: a NaN score is passed over alike
+        D mv(std::numeric_limits<double>::infinity());
+        for (std::uint32_t b = 0; b < nv; b += W) mv = vmin(mv, score(D::load(cum + b)));
         m = -simd::reduce_max(-mv);
     }
     for (std::uint32_t i = nv; i < n; ++i) m = vmin(m, score(cum[i]));

@@ -214,7 +214,6 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
 
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        using D = typename Team::template lanes<double>;
         using U = typename Team::template uni<double>;
         // Round 0: L_0 = 0, all scores equal: uniform on [d]. Every weight is exp(0) = 1, so the draw is the
         // exponential mechanism's c = 0 shortcut, the same index without the O(d) passes.

@@ -98,6 +98,7 @@ exp_mech_from_cdf(const Team& team, std::uint32_t n, const double* cdf, const Ex
     using UI = typename Team::template uni<std::uint32_t>;
     const UD u = rng::instance_uniform<double>(team, draw.purpose, draw.sub, draw.round, std::uint32_t{0});
     auto search = [&](double x) -> std::uint32_t {
+        if (!(cdf[n - 1] > 0.0)) return 0u; // no positive weight (non-finite scores): the scan's answer too
         const double target = x * cdf[n - 1];
         std::uint32_t lo = 0, hi = n - 1; // the first i with target < cdf[i]: exists, as target < cdf[n - 1]
         while (lo < hi) {
