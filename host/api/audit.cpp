@@ -34,7 +34,7 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     const bool cuda = p.job.backend == Backend::Cuda;
     const MemoryLimit limit = parse_memory_limit(spec.memory_limit);
     const std::uint64_t M = cfg.run.instances;
-    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob{}.chunk_bytes, cuda,
+    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda,
                                            std::min<std::uint64_t>(settings.batch, M));
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M)));
     const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) + " trials x 8 bytes ([audit] selection = " +

@@ -400,7 +400,7 @@ void run_command(const RunOptions& o) {
 
     // Memory, then the output directory: both before anything is simulated.
     const MemoryEstimate estimate =
-        estimate_run_memory(cfg, recs, threads, PointJob{}.chunk_bytes, cuda, plan.instance_count);
+        estimate_run_memory(cfg, recs, threads, PointJob::kDefaultChunkBytes, cuda, plan.instance_count);
     api::check_memory(estimate, memory_limit, device_bytes);
     io::OutputDirectory out = open_output(o, src, sl, plan);
     // A second signal ends the process at once: it still removes the lock file and the directory if this run

@@ -25,7 +25,8 @@ struct PointJob {
     bool per_instance = false;
     Backend backend = Backend::Cpu;
     unsigned threads = 1;
-    std::size_t chunk_bytes = std::size_t{32} << 20; ///< memory budget for one shared loss chunk
+    static constexpr std::size_t kDefaultChunkBytes = std::size_t{32} << 20;
+    std::size_t chunk_bytes = kDefaultChunkBytes; ///< memory budget for one shared loss chunk
     /// Work budget of one chunk in expert-rounds (instances x rounds x d): bounds the time between
     /// progress updates and interrupt checks; 0 = backend default (CPU 2^27, at least 8 rounds; CUDA 2^34).
     std::uint64_t chunk_work = 0;
