@@ -21,10 +21,17 @@ print("finished", flush=True)
 """
 
 
+def _sigint_as_in_a_terminal():
+    """The child's SIGINT at its default disposition, as in an interactive session: a shell without job control
+    starts a background job (`scripts/test.sh &`) with SIGINT ignored, the child would inherit that, and a Python
+    that starts with SIGINT ignored installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_stops_the_run_and_writes_nothing(tmp_path):
     out = tmp_path / "o"
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, preexec_fn=_sigint_as_in_a_terminal)
     assert child.stdout.readline().strip() == "go"
     time.sleep(1.5)  # well into the simulation (it would take hours; a chunk of rounds takes about 0.1 s)
     sent = time.monotonic()
