@@ -1,31 +1,43 @@
 #pragma once
-// fkm: Flaxman-Kalai-McMahan bandit gradient descent (docs/spec/afkt23.md §C8 "FKM"), the projection-based reference of
-// ENV21's experiments, on the decision sets of kernels/domains/ that have a cheap Euclidean projection (simplex,
-// l1 ball, l2 ball, cube, k-subsets; the graph sets are refused: that is what the projection-free learners are for).
-// Non-private.
+// fkm: Flaxman-Kalai-McMahan bandit gradient descent (docs/spec/afkt23.md §C8 "FKM"), the projection-based
+// reference of ENV21's experiments, on the decision sets of kernels/domains/ that have a cheap Euclidean
+// projection (simplex, l1 ball, l2 ball, cube, k-subsets; the graph sets are refused: that is what the
+// projection-free learners are for). Non-private.
 //
 //   x_1 = the centre of D (domains::centre)
-//   round t:  u_t = the direction of private-bandit-fw (the same stream: Exploration, round t; in the subspace
+//   round t:  u_t = the direction of private-bandit-fw (the same stream: Exploration, round t; in the
+//   subspace
 //             parallel to aff(D)); play x_t + zeta u_t, charged f_t(x_t + zeta u_t)
-//             g_t = (n / zeta) f_t(x_t + zeta u_t) u_t            (n = dim aff(D); unbiased for grad f^_t(x_t))
-//             x_{t+1} = Proj_D(x_t - eta g_t)
-// Tuning (OGD on the smoothed losses f^_t, L-Lipschitz with a zero in D so |f| <= C = L (D + zeta) at the plays):
+//             g_t = (n / zeta) f_t(x_t + zeta u_t) u_t            (n = dim aff(D); unbiased for grad
+//             f^_t(x_t)) x_{t+1} = Proj_D(x_t - eta g_t)
+// Tuning (OGD on the smoothed losses f^_t, L-Lipschitz with a zero in D so |f| <= C = L (D + zeta) at the
+// plays):
 // ||g_t|| <= G = n C / zeta, eta = D / (G sqrt T) and zeta = D n^{1/2} / T^{1/4}, so that
-//   Regret <= (3/2) G D sqrt T + 2 T zeta L = O(n^{1/2} T^{3/4})        (the C8 rate; keys `eta`, `zeta` override).
-// Diagnostics: outside_max = max_t dist(x_t + zeta u_t, D) (exact: D has a projection here). `shrink = true`: App. D,
-// as in private-bandit-fw -- f_t is queried at c + (1 - zeta/r)(x_t + zeta u_t - c), inside D.
+//   Regret <= (3/2) G D sqrt T + 2 T zeta L = O(n^{1/2} T^{3/4})        (the C8 rate; keys `eta`, `zeta`
+//   override).
+// Diagnostics: outside_max = max_t dist(x_t + zeta u_t, D) (exact: D has a projection here). `shrink = true`:
+// App. D, as in private-bandit-fw -- f_t is queried at c + (1 - zeta/r)(x_t + zeta u_t - c), inside D.
+//
+// Written over a team (kInstanceLanes = true): instance lanes run 16 instances per SIMD step, coordinate
+// lanes split n over the lanes, a GPU thread or warp runs an instance. The direction's normals are those of
+// private-bandit-fw's scalar draw (one Philox block per coordinate, Box-Muller on its two 53-bit uniforms; in
+// float runs the two 24-bit uniforms of words 0 and 2), the projections those of
+// kernels/domains/team_ops.hpp, and the state is in the run's precision: in double a one-lane team gives the
+// bits of the scalar algorithm above, step for step (tests/learners/test_env21.cpp).
 
 #include "kernels/domains/domain.hpp"
+#include "kernels/domains/team_ops.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/private_bandit_fw.hpp"
+#include "kernels/noise/lane_noise.hpp"
+#include "kernels/rng/lanes.hpp"
 
 namespace dpr::learners {
 
-struct Fkm : SerialLearner<Fkm> {
+struct Fkm : Learner<Geometry::Polytope> {
     static constexpr const char* kName = "fkm";
-    static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
-    static constexpr bool kInstanceLanes = false;
+    static constexpr bool kInstanceLanes = true;
     static constexpr std::array<KeySpec, 3> kKeys = {
         KeySpec{"eta", KeyType::Real, "auto", 0.0, 1e12, nullptr,
                 "step size > 0; auto = D / (G sqrt T), G = n L (D + zeta) / zeta", true},
@@ -78,38 +90,110 @@ struct Fkm : SerialLearner<Fkm> {
         return r;
     }
 
-    /// One double array: x, u, the played point, scratch (projection output, direction scratch).
-    DPR_HD static std::uint64_t state_size(const Params& p) {
-        return 4 * static_cast<std::uint64_t>(p.dom.n) + domains::scratch_size(p.dom);
-    }
-    DPR_HD static WorkspaceSpec workspace(const Params& p) { return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(1); }
-
-    DPR_HD static void init_state(const Params& p, const InstanceCtx&, double* s, double* dg) {
-        for (std::uint64_t i = 0; i < state_size(p); ++i) s[i] = 0.0;
-        domains::centre(p.dom, s);
-        dg[0] = 0.0;
+    /// The rows of the state array (precision R, n each): x, u, the played point, the projection's output.
+    enum Row : int { kX = 0, kU = 1, kPlayed = 2, kProj = 3, kRows = 4 };
+    DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        return WorkspaceSpec{}.add_real(kRows, p.dom.n).scalars(1);
     }
 
-    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
-                                     const double* row) {
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        const V c(static_cast<R>(
+            domains::centre_value(p.dom))); // x_1 = the centre (the sets FKM runs on are not graphs)
+        team.for_each(p.dom.n, [&](auto i) {
+            team.store(ws.real[0].row(kX), i, c);
+            for (int r = kU; r < kRows; ++r) team.store(ws.real[0].row(r), i, V(R(0)));
+        });
+        if (team.rank() == 0) team.put(ws.scalars, 0, typename Team::template uni<double>(0.0));
+        team.sync();
+    }
+
+    /// The standard normal z_i of round t at coordinate(s) i (private-bandit-fw's draw: Exploration, round t,
+    /// element i; Box-Muller on the uniforms of the element's first Philox block).
+    template <class Team, class Idx>
+    DPR_HD DPR_FORCEINLINE static auto normal(const Team& team, std::uint64_t t, Idx i) {
+        using R = typename Team::real;
+        using U = typename Team::template lanes<std::uint32_t>;
+        const RngKey key = team.key();
+        const rng::LaneStream<U> s{key.seed,
+                                   key.stream,
+                                   U(team.instance()),
+                                   rng::Purpose::Exploration,
+                                   0u,
+                                   static_cast<std::uint32_t>(t),
+                                   team.element(i)};
+        const auto w = s.block(0);
+        if constexpr (sizeof(R) == 4)
+            return noise::normal_from_u(rng::u24_lanes(w.w[0]), rng::u24_lanes(w.w[2]));
+        else
+            return noise::normal_from_u(rng::u53_lanes(w.w[0], w.w[1]), rng::u53_lanes(w.w[2], w.w[3]));
+    }
+
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<typename Team::template uni<double>>
+    round(const Params& p, const Team& team, const WS& ws, std::uint64_t t, const Row& row) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using UR = typename Team::template uni<R>;
+        using UD = typename Team::template uni<double>;
         const std::uint32_t n = p.dom.n;
-        double* x = ws;
-        double* u = ws + n;
-        double* played = ws + 2 * static_cast<std::uint64_t>(n);
-        double* tmp = ws + 3 * static_cast<std::uint64_t>(n);
-        double* scratch = ws + 4 * static_cast<std::uint64_t>(n);
-        bco_detail::direction(p.dom, c, t, u, scratch);
-        for (std::uint32_t i = 0; i < n; ++i) played[i] = x[i] + p.zeta * u[i];
-        if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, played); // App. D: the query of f'_t
-        const double f = bco_detail::loss_value(p.loss, row, played, n);
-        const double out = bco_detail::outside(p.dom, played, tmp, 0.0);
-        dg[0] = out > dg[0] ? out : dg[0];
-        if (t < p.T) {
-            const double step = p.eta * static_cast<double>(p.n_eff) / p.zeta * f;
-            for (std::uint32_t i = 0; i < n; ++i) tmp[i] = x[i] - step * u[i];
-            domains::project(p.dom, tmp, x);
+        const auto X = ws.real[0].row(kX), U = ws.real[0].row(kU), P = ws.real[0].row(kPlayed),
+                   Q = ws.real[0].row(kProj);
+        // u_t = P z / ||P z|| (bco_detail::direction): z, its mean over the sets whose hull is a hyperplane,
+        // ||P z||.
+        const auto zsum = team.template reduce<1, 0>(n, [&](auto i) {
+            Contrib<V, 1, 0> c;
+            const V z = normal(team, t, i);
+            team.store(U, i, z);
+            c.sum[0] = z;
+            return c;
+        });
+        const bool centred = domains::parallel_is_mean_free(p.dom);
+        const UR mean = centred ? zsum.sum[0] / UR(static_cast<R>(n)) : UR(R(0));
+        const auto sq = team.template reduce<1, 0>(n, [&](auto i) {
+            Contrib<V, 1, 0> c;
+            V z = team.load(U, i);
+            if (centred) z = z - V(mean);
+            team.store(U, i, z);
+            c.sum[0] = z * z;
+            return c;
+        });
+        const UR inv = select(sq.sum[0] > UR(R(0)), UR(R(1)) / vsqrt(sq.sum[0]), UR(R(0)));
+        // The played point x_t + zeta u_t (App. D: shrunk towards the centre) and f_t there.
+        const R zeta = static_cast<R>(p.zeta), keep = static_cast<R>(1.0 - p.alpha);
+        const R c0 = static_cast<R>(domains::centre_value(p.dom));
+        const bool distance = p.loss == LossFamily::Distance;
+        const auto played = team.template reduce<1, 0>(n, [&](auto i) {
+            Contrib<V, 1, 0> c;
+            const V u = team.load(U, i) * V(inv);
+            team.store(U, i, u);
+            V x = team.load(X, i) + V(zeta) * u;
+            if (p.alpha > 0.0) x = V(c0) + V(keep) * (x - V(c0));
+            team.store(P, i, x);
+            const V a = team.loss(row, i);
+            c.sum[0] = distance ? (x - a) * (x - a) : a * x;
+            return c;
+        });
+        UR f = played.sum[0];
+        if (distance)
+            f = vsqrt(f);
+        else {
+            f = f - convert<R>(team.loss_exact_at(row, typename Team::template uni<std::uint32_t>(n)));
+            if (p.loss == LossFamily::Absolute) f = vabs(f);
         }
-        return f;
+        const UR out = vsqrt(domains::project_team(team, p.dom, P, Q)); // dist(x_t + zeta u_t, D)
+        if (team.rank() == 0) team.put(ws.scalars, 0, vmax(team.get(ws.scalars, 0), convert<double>(out)));
+        if (t < p.T) {
+            // x_{t+1} = Proj_D(x_t - eta g_t), g_t = (n / zeta) f u_t.
+            const UR step = UR(static_cast<R>(p.eta * static_cast<double>(p.n_eff) / p.zeta)) * f;
+            team.for_each(n, [&](auto i) { team.store(Q, i, team.load(X, i) - V(step) * team.load(U, i)); });
+            domains::project_team(team, p.dom, Q, X);
+        }
+        team.sync();
+        const UD charged = convert<double>(f);
+        return {charged, charged};
     }
 
     DPR_HD static void diagnostics(const Params&, const double* s, double* out) { out[0] = s[0]; }

@@ -526,6 +526,81 @@ TEST(Env21, DefaultCalibrationNeverGuaranteesLessThanRequested) {
     EXPECT_GT(paper_kept, 0);
 }
 
+/// fkm's algorithm as scalar double code over domain.hpp's functions (the learner's header, step by step):
+/// the oracle of the team-written learner.
+struct ScalarFkm {
+    Fkm::Params p;
+    learners::InstanceCtx c;
+    Vec x, u, played, tmp, scratch;
+    double outside_max = 0.0;
+
+    ScalarFkm(const Fkm::Params& p_, std::uint32_t seed, std::uint32_t instance)
+        : p(p_), c{seed, 0, instance}, x(p.dom.n), u(p.dom.n), played(p.dom.n), tmp(p.dom.n),
+          scratch(domains::scratch_size(p.dom)) {
+        domains::centre(p.dom, x.data());
+    }
+    double round(std::uint64_t t, const double* row) {
+        const std::uint32_t n = p.dom.n;
+        learners::bco_detail::direction(p.dom, c, t, u.data(), scratch.data());
+        for (std::uint32_t i = 0; i < n; ++i) played[i] = x[i] + p.zeta * u[i];
+        if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, played.data());
+        const double f = learners::bco_detail::loss_value(p.loss, row, played.data(), n);
+        outside_max =
+            std::max(outside_max, learners::bco_detail::outside(p.dom, played.data(), tmp.data(), 0.0));
+        if (t < p.T) {
+            const double step = p.eta * static_cast<double>(p.n_eff) / p.zeta * f;
+            for (std::uint32_t i = 0; i < n; ++i) tmp[i] = x[i] - step * u[i];
+            domains::project(p.dom, tmp.data(), x.data());
+        }
+        return f;
+    }
+};
+
+TEST(Env21, FkmOnOneLaneInDoubleIsItsScalarAlgorithmBitForBit) {
+    // The team-written fkm on the serial team (what instance lanes and a GPU thread run) against ScalarFkm:
+    // every set with a projection, the three loss families, with and without App. D's shrinking. The
+    // automatic zeta is about 1 here, so the plays leave D far and every projection branch runs (the l1
+    // ball's inside case too).
+    std::mt19937_64 gen(17);
+    std::uniform_real_distribution<double> unif(-1.0, 1.0);
+    const std::uint64_t T = 150;
+    for (domains::DomainKind kind :
+         {domains::DomainKind::Simplex, domains::DomainKind::L1Ball, domains::DomainKind::L2Ball,
+          domains::DomainKind::Cube, domains::DomainKind::KSubsets}) {
+        const domains::Domain D = domain(kind, 7);
+        for (LossFamily family : {LossFamily::Affine, LossFamily::Absolute, LossFamily::Distance}) {
+            for (bool shrink : {false, true}) {
+                Fkm::Params p =
+                    shrink ? params<Fkm>(D, T, {{"zeta", 0.01}, {"shrink", 1.0}}) : params<Fkm>(D, T);
+                p.loss = family;
+                const std::string where = std::string(domains::domain_name(kind)) + " family " +
+                                          std::to_string(static_cast<int>(family)) +
+                                          (shrink ? " shrink" : "");
+                test::Solo<Fkm> team(p, 5, 3);
+                ScalarFkm scalar(p, 5, 3);
+                Vec row(D.n + 1);
+                bool inside_seen = false;
+                for (std::uint64_t t = 1; t <= T; ++t) {
+                    for (double& v : row) v = 0.3 * unif(gen);
+                    if (family == LossFamily::Distance) row[D.n] = 0.0;
+                    const double f = scalar.round(t, row.data());
+                    const auto r = team.round(t, row.data());
+                    ASSERT_EQ(r.expected, f) << where << " round " << t;
+                    ASSERT_EQ(r.realized, f) << where << " round " << t;
+                    for (std::uint32_t i = 0; i < D.n; ++i)
+                        ASSERT_EQ(team.ws().real[0][i], scalar.x[i]) << where << " round " << t << " x_" << i;
+                    double l1 = 0.0;
+                    for (std::uint32_t i = 0; i < D.n; ++i) l1 += std::fabs(scalar.tmp[i]);
+                    inside_seen = inside_seen || l1 <= D.radius;
+                }
+                EXPECT_EQ(team.diagnostics()[0], scalar.outside_max) << where;
+                if (kind == domains::DomainKind::L1Ball && !shrink) EXPECT_TRUE(inside_seen) << where;
+                if (!shrink) EXPECT_GT(scalar.outside_max, 0.1) << where << ": the plays must leave D";
+            }
+        }
+    }
+}
+
 TEST(Env21, FkmAndTheFrankWolfeLearnersLearn) {
     // Sub-linear regret on a fixed-mean affine sequence: the regret per round at T = 2^16 is below half of it at
     // 2^10 (T^{3/4} predicts 0.35) for the non-private learners, and FKM's plays stay within zeta of D.
