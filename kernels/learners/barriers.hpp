@@ -128,7 +128,6 @@ struct Ball {
                                            double* s2) {
         return ftrl(n, eta, g, x, aux, ns, s1, s2);
     }
-    DPR_HD static double value(std::uint32_t, const double*, const double* aux) { return -std::log(aux[0]); }
     DPR_HD static double slack(std::uint32_t, const double*, const double* aux) {
         return aux[0] / (1.0 + aux[1]); // 1 - r = s / (1 + r)
     }
@@ -258,11 +257,6 @@ struct Cube {
         ftrl_coordinate(eta, g[k], x[k], aux[k]);
         return 0;
     }
-    DPR_HD static double value(std::uint32_t n, const double*, const double* aux) {
-        double r = 0.0;
-        for (std::uint32_t i = 0; i < n; ++i) r -= std::log(aux[i] * (2.0 - aux[i])); // (1-|x|)(1+|x|)
-        return r;
-    }
     DPR_HD static double slack(std::uint32_t n, const double*, const double* aux) {
         double m = aux[0];
         for (std::uint32_t i = 1; i < n; ++i) m = aux[i] < m ? aux[i] : m;
@@ -359,11 +353,6 @@ struct Simplex {
                                            double* aux, std::uint32_t, const NewtonSettings& ns, double* grad,
                                            double* dir) {
         return ftrl(n, eta, g, x, aux, ns, grad, dir);
-    }
-    DPR_HD static double value(std::uint32_t n, const double* x, const double* aux) {
-        double r = -std::log(aux[0]);
-        for (std::uint32_t i = 0; i < n; ++i) r -= std::log(x[i]);
-        return r;
     }
     DPR_HD static double slack(std::uint32_t n, const double* x, const double* aux) {
         double m = aux[0];
