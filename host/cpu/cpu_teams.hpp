@@ -86,8 +86,9 @@ struct CoordIdx {
 /// The CDF that kernels/mechanisms/exponential.hpp's exponential_mechanism forms on a one-lane or
 /// instance-lane team, for scores shared by many instances: cdf[i] = the running sum, in index order, of the
 /// positive weights w(i) = exp(-c (s(i) - min s)) (c = inf: 1 on the minimisers, 0 elsewhere), s(i) =
-/// score(cum[i]) in double. The min and the weights are formed W lanes at a time (the same bits as one at a
-/// time: vmath is lane-wise), the sum one by one. c > 0.
+/// score(cum[i]) in double; and cdf[n] = min s (n + 1 values in all: with cdf[n - 1], the log of the total
+/// weight exp_mech_log_total needs). The min and the weights are formed W lanes at a time (the same bits as
+/// one at a time: vmath is lane-wise), the sum one by one. c > 0.
 template <int W, class Score>
 void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, double* cdf) {
     using D = simd::Pack<double, W>;
@@ -115,6 +116,7 @@ void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, d
         if (cdf[i] > 0.0) acc = acc + cdf[i];
         cdf[i] = acc;
     }
+    cdf[n] = m;
 }
 
 /// The per-round exponential-mechanism CDFs of a chunk, shared by all instances of a point (learners with
@@ -123,6 +125,7 @@ void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, d
 /// switches cost an O(d) pass, once for all instances, instead of one per switching instance.
 class SharedCdfCache {
   public:
+    /// Writes round r's d + 1 values (exp_mech_cdf's layout) from its L_{t-1} row.
     using Fill = void (*)(const void* ctx, const double* cum, std::uint32_t d, double* cdf);
 
     void reset(std::uint64_t t0, std::uint64_t n, std::uint32_t d, const double* cum, Fill fill,
@@ -131,9 +134,9 @@ class SharedCdfCache {
             state_.reset(new std::atomic<int>[n]);
             state_cap_ = n;
         }
-        if (n * d > buf_cap_) {
-            buf_.reset(new double[n * d]);
-            buf_cap_ = n * d;
+        if (n * (d + 1) > buf_cap_) { // a round's CDF and its min (exp_mech_cdf)
+            buf_.reset(new double[n * (d + 1)]);
+            buf_cap_ = n * (d + 1);
         }
         for (std::uint64_t r = 0; r < n; ++r) state_[r].store(0, std::memory_order_relaxed);
         t0_ = t0;
@@ -145,7 +148,7 @@ class SharedCdfCache {
 
     const double* get(std::uint64_t t) const {
         const std::uint64_t r = t - t0_;
-        double* out = buf_.get() + r * d_;
+        double* out = buf_.get() + r * (d_ + 1);
         std::atomic<int>& st = state_[r];
         if (st.load(std::memory_order_acquire) == 2) return out;
         int idle = 0;

@@ -43,7 +43,12 @@
 // Cost: ln phi(t-1) is an O(d) logsumexp (two team reductions, max then sum, in the run's precision over the
 // shifted scores eta (L_{t-1}(x) - min L_{t-1})) in every round in which the sparse vector is live; a switch
 // adds the exponential mechanism's O(d) passes. State: O(1) scalars; L_{t-1} comes from the engine
-// (kReadsCumulative).
+// (kReadsCumulative). On a shared sequence both are the same for every instance: the CPU executor prepares
+// the round's exponential-mechanism CDF once for all instances (kSharedDraw), a switch searches it, and in
+// double runs ln phi(t-1) is read off it (mech::exp_mech_log_total: its last running sum and its min), so an
+// instance's round is O(1) (O(log d) when it switches). Those are the bits a one-lane team computes itself
+// (the same double weights, summed in index order); float runs form the potential's weights in float, so they
+// keep their own O(d) logsumexp and share only the draw.
 //
 // Randomness: as svt-experts (every draw addressed by the round that makes it): the initial expert is the
 // exponential mechanism of round 0 at c = 0, a switch at round t is (Exponential, sub 0, round t), the sparse
@@ -190,6 +195,19 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         return r;
     }
 
+    /// The draw of round t and, in double, ln phi(t-1) are the same for every instance of a shared sequence:
+    /// the CPU executor prepares the CDF of exp(-eta L_{t-1}) once per round (kSharedDraw,
+    /// kernels/learners/common.hpp); round() reads both off it, with the bits of its own passes on a one-lane
+    /// team. Not for an infinite eta.
+    static constexpr bool kSharedDraw = true;
+    static bool shares_draw(const Params& p) { return p.eta > 0.0 && p.eta < kInf; }
+    static double shared_coefficient(const Params& p) { return p.eta; }
+    /// The score of the draw, L_{t-1}(y) rounded to the run's precision, as double lanes.
+    template <class R, class V>
+    static V shared_score(const Params&, V cum) {
+        return convert<double>(convert<R>(cum));
+    }
+
     /// The phase scalars (svt_phase.hpp; acc = ln phi(t*)), then ln phi(t-1) of the latest round that computed it
     /// and the count of short phases.
     enum Scalar : int { kLogPhi = kPhaseSlots, kShort, kScalars };
@@ -245,12 +263,19 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         auto s = SvtPhase<Team>::load(team, ws);
         U lnphi = team.get(ws.scalars, kLogPhi);
         U shorts = team.get(ws.scalars, kShort);
-        if (any(s.pending | (s.k < U(p.K)))) lnphi = log_potential(p, team, row); // ln phi(t-1)
-        if (any(s.pending)) {
+        const bool live = any(s.pending | (s.k < U(p.K))), pending = any(s.pending);
+        // The shared CDF (CPU, shared sequence; null elsewhere): for the draw, and in double for ln phi(t-1).
+        const double* cdf = pending || (live && sizeof(R) == 8) ? shared_cdf_of(row, t) : nullptr;
+        if (live) // ln phi(t-1)
+            lnphi = cdf && sizeof(R) == 8 ? U(mech::exp_mech_log_total(cdf, p.d, p.eta) - p.ln_d)
+                                          : log_potential(p, team, row);
+        if (pending) {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
-            const auto y = mech::exponential_mechanism(team, p.d, p.eta, draw,
-                                                       [&](auto i) { return convert<R>(team.cum_exact(row, i)); });
+            const auto y = cdf ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
+                               : mech::exponential_mechanism(team, p.d, p.eta, draw, [&](auto i) {
+                                     return convert<R>(team.cum_exact(row, i));
+                                 });
             shorts = shorts + select(s.pending & (s.acc - lnphi < U(p.alpha)), one, zero);
             s.switch_to(y, t, mech::svt_threshold(team, p.svt, U(p.threshold), t, std::uint32_t{0}), lnphi); // t* = t-1
         }

@@ -119,6 +119,15 @@ exp_mech_from_cdf(const Team& team, std::uint32_t n, const double* cdf, const Ex
     }
 }
 
+/// ln sum_i exp(-c s(i)) from the CDF of exp_mech_from_cdf (c in (0, inf)): its last running sum is
+/// sum_i exp(-c (s(i) - m)) and cdf[n] holds m = min s (host/cpu/cpu_teams.hpp exp_mech_cdf), so the log of
+/// the total weight is -c m + ln cdf[n - 1] -- what a one-lane team computes as the max-shifted log-sum-exp
+/// of the same double weights in index order (potential-svt-experts' log potential;
+/// tests/engine/test_shared_draw.cpp).
+DPR_HD DPR_FORCEINLINE double exp_mech_log_total(const double* cdf, std::uint32_t n, double c) {
+    return -c * cdf[n] + vlog(cdf[n - 1]);
+}
+
 /// The exponential mechanism with equal scores: a uniform candidate of [0, n), drawn from the same Gumbels
 /// (an initial or restarted expert: AFKT23 Algorithms 2 and 5).
 template <class Team>

@@ -288,10 +288,11 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
 }
 
 TEST(FastPath, SharedDrawLearnersTakeInstanceLanesAtAnyDAndGiveTheCoordinateLanesBits) {
-    // svt-experts and consistent-expert draw from the CDF prepared once per round for a shared sequence, so
-    // their state and their per-round work are O(1) at any d: auto takes instance lanes above
-    // kInstanceLanesMaxD too, and both layouts search the same CDF -- the same bits.
-    for (const char* name : {"svt-experts", "consistent-expert"})
+    // svt-experts, consistent-expert and potential-svt-experts draw from the CDF prepared once per round for
+    // a shared sequence (potential-svt-experts also reads its log potential off it), so their state and their
+    // per-round work are O(1) at any d: auto takes instance lanes above kInstanceLanesMaxD too, and both
+    // layouts read the same CDF -- the same bits.
+    for (const char* name : {"svt-experts", "consistent-expert", "potential-svt-experts"})
         for (const Case& c : all_cases()) {
             if (c.learner != name || !c.mechanism.empty()) continue;
             SimOptions automatic, coords;

@@ -1,9 +1,12 @@
-// The exponential mechanism drawn from a CDF shared by the instances of a point (kSharedDraw learners on a shared
-// sequence; host/cpu/cpu_teams.hpp exp_mech_cdf and SharedCdfCache, kernels/mechanisms/exponential.hpp
-// exp_mech_from_cdf): the shared path must give, bit for bit, the index each instance computes alone -- for both
-// precisions, at the coefficients svt-experts and consistent-expert use, at widths that are and are not a multiple
-// of the 16 lanes -- and the cache must fill each round once, only when asked, whichever thread asks first.
+// The exponential mechanism drawn from a CDF shared by the instances of a point (kSharedDraw learners on a
+// shared sequence; host/cpu/cpu_teams.hpp exp_mech_cdf and SharedCdfCache, kernels/mechanisms/exponential.hpp
+// exp_mech_from_cdf): the shared path must give, bit for bit, the index each instance computes alone -- for
+// both precisions, at the coefficients svt-experts and consistent-expert use, at widths that are and are not
+// a multiple of the 16 lanes -- potential-svt-experts' log potential read off the same CDF must be the one it
+// computes, and the cache must fill each round once, only when asked, whichever thread asks first.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -12,6 +15,7 @@
 
 #include "host/cpu/cpu_teams.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/learners/potential_svt_experts.hpp"
 #include "kernels/learners/svt_experts.hpp"
 #include "kernels/mechanisms/exponential.hpp"
 
@@ -26,7 +30,7 @@ void expect_shared_equals_alone(std::uint32_t d, double eta, double lstar) {
     p.d = d;
     p.eta = eta;
     p.Lstar = lstar;
-    std::vector<double> cum(d), cdf(d);
+    std::vector<double> cum(d), cdf(d + 1);
     for (std::uint32_t i = 0; i < d; ++i) cum[i] = static_cast<double>((i * 2654435761u) % 97) * 0.37; // ties included
     cpu::exp_mech_cdf<16>(d, SvtExperts::shared_coefficient(p), cum.data(),
                           [&](auto x) { return SvtExperts::shared_score<R>(p, x); }, cdf.data());
@@ -50,6 +54,35 @@ TEST(SharedDraw, TheSharedCdfGivesEachInstanceTheIndexItDrawsAlone) {
             expect_shared_equals_alone<double>(d, eta, 0.0);
             expect_shared_equals_alone<float>(d, eta, 3.0); // L* above some scores: max(L, L*) makes ties
         }
+}
+
+TEST(SharedDraw, ThePotentialReadOffTheSharedCdfIsTheOneEachInstanceComputes) {
+    // potential-svt-experts in double reads ln phi(t-1) off the round's shared CDF (its last running sum and
+    // the min it keeps in cdf[d]); a one-lane team computes it with its own max-then-sum passes. The same
+    // bits.
+    using learners::PotentialSvtExperts;
+    int cases = 0;
+    for (std::uint32_t d : {1u, 2u, 16u, 37u, 1000u})
+        for (double eta : {1e-4, 0.02, 1.0, 50.0}) {
+            PotentialSvtExperts::Params p{};
+            p.d = d;
+            p.eta = eta;
+            p.ln_d = std::log(static_cast<double>(d));
+            std::vector<double> cum(d), cdf(d + 1);
+            for (std::uint32_t i = 0; i < d; ++i)
+                cum[i] = 3.0 + static_cast<double>((i * 2654435761u) % 97) * 0.37;
+            cpu::exp_mech_cdf<16>(
+                d, PotentialSvtExperts::shared_coefficient(p), cum.data(),
+                [&](auto x) { return PotentialSvtExperts::shared_score<double>(p, x); }, cdf.data());
+            EXPECT_EQ(cdf[d], *std::min_element(cum.begin(), cum.end()));
+            const SerialTeam<double> team{RngKey{1, 0}, 0};
+            const ScalarLossRow<double> row{cum.data(), cum.data(), cum.data()};
+            const double alone = PotentialSvtExperts::log_potential(p, team, row);
+            ASSERT_EQ(mech::exp_mech_log_total(cdf.data(), d, eta) - p.ln_d, alone)
+                << "d = " << d << ", eta = " << eta;
+            ++cases;
+        }
+    EXPECT_EQ(cases, 20);
 }
 
 struct Counted {
