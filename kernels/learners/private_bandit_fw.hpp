@@ -72,7 +72,9 @@
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
+#include "kernels/noise/lane_noise.hpp"
 #include "kernels/noise/samplers.hpp"
+#include "kernels/rng/lanes.hpp"
 #include "kernels/rng/uniform.hpp"
 
 namespace dpr::learners {
@@ -101,6 +103,15 @@ void set_problem(P& p, const Problem& pb) {
     p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
 }
 
+/// u <- P u / ||P u||: the direction from the normals z = u already drawn (direction() below).
+DPR_HD inline void direction_from_normals(const domains::Domain& D, double* u, double* scratch) {
+    domains::project_parallel(D, u, scratch);
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) sq += u[i] * u[i];
+    const double inv = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) u[i] *= inv;
+}
+
 /// u = P z / ||P z|| with z_i from (Exploration, round t, element i): a uniform unit vector of the subspace
 /// parallel to aff(D). scratch: domains::scratch_size(D).
 DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std::uint64_t t, double* u,
@@ -109,11 +120,28 @@ DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std
         rng::WordStream src(c.id(rng::Purpose::Exploration, 0, static_cast<std::uint32_t>(t), i));
         u[i] = noise::gaussian(src, 1.0);
     }
-    domains::project_parallel(D, u, scratch);
-    double sq = 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) sq += u[i] * u[i];
-    const double inv = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) u[i] *= inv;
+    direction_from_normals(D, u, scratch);
+}
+
+/// The standard normal z_i of round t at coordinate(s) i of the team's instance(s), in precision T, on lane
+/// values: the draw of direction() (Exploration, round t, element i; Box-Muller on the two 53-bit uniforms of
+/// the element's first Philox block, bit for bit), or in float the two 24-bit uniforms of words 0 and 2.
+template <class T, class Team, class Idx>
+DPR_HD DPR_FORCEINLINE auto exploration_normal(const Team& team, std::uint64_t t, Idx i) {
+    using U = typename Team::template lanes<std::uint32_t>;
+    const RngKey key = team.key();
+    const rng::LaneStream<U> s{key.seed,
+                               key.stream,
+                               U(team.instance()),
+                               rng::Purpose::Exploration,
+                               0u,
+                               static_cast<std::uint32_t>(t),
+                               team.element(i)};
+    const auto w = s.block(0);
+    if constexpr (sizeof(T) == 4)
+        return noise::normal_from_u(rng::u24_lanes(w.w[0]), rng::u24_lanes(w.w[2]));
+    else
+        return noise::normal_from_u(rng::u53_lanes(w.w[0], w.w[1]), rng::u53_lanes(w.w[2], w.w[3]));
 }
 
 /// Distance from x to D for the sets with a projection; `fallback` for the others. tmp: n doubles.
@@ -391,8 +419,10 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
     }
     DPR_HD static double* arr(const Params& p, double* ws, int k) { return ws + static_cast<std::uint64_t>(k) * p.dom.n; }
 
+    /// The state (one contiguous double array, for the serial code) and the round's normals z (drawn by the
+    /// whole team on lane values, then read by rank 0).
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, state_size(p)).scalars(kSlots);
+        return WorkspaceSpec{}.add_double(1, state_size(p)).add_double(1, p.dom.n).scalars(kSlots);
     }
 
     /// s~_R = S + Z_R; returns ||Z_R||_2.
@@ -454,20 +484,46 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
         play_point(p, InstanceCtx{team.key().seed, team.key().stream, team.instance()}, ws.dbl[0].data(), t, x);
     }
 
-    /// The point x_t this instance plays in round t, into x (n doubles), given its state before round t.
-    DPR_HD static void play_point(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t, double* x) {
+    /// The point x_t this instance plays in round t, into x (n doubles), given its state before round t; z:
+    /// the round's normals if already drawn (round()), else null (drawn here, one coordinate at a time).
+    DPR_HD static void play_point(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t,
+                                  double* x, const double* z = nullptr) {
         double* u = arr(p, ws, 5);
-        bco_detail::direction(p.dom, c, t, u, arr(p, ws, 9));
+        if (z) {
+            for (std::uint32_t i = 0; i < p.dom.n; ++i) u[i] = z[i];
+            bco_detail::direction_from_normals(p.dom, u, arr(p, ws, 9));
+        } else {
+            bco_detail::direction(p.dom, c, t, u, arr(p, ws, 9));
+        }
         const double* xc = arr(p, ws, 0);
         for (std::uint32_t i = 0; i < p.dom.n; ++i) x[i] = xc[i] + p.zeta * u[i];
         if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, x); // App. D: the query of f'_t
     }
 
-    DPR_HD static double round_lane0(const Params& p, const InstanceCtx& c, double* ws, double* dg, std::uint64_t t,
-                                     const double* row) {
+    /// Round t: the team draws the direction's n normals on lane values (SIMD lanes over coordinates on the
+    /// CPU, the threads of a warp on a GPU: the Philox block, log, cos and sqrt per coordinate were most of
+    /// the round), then rank 0 runs the rest of the round as scalar code. The normals are direction()'s, bit
+    /// for bit.
+    template <class Team, class WS, class Row>
+    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
+                                            const Row& row) {
+        const auto z = ws.dbl[1];
+        team.for_each(p.dom.n,
+                      [&](auto i) { team.store(z, i, bco_detail::exploration_normal<double>(team, t, i)); });
+        team.sync();
+        double charged = 0.0;
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0)
+            charged = round_serial(p, c, ws.dbl[0].data(), z.data(), ws.scalars.data(), t, row.exact);
+        charged = team.broadcast(charged);
+        return {charged, charged};
+    }
+
+    DPR_HD static double round_serial(const Params& p, const InstanceCtx& c, double* ws, const double* z,
+                                      double* dg, std::uint64_t t, const double* row) {
         const std::uint32_t n = p.dom.n;
         double* x = arr(p, ws, 6);
-        play_point(p, c, ws, t, x);
+        play_point(p, c, ws, t, x, z);
         const double f = bco_detail::loss_value(p.loss, row, x, n); // the bandit feedback: the only use of the row
         const double fc = f > p.clip ? p.clip : f < -p.clip ? -p.clip : f;
         if (std::fabs(f) > p.clip * (1.0 + 1e-9)) dg[kClipped] += 1.0;

@@ -601,6 +601,39 @@ TEST(Env21, FkmOnOneLaneInDoubleIsItsScalarAlgorithmBitForBit) {
     }
 }
 
+TEST(Env21, TheTeamDrawnNormalsAreTheScalarDirectionsBitForBit) {
+    // private-bandit-fw and garber-kretzu draw the direction's normals over the team (lane values), then run
+    // the round as scalar code; round_serial with no normals draws them one coordinate at a time
+    // (bco_detail::direction). The two must be the same rounds: every charge and the whole state, on every
+    // set, with noise on and off.
+    for (domains::DomainKind kind : kAllSets) {
+        const domains::Domain D = domain(kind, 6);
+        const std::uint64_t T = 120;
+        const auto check = [&](auto tag, test::KeyList keys) {
+            using L = decltype(tag);
+            const typename L::Params p = params<L>(D, T, keys);
+            test::Solo<L> team(p, 9, 4), scalar(p, 9, 4);
+            const learners::InstanceCtx c{9, 0, 4};
+            std::mt19937_64 gen(5);
+            std::uniform_real_distribution<double> unif(-0.2, 0.2);
+            Vec row(D.n + 1);
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                for (double& v : row) v = unif(gen);
+                const auto r = team.round(t, row.data());
+                const double f = L::round_serial(p, c, scalar.ws().dbl[0].data(), nullptr,
+                                                 scalar.ws().scalars.data(), t, row.data());
+                ASSERT_EQ(r.expected, f) << L::kName << " " << domains::domain_name(kind) << " round " << t;
+            }
+            const Vec a = team.state(), b = scalar.state();
+            const std::size_t state = L::state_size(p); // the state array; the normals array after it differs
+            for (std::size_t j = 0; j < state; ++j) ASSERT_EQ(a[j], b[j]) << L::kName << " state " << j;
+            EXPECT_EQ(team.diagnostics(), scalar.diagnostics()) << L::kName;
+        };
+        check(GarberKretzu{}, {});
+        check(PrivateBanditFw{}, {{"epsilon", 1.0}});
+    }
+}
+
 TEST(Env21, FkmAndTheFrankWolfeLearnersLearn) {
     // Sub-linear regret on a fixed-mean affine sequence: the regret per round at T = 2^16 is below half of it at
     // 2^10 (T^{3/4} predicts 0.35) for the non-private learners, and FKM's plays stay within zeta of D.
