@@ -153,9 +153,20 @@ DPR_HD inline void select_smallest(const double* v, double* idx, std::uint32_t n
         if (before(v, at(last), at(lo))) swap(last, lo);
         if (before(v, at(mid), at(last))) swap(mid, last);
         const std::uint32_t pivot = at(last);
+        const double vp = v[pivot];
         std::uint32_t store = lo;
-        for (std::uint32_t j = lo; j < last; ++j)
-            if (before(v, at(j), pivot)) swap(store++, j);
+        // Lomuto without a branch on the comparison (its outcome is a coin flip, and mispredicting it was
+        // most of this loop): every element is swapped with idx[store], which stays >= pivot unless the
+        // element is below it and store then moves past it. The same invariant -- idx[lo, store) below the
+        // pivot, idx[store, j) not.
+        for (std::uint32_t j = lo; j < last; ++j) {
+            const double e = idx[j];
+            const std::uint32_t i = static_cast<std::uint32_t>(e);
+            const bool below = (v[i] < vp) | (!(vp < v[i]) & (i < pivot)); // before(v, i, pivot), branch-free
+            idx[j] = idx[store];
+            idx[store] = e;
+            store += below;
+        }
         swap(store, last); // the pivot, at its rank
         if (store == k || store + 1 == k) return;
         if (store > k) hi = store;
