@@ -419,14 +419,30 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
     }
     DPR_HD static double* arr(const Params& p, double* ws, int k) { return ws + static_cast<std::uint64_t>(k) * p.dom.n; }
 
-    /// The state (one contiguous double array, for the serial code) and the round's normals z (drawn by the
-    /// whole team on lane values, then read by rank 0).
+    /// The state (one contiguous double array, for the serial code), the round's normals z and the noise Z_R
+    /// of a release (both drawn by the whole team on lane values, then read by rank 0), and the prefix
+    /// mechanism's state (its rows, in the run's precision; used in double runs).
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, state_size(p)).add_double(1, p.dom.n).scalars(kSlots);
+        WorkspaceSpec w =
+            WorkspaceSpec{}.add_double(1, state_size(p)).add_double(1, p.dom.n).add_double(1, p.dom.n);
+        if (p.prefix.on()) w.add_real(p.prefix.rows(), p.dom.n);
+        return w.scalars(kSlots);
     }
 
-    /// s~_R = S + Z_R; returns ||Z_R||_2.
-    DPR_HD static double release(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t R) {
+    /// Z_R into ws.dbl[2] over the team: the prefix mechanism's next() at step R + 1 (its state in ws.real[0]
+    /// then holds prefix R + 1). Called for R = 0, 1, ... in order, each once; in double it is regenerate()'s
+    /// value bit for bit (tests/mechanisms/test_prefix_mechanism.cpp), so only double runs take this path.
+    template <class Team, class WS>
+    DPR_HD static void draw_release(const Params& p, const Team& team, const WS& ws, std::uint64_t R) {
+        const auto st = p.prefix.step(R + 1);
+        team.for_each(p.dom.n, [&](auto i) {
+            team.store(ws.dbl[2], i, convert<double>(p.prefix.next(team, st, ws.real[0], i)));
+        });
+    }
+
+    /// s~_R = S + Z_R (noise: Z_R drawn by the team, or null: regenerated here); returns ||Z_R||_2.
+    DPR_HD static double release(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t R,
+                                 const double* noise = nullptr) {
         const double* S = arr(p, ws, 2);
         double* sn = arr(p, ws, 3);
         if (!p.prefix.on()) {
@@ -435,7 +451,8 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
         }
         double sq = 0.0;
         for (std::uint32_t i = 0; i < p.dom.n; ++i) {
-            const double z = p.prefix.template regenerate<double>(c.seed, c.stream, c.instance, R, i);
+            const double z =
+                noise ? noise[i] : p.prefix.template regenerate<double>(c.seed, c.stream, c.instance, R, i);
             sn[i] = S[i] + z;
             sq += z * z;
         }
@@ -463,11 +480,29 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
         return gap;
     }
 
-    DPR_HD static void init_state(const Params& p, const InstanceCtx& c, double* ws, double* dg) {
+    /// init_state on rank 0, after the team drew Z_0 (double runs with noise).
+    template <class Team, class WS>
+    DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
+        const double* noise = nullptr;
+        if constexpr (sizeof(typename Team::real) == 8) {
+            if (p.prefix.on()) {
+                p.prefix.init(team, ws.real[0], p.dom.n);
+                draw_release(p, team, ws, 0);
+                noise = ws.dbl[2].data();
+            }
+        }
+        team.sync();
+        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
+        if (team.rank() == 0) init_state(p, c, ws.dbl[0].data(), ws.scalars.data(), noise);
+        team.sync();
+    }
+
+    DPR_HD static void init_state(const Params& p, const InstanceCtx& c, double* ws, double* dg,
+                                  const double* noise = nullptr) {
         const std::uint64_t W = state_size(p);
         for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
         for (std::uint32_t i = 0; i < kSlots; ++i) dg[i] = 0.0;
-        release(p, c, ws, 0); // s~_0 (the padded tree's initial draws; 0 for binary or without noise)
+        release(p, c, ws, 0, noise); // s~_0 (the padded tree's initial draws; 0 for binary or without noise)
         double* y = arr(p, ws, 1);
         double* grad = arr(p, ws, 8);
         const double* sn = arr(p, ws, 3);
@@ -510,17 +545,26 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
         const auto z = ws.dbl[1];
         team.for_each(p.dom.n,
                       [&](auto i) { team.store(z, i, bco_detail::exploration_normal<double>(team, t, i)); });
+        const double* noise = nullptr; // Z_R of the batch R this round ends, drawn by the team (double runs)
+        if constexpr (sizeof(typename Team::real) == 8) {
+            if (p.prefix.on() && t < p.T && (t - 1) % p.batch + 1 == p.batch) {
+                draw_release(p, team, ws, (t - 1) / p.batch + 1);
+                noise = ws.dbl[2].data();
+            }
+        }
         team.sync();
         double charged = 0.0;
         const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
         if (team.rank() == 0)
-            charged = round_serial(p, c, ws.dbl[0].data(), z.data(), ws.scalars.data(), t, row.exact);
+            charged = round_serial(p, c, ws.dbl[0].data(), z.data(), noise, ws.scalars.data(), t, row.exact);
         charged = team.broadcast(charged);
         return {charged, charged};
     }
 
+    /// The round as scalar code; z: the round's normals (null: drawn here), noise: Z_R if this round ends
+    /// batch R (null: regenerated here).
     DPR_HD static double round_serial(const Params& p, const InstanceCtx& c, double* ws, const double* z,
-                                      double* dg, std::uint64_t t, const double* row) {
+                                      const double* noise, double* dg, std::uint64_t t, const double* row) {
         const std::uint32_t n = p.dom.n;
         double* x = arr(p, ws, 6);
         play_point(p, c, ws, t, x, z);
@@ -557,7 +601,7 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
                 const double* y = arr(p, ws, 1);
                 double* xc = arr(p, ws, 0);
                 for (std::uint32_t i = 0; i < n; ++i) xc[i] = y[i];
-                const double z = release(p, c, ws, R);
+                const double z = release(p, c, ws, R, noise);
                 dg[kNoiseMax] = z > dg[kNoiseMax] ? z : dg[kNoiseMax];
             }
         }

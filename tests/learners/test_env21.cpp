@@ -601,11 +601,12 @@ TEST(Env21, FkmOnOneLaneInDoubleIsItsScalarAlgorithmBitForBit) {
     }
 }
 
-TEST(Env21, TheTeamDrawnNormalsAreTheScalarDirectionsBitForBit) {
-    // private-bandit-fw and garber-kretzu draw the direction's normals over the team (lane values), then run
-    // the round as scalar code; round_serial with no normals draws them one coordinate at a time
-    // (bco_detail::direction). The two must be the same rounds: every charge and the whole state, on every
-    // set, with noise on and off.
+TEST(Env21, TheTeamDrawnNormalsAndNoiseAreTheScalarDrawsBitForBit) {
+    // private-bandit-fw and garber-kretzu draw the direction's normals, and in double the noise Z_R of each
+    // release (the prefix mechanism's state path), over the team on lane values, then run the round as scalar
+    // code; round_serial with neither draws the normals one coordinate at a time (bco_detail::direction) and
+    // regenerates Z_R from the definition. The two must be the same rounds: every charge and the whole state,
+    // on every set, without noise and under every prefix mechanism (padded tree, Honaker, BLT).
     for (domains::DomainKind kind : kAllSets) {
         const domains::Domain D = domain(kind, 6);
         const std::uint64_t T = 120;
@@ -620,7 +621,7 @@ TEST(Env21, TheTeamDrawnNormalsAreTheScalarDirectionsBitForBit) {
             for (std::uint64_t t = 1; t <= T; ++t) {
                 for (double& v : row) v = unif(gen);
                 const auto r = team.round(t, row.data());
-                const double f = L::round_serial(p, c, scalar.ws().dbl[0].data(), nullptr,
+                const double f = L::round_serial(p, c, scalar.ws().dbl[0].data(), nullptr, nullptr,
                                                  scalar.ws().scalars.data(), t, row.data());
                 ASSERT_EQ(r.expected, f) << L::kName << " " << domains::domain_name(kind) << " round " << t;
             }
@@ -631,6 +632,9 @@ TEST(Env21, TheTeamDrawnNormalsAreTheScalarDirectionsBitForBit) {
         };
         check(GarberKretzu{}, {});
         check(PrivateBanditFw{}, {{"epsilon", 1.0}});
+        check(PrivateBanditFw{}, {{"epsilon", 1.0}, {"mechanism", 2.0}}); // Honaker
+        check(PrivateBanditFw{},
+              {{"epsilon", 1.0}, {"delta", 1e-5}, {"noise", 1.0}, {"mechanism", 3.0}}); // BLT
     }
 }
 
