@@ -29,8 +29,6 @@
 #include "kernels/domains/team_ops.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/private_bandit_fw.hpp"
-#include "kernels/noise/lane_noise.hpp"
-#include "kernels/rng/lanes.hpp"
 
 namespace dpr::learners {
 
@@ -110,27 +108,6 @@ struct Fkm : Learner<Geometry::Polytope> {
         team.sync();
     }
 
-    /// The standard normal z_i of round t at coordinate(s) i (private-bandit-fw's draw: Exploration, round t,
-    /// element i; Box-Muller on the uniforms of the element's first Philox block).
-    template <class Team, class Idx>
-    DPR_HD DPR_FORCEINLINE static auto normal(const Team& team, std::uint64_t t, Idx i) {
-        using R = typename Team::real;
-        using U = typename Team::template lanes<std::uint32_t>;
-        const RngKey key = team.key();
-        const rng::LaneStream<U> s{key.seed,
-                                   key.stream,
-                                   U(team.instance()),
-                                   rng::Purpose::Exploration,
-                                   0u,
-                                   static_cast<std::uint32_t>(t),
-                                   team.element(i)};
-        const auto w = s.block(0);
-        if constexpr (sizeof(R) == 4)
-            return noise::normal_from_u(rng::u24_lanes(w.w[0]), rng::u24_lanes(w.w[2]));
-        else
-            return noise::normal_from_u(rng::u53_lanes(w.w[0], w.w[1]), rng::u53_lanes(w.w[2], w.w[3]));
-    }
-
     template <class Team, class WS, class Row>
     DPR_HD static RoundCharge<typename Team::template uni<double>>
     round(const Params& p, const Team& team, const WS& ws, std::uint64_t t, const Row& row) {
@@ -145,7 +122,7 @@ struct Fkm : Learner<Geometry::Polytope> {
         // ||P z||.
         const auto zsum = team.template reduce<1, 0>(n, [&](auto i) {
             Contrib<V, 1, 0> c;
-            const V z = normal(team, t, i);
+            const V z = bco_detail::exploration_normal<R>(team, t, i); // private-bandit-fw's draw
             team.store(U, i, z);
             c.sum[0] = z;
             return c;

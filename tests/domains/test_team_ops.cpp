@@ -34,6 +34,12 @@ Domain make(DomainKind kind, std::uint32_t n, double radius = 1.0, std::uint32_t
     return D;
 }
 
+/// The five sets with a projection in dimension n (k-subsets: k = n / 4, at least 1).
+std::vector<Domain> projectable_sets(std::uint32_t n) {
+    return {make(DomainKind::Simplex, n), make(DomainKind::L1Ball, n, 2.5), make(DomainKind::L2Ball, n, 0.7),
+            make(DomainKind::Cube, n), make(DomainKind::KSubsets, n, 1.0, n / 4 > 0 ? n / 4 : 1)};
+}
+
 template <class R>
 std::vector<R> project_on_one_lane(const Domain& D, const Vec& v) {
     std::vector<R> in(v.begin(), v.end()), out(v.size(), R(-7));
@@ -71,10 +77,7 @@ TEST(TeamOps, ProjectionsOnOneLaneInDoubleAreTheScalarProjectionsBitForBit) {
     std::mt19937_64 gen(3);
     int l1_inside = 0, l1_outside = 0;
     for (std::uint32_t n : {2u, 5u, 33u, 200u}) {
-        const std::vector<Domain> sets = {make(DomainKind::Simplex, n), make(DomainKind::L1Ball, n, 2.5),
-                                          make(DomainKind::L2Ball, n, 0.7), make(DomainKind::Cube, n),
-                                          make(DomainKind::KSubsets, n, 1.0, n / 2 > 0 ? n / 2 : 1)};
-        for (const Domain& D : sets) {
+        for (const Domain& D : projectable_sets(n)) {
             if (D.kind == DomainKind::KSubsets && D.k >= n) continue;
             for (const Vec& v : inputs(n, gen)) {
                 Vec want(n);
@@ -99,9 +102,7 @@ TEST(TeamOps, ProjectionsInFloatAreTheDoubleProjectionsToFloatRounding) {
     std::mt19937_64 gen(4);
     std::normal_distribution<double> z(0.0, 1.0);
     const std::uint32_t n = 64;
-    for (const Domain& D :
-         {make(DomainKind::Simplex, n), make(DomainKind::L1Ball, n, 2.5), make(DomainKind::L2Ball, n, 0.7),
-          make(DomainKind::Cube, n), make(DomainKind::KSubsets, n, 1.0, 16)}) {
+    for (const Domain& D : projectable_sets(n)) {
         for (double scale : {0.01, 0.3, 3.0}) {
             for (int rep = 0; rep < 20; ++rep) {
                 Vec v(n);
@@ -117,7 +118,7 @@ TEST(TeamOps, ProjectionsInFloatAreTheDoubleProjectionsToFloatRounding) {
                     sum += got[i];
                 }
                 if (D.kind == DomainKind::Simplex) EXPECT_NEAR(sum, 1.0, 1e-5);
-                if (D.kind == DomainKind::KSubsets) EXPECT_NEAR(sum, 16.0, 1e-4);
+                if (D.kind == DomainKind::KSubsets) EXPECT_NEAR(sum, static_cast<double>(D.k), 1e-4);
             }
         }
     }
@@ -127,9 +128,7 @@ TEST(TeamOps, TheProjectionReturnsTheSquaredDistanceItMoved) {
     std::mt19937_64 gen(5);
     std::normal_distribution<double> z(0.0, 1.0);
     const std::uint32_t n = 9;
-    for (const Domain& D :
-         {make(DomainKind::Simplex, n), make(DomainKind::L1Ball, n, 2.5), make(DomainKind::L2Ball, n, 0.7),
-          make(DomainKind::Cube, n), make(DomainKind::KSubsets, n, 1.0, 4)})
+    for (const Domain& D : projectable_sets(n))
         for (int rep = 0; rep < 50; ++rep) {
             Vec v(n), proj(n), want(n);
             for (double& x : v) x = (rep % 5) * z(gen);
