@@ -1,9 +1,9 @@
 #pragma once
 // The decision-set operations of kernels/domains/domain.hpp that a team-written learner (fkm) needs, over a
 // Team (kernels/core/team.hpp) instead of one scalar array: the Euclidean projection onto the sets with
-// has_projection() (l2 ball, cube, simplex, l1 ball, k-subsets), the centre and App. D's shrinking towards
-// it, and the projection onto the subspace parallel to aff(D) for the non-graph sets. Values are lanes of the
-// run's precision; arrays are the team's workspace views.
+// has_projection() (l2 ball, cube, simplex, l1 ball, k-subsets), and which of those sets have a hyperplane as
+// affine hull (the projection onto its parallel subspace subtracts the mean; fkm does that in its own pass).
+// Values are lanes of the run's precision; arrays are the team's workspace views.
 //
 // Each function performs the operations of its scalar twin in domain.hpp in the same order, coordinate by
 // coordinate and within each sum, so on a one-lane team (SerialTeam, instance lanes, a GPU thread per
@@ -23,8 +23,8 @@
 
 namespace dpr::domains {
 
-/// Whether parallel_sum_team's mean subtraction applies: the sets whose affine hull is a hyperplane sum x =
-/// const.
+/// Whether project_parallel() (domain.hpp) subtracts the mean: the sets whose affine hull is a hyperplane
+/// sum x = const (simplex, k-subsets); identity for the other sets with a projection.
 DPR_HD inline bool parallel_is_mean_free(const Domain& D) {
     return D.kind == DomainKind::Simplex || D.kind == DomainKind::KSubsets;
 }
