@@ -88,6 +88,7 @@ DPR_HD typename Team::template uni<typename Team::real> project_team(const Team&
         const UR nr(static_cast<R>(n));
         auto done = UR(R(0)) != UR(R(0)); // false in every lane
         if (l1) done = first.sum[0] <= UR(mass);
+        const auto inside = done; // l1 ball: the point is its own projection (copied, -0.0 included)
         UR tau = select(done, UR(R(0)), (first.sum[0] - UR(mass)) / nr);
         UR active = nr;
         while (!all(done)) {
@@ -109,7 +110,7 @@ DPR_HD typename Team::template uni<typename Team::real> project_team(const Team&
         return write_moved(team, n, in, out, [&](const V& v) {
             const V a = abs_of(v) - V(tau);
             const V pos = l1 ? select(v < V(R(0)), -a, a) : a;
-            return select(a > V(R(0)), pos, V(R(0)));
+            return select(inside, v, select(a > V(R(0)), pos, V(R(0))));
         });
     }
     // k-subsets: x = clip(v - tau, 0, 1), sum x = k (domain.hpp detail::capped_shift: bisection until both
