@@ -571,10 +571,13 @@ inline void lane_selftest(const dpr_cpu_boundary::LaneSelfTest& t) {
 template <class L, class R>
 dpr_cpu_boundary::IsaEngine* make_for(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& a) {
     if constexpr (L::kInstanceLanes) {
-        // A learner that draws from the shared per-round CDF (kSharedDraw) keeps O(1) state and O(1) work per
-        // round at any d when the sequence is shared: 16 instances per SIMD step beat one instance's
-        // coordinates.
-        const bool small = a.d <= kInstanceLanesMaxD || (learners::SharedDraw<L>::value && !a.fill);
+        // A learner that draws from the shared per-round CDF (kSharedDraw) keeps O(1) state and, where
+        // L::shared_round<R> says so, O(1) work per round at any d when the sequence is shared: 16 instances
+        // per SIMD step beat one instance's coordinates.
+        bool shared_round = false;
+        if constexpr (learners::SharedDraw<L>::value)
+            shared_round = !a.fill && L::template shared_round<R>(p);
+        const bool small = a.d <= kInstanceLanesMaxD || shared_round;
         const bool instance_lanes = a.lanes == dpr_cpu_boundary::LanesRequest::Instances ||
                                     (a.lanes == dpr_cpu_boundary::LanesRequest::Auto && small);
         if (instance_lanes) {

@@ -158,6 +158,10 @@ using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
 ///   static double shared_coefficient(const Params&);        // c of exp(-c s), > 0
 ///   template <class R, class V> static V shared_score(const Params&, V cum);   // s(i) from L_{t-1}(i),
 ///   double lanes
+///   template <class R> static bool shared_round(const Params&);  // in precision R, with the CDF its round
+///   is
+///                                                                // O(1) per instance (then instance lanes
+///                                                                at any d)
 /// and reads the CDF in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where none is
 /// prepared).
 template <class L>

@@ -201,6 +201,12 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     /// team. Not for an infinite eta.
     static constexpr bool kSharedDraw = true;
     static bool shares_draw(const Params& p) { return p.eta > 0.0 && p.eta < kInf; }
+    /// O(1) per instance only in double: float runs keep their own O(d) log potential every live round, which
+    /// coordinate lanes spread over the SIMD lanes (and give other bits than instance lanes).
+    template <class R>
+    static bool shared_round(const Params& p) {
+        return sizeof(R) == 8 && shares_draw(p);
+    }
     static double shared_coefficient(const Params& p) { return p.eta; }
     /// The score of the draw, L_{t-1}(y) rounded to the run's precision, as double lanes.
     template <class R, class V>

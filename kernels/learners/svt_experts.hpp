@@ -205,6 +205,11 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     /// result bit for bit. Not for eta = 0 (every weight 1: nothing to share).
     static constexpr bool kSharedDraw = true;
     static bool shares_draw(const Params& p) { return p.eta > 0.0; }
+    /// Its only O(d) work is the draw: with the CDF, O(1) per instance in either precision.
+    template <class R>
+    static bool shared_round(const Params& p) {
+        return shares_draw(p);
+    }
     static double shared_coefficient(const Params& p) { return p.eta / 2.0; }
     /// The score of draw_expert, max(L_{t-1}(y), L*) rounded to the run's precision, as double lanes.
     template <class R, class V>

@@ -289,19 +289,26 @@ TEST(FastPath, CoordinateLanesAgreeWithInstanceLanesToRounding) {
 
 TEST(FastPath, SharedDrawLearnersTakeInstanceLanesAtAnyDAndGiveTheCoordinateLanesBits) {
     // svt-experts, consistent-expert and potential-svt-experts draw from the CDF prepared once per round for
-    // a shared sequence (potential-svt-experts also reads its log potential off it), so their state and their
-    // per-round work are O(1) at any d: auto takes instance lanes above kInstanceLanesMaxD too, and both
-    // layouts read the same CDF -- the same bits.
+    // a shared sequence (potential-svt-experts also reads its log potential off it in double), so their state
+    // and their per-round work are O(1) at any d: auto takes instance lanes above kInstanceLanesMaxD too, and
+    // both layouts read the same CDF -- the same bits. potential-svt-experts in float keeps its own O(d) log
+    // potential (float weights), whose sum order depends on the layout: auto keeps coordinate lanes for it.
     for (const char* name : {"svt-experts", "consistent-expert", "potential-svt-experts"})
-        for (const Case& c : all_cases()) {
-            if (c.learner != name || !c.mechanism.empty()) continue;
-            SimOptions automatic, coords;
-            coords.lanes = "coordinates";
-            const auto a = run(c, 1000, 300, 20, 2, automatic), b = run(c, 1000, 300, 20, 2, coords);
-            EXPECT_NE(a.policy.find("instance lanes"), std::string::npos) << c.what() << ": " << a.policy;
-            EXPECT_NE(b.policy.find("coordinate"), std::string::npos) << c.what() << ": " << b.policy;
-            expect_identical(a, b, c.what() + " d = 1000");
-        }
+        for (Precision prec : {Precision::Double, Precision::Float})
+            for (const Case& c : all_cases()) {
+                if (c.learner != name || !c.mechanism.empty()) continue;
+                SimOptions automatic, coords;
+                automatic.precision = coords.precision = prec;
+                coords.lanes = "coordinates";
+                const auto a = run(c, 1000, 300, 20, 2, automatic), b = run(c, 1000, 300, 20, 2, coords);
+                const bool per_instance_potential =
+                    std::string(name) == "potential-svt-experts" && prec == Precision::Float;
+                EXPECT_NE(a.policy.find(per_instance_potential ? "coordinate" : "instance lanes"),
+                          std::string::npos)
+                    << c.what() << ": " << a.policy;
+                EXPECT_NE(b.policy.find("coordinate"), std::string::npos) << c.what() << ": " << b.policy;
+                expect_identical(a, b, c.what() + " d = 1000");
+            }
 }
 
 TEST(FastPath, EmulatedWarpOf32LanesAgreesWithTheSerialOracle) {
