@@ -315,7 +315,6 @@ struct CoordTeam {
     template <int NM, class F>
     DPR_CPU_LOOP ArgReduced<R, std::uint32_t, NM> argmin(std::uint32_t n, F&& f) const {
         using V = lanes<R>;
-        using UI = lanes<std::uint32_t>;
         constexpr R ninf = -std::numeric_limits<R>::infinity();
         constexpr R nan = std::numeric_limits<R>::quiet_NaN();
         std::uint32_t t0, t1;
@@ -330,30 +329,44 @@ struct CoordTeam {
         for (int k = 0; k < NM; ++k) out.max[k] = ninf;
         for (std::uint32_t tile = t0; tile < t1; ++tile) {
             V key(nan), m[NM > 0 ? NM : 1];
-            UI arg(0u);
+            // Indices in lanes as wide as R's, so that a comparison of keys selects them without converting
+            // masks.
+            using UA = lanes<std::conditional_t<sizeof(R) == 8, std::uint64_t, std::uint32_t>>;
+            using A = typename UA::scalar;
+            UA arg(A(0));
             for (int k = 0; k < NM; ++k) m[k] = V(ninf);
             const std::uint32_t b0 = tile * kTile;
             const std::uint32_t end = std::min<std::uint64_t>(n, std::uint64_t{b0} + kTile);
-            for (std::uint32_t b = b0; b < end; b += W) {
+            // Lane-wise: a strictly smaller key (or the first non-NaN one) wins; each lane visits its indices
+            // in increasing order, so ties keep the lowest index. Whole packs first, then the last, masked
+            // one.
+            const auto step = [&](std::uint32_t b, const auto& valid) {
                 const ArgContrib<V, NM> c = f(CoordIdx{b});
-                const auto valid = (UI::iota(b) < UI(n)).template as<R>();
-                // Lane-wise: a strictly smaller key (or the first non-NaN one) wins; each lane visits its
-                // indices in increasing order, so ties keep the lowest index.
                 const auto better = valid & ((c.key < key) | ((key != key) & (c.key == c.key)));
                 key = select(better, c.key, key);
-                arg = select(better, UI::iota(b), arg);
+                arg = select(better, UA::iota(A(b)), arg);
                 for (int k = 0; k < NM; ++k) m[k] = vmax(m[k], select(valid, c.max[k], V(ninf)));
-            }
-            // Across lanes: the smallest key, ties to the lowest index (lanes hold disjoint indices).
-            R tk = nan;
-            std::uint32_t ta = 0;
-            for (int l = 0; l < W; ++l) {
-                const R kl = key[l];
-                if (kl == kl && (tk != tk || kl < tk || (kl == tk && arg[l] < ta))) {
-                    tk = kl;
-                    ta = arg[l];
+            };
+            const auto all = UA(A(0)) == UA(A(0));
+            std::uint32_t b = b0;
+            for (; b + W <= end; b += W) step(b, all);
+            if (b < end) step(b, UA::iota(A(b)) < UA(A(n)));
+            // Across lanes, by halving: the smallest key, ties to the lowest index (lanes hold disjoint
+            // indices), a NaN key never wins. The rule picks the same lane in any order; without branches.
+            R ka[W];
+            A aa[W];
+            std::memcpy(ka, key.c, sizeof ka);
+            std::memcpy(aa, arg.c, sizeof aa);
+            for (int h = W / 2; h >= 1; h /= 2)
+                for (int l = 0; l < h; ++l) {
+                    const R kb = ka[l + h];
+                    const bool b =
+                        kb == kb && (ka[l] != ka[l] || kb < ka[l] || (kb == ka[l] && aa[l + h] < aa[l]));
+                    ka[l] = b ? kb : ka[l];
+                    aa[l] = b ? aa[l + h] : aa[l];
                 }
-            }
+            const R tk = ka[0];
+            const std::uint32_t ta = tk == tk ? static_cast<std::uint32_t>(aa[0]) : 0u;
             R tm[NM > 0 ? NM : 1];
             for (int k = 0; k < NM; ++k) tm[k] = simd::reduce_max(m[k]);
             if (!shared) {
