@@ -216,6 +216,11 @@ struct CoordTeam {
     RngKey key() const { return rng; }
     std::uint32_t instance() const { return id; }
     static lanes<std::uint32_t> element(CoordIdx i) { return lanes<std::uint32_t>::iota(i.base); }
+    static constexpr std::uint32_t kInstances = 1;
+    template <class T>
+    static StridedView<T> instance_view(const PackView<T>& v, std::uint32_t) {
+        return StridedView<T>{v.p, 1, v.pitch};
+    }
     template <class T>
     T broadcast(T x) const {
         if (!group) return x;
@@ -528,6 +533,11 @@ struct InstanceTeam {
     RngKey key() const { return rng; }
     lanes<std::uint32_t> instance() const { return ids; }
     static lanes<std::uint32_t> element(std::uint32_t i) { return lanes<std::uint32_t>(i); }
+    static constexpr std::uint32_t kInstances = W;
+    template <class T>
+    static StridedView<T> instance_view(const GroupView<T, W>& v, std::uint32_t j) {
+        return StridedView<T>{v.p + j, W, v.pitch};
+    }
     template <class T>
     static T broadcast(T x) {
         return x;

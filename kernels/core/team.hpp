@@ -49,6 +49,9 @@
 //   instance()                                   uni<uint32>: this instance's id (RNG instance word)
 //   key()                                        the RNG key (seed, stream)
 //   broadcast(x)                                 rank 0's uni value on every member
+//   kInstances, instance_view(view, j)           the instances a team holds (1, or W with instance lanes) and
+//                                                instance j's coordinates of a workspace view as a
+//                                                StridedView: the arrays of each_instance()'s scalar sections
 // Reductions combine in a fixed order that depends only on the team type and n, never on timing or
 // thread count: results are bitwise reproducible for a given team (docs/RANDOMNESS.md).
 #include <cstdint>
@@ -131,6 +134,10 @@ struct StridedView {
     /// The raw array (stride 1 only: learners with scalar code over contiguous state, kInstanceLanes = false).
     DPR_HD T* data() const { return p; }
     DPR_HD DPR_FORCEINLINE StridedView row(std::uint64_t j) const { return StridedView{p + j * pitch * stride, stride, pitch}; }
+    /// The view from element k on (pointer arithmetic: the scalar domain functions take views or pointers).
+    DPR_HD DPR_FORCEINLINE StridedView operator+(std::uint64_t k) const {
+        return StridedView{p + k * stride, stride, pitch};
+    }
 };
 
 // ---- reductions -----------------------------------------------------------------------------------------
@@ -207,6 +214,11 @@ struct ScalarTeamBase {
     DPR_HD RngKey key() const { return rng; }
     DPR_HD std::uint32_t instance() const { return id; }
     DPR_HD static std::uint32_t element(std::uint32_t i) { return i; }
+    static constexpr std::uint32_t kInstances = 1;
+    template <class T>
+    DPR_HD static StridedView<T> instance_view(const StridedView<T>& v, std::uint32_t) {
+        return v;
+    }
 
     template <class T>
     DPR_HD DPR_FORCEINLINE static T load(const StridedView<T>& v, std::uint32_t i) {
@@ -277,6 +289,17 @@ struct ScalarTeamBase {
 template <class Row>
 DPR_HD DPR_FORCEINLINE const double* shared_cdf_of(const Row&, std::uint64_t) {
     return nullptr;
+}
+
+/// f(j) on rank 0 for each instance j = 0 .. Team::kInstances - 1 the team holds (its one instance, or the W
+/// of instance lanes), between barriers: a scalar section for the work that has no lane version (an LO
+/// oracle, a graph projection); f reaches instance j's state through team.instance_view(view, j).
+template <class Team, class F>
+DPR_HD DPR_FORCEINLINE void each_instance(const Team& team, F&& f) {
+    team.sync();
+    if (team.rank() == 0)
+        for (std::uint32_t j = 0; j < Team::kInstances; ++j) f(j);
+    team.sync();
 }
 
 /// A team of one lane: the sequential oracle every other team is compared against.

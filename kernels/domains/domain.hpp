@@ -1,37 +1,41 @@
 #pragma once
-// Decision sets given by a linear-optimisation (LO) oracle (docs/spec/env21.md §B3, docs/spec/checks.md §3.3): the
-// sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp) play, and the
-// projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
+// Decision sets given by a linear-optimisation (LO) oracle (docs/spec/env21.md §B3, docs/spec/checks.md
+// §3.3): the sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp)
+// play, and the projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
 //
-//   kind           D                                              LO(v) = argmin_{x in D} <v, x>      diameter     dim aff
-//   simplex        {x >= 0, sum x = 1}                            e_{argmin v}                         sqrt 2       n - 1
-//   l1-ball        {||x||_1 <= r}                                 -r sign(v_i*) e_i*, i* = argmax |v_i| 2r           n
-//   l2-ball        {||x||_2 <= r}                                 -r v / ||v||_2                       2r           n
-//   cube           [-1, 1]^n                                      -sign(v)                             2 sqrt n     n
-//   k-subsets      {x in [0,1]^n, sum x = k} (uniform matroid)    1 on the k smallest v_i              sqrt(2 min(k, n-k))  n - 1
-//   spanning-tree  conv{1_T : T spanning tree of G}               minimum spanning tree (Kruskal)      <= sqrt(2(|V|-1))    |E| - #blocks
-//   st-path        conv{1_P : P s-t path of the DAG G}            shortest s-t path (one pass over     <= sqrt(2 P_max)     |E'| - |V'| + 1
+//   kind           D                                              LO(v) = argmin_{x in D} <v, x> diameter dim
+//   aff simplex        {x >= 0, sum x = 1}                            e_{argmin v} sqrt 2       n - 1 l1-ball
+//   {||x||_1 <= r}                                 -r sign(v_i*) e_i*, i* = argmax |v_i| 2r           n
+//   l2-ball        {||x||_2 <= r}                                 -r v / ||v||_2                       2r n
+//   cube           [-1, 1]^n                                      -sign(v)                             2 sqrt
+//   n     n k-subsets      {x in [0,1]^n, sum x = k} (uniform matroid)    1 on the k smallest v_i sqrt(2
+//   min(k, n-k))  n - 1 spanning-tree  conv{1_T : T spanning tree of G}               minimum spanning tree
+//   (Kruskal)      <= sqrt(2(|V|-1))    |E| - #blocks st-path        conv{1_P : P s-t path of the DAG G}
+//   shortest s-t path (one pass over     <= sqrt(2 P_max)     |E'| - |V'| + 1
 //                                                                 the edges in topological order)
 // (#blocks: the 2-connected blocks of G, a bridge being a block of its own = the graphic matroid's connected
 // components; E', V': the edges and nodes on some s-t path, P_max the most edges on one.) Ties are broken
 // towards the lower index (coordinate, edge), so every oracle is a deterministic function of v.
 //
-// Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples its
-// direction (docs/spec/env21.md §B2, domain assumption: on a set that is not full-dimensional, u is drawn in the
-// subspace parallel to aff(D) and n_eff = dim aff(D)): project_parallel() maps z in R^n to that subspace -- z minus
-// its mean (simplex, k-subsets), minus its mean over the block of each edge (spanning tree: x(B) = rank(B) is
-// constant on every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for
-// its node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
-// gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
-// (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by Michelot's finite algorithm; k-subsets
-// exactly, by bisection on the shift of a clipped vector until it brackets one linear piece, then its root).
+// Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples
+// its direction (docs/spec/env21.md §B2, domain assumption: on a set that is not full-dimensional, u is drawn
+// in the subspace parallel to aff(D) and n_eff = dim aff(D)): project_parallel() maps z in R^n to that
+// subspace -- z minus its mean (simplex, k-subsets), minus its mean over the block of each edge (spanning
+// tree: x(B) = rank(B) is constant on every block B), the projection onto the circulations of the useful
+// subgraph (s-t paths: B x = const for its node-edge incidence B; computed as z - B^T phi, L phi = B z with L
+// = B B^T its Laplacian, by conjugate gradients), identity otherwise. And, for the sets where it is cheap,
+// the Euclidean projection onto D (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by
+// Michelot's finite algorithm; k-subsets exactly, by bisection on the shift of a clipped vector until it
+// brackets one linear piece, then its root).
 //
-// Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
-// stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. A Domain is
-// trivially copyable and part of a learner's Params (about 16 KB with kMaxDim = 1024 edges/coordinates, the size
-// the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it from the adversary's keys and
-// validates graphs (kernels/domains/build.hpp). Params go to a kernel by value: CUDA allows 32764 bytes of kernel
-// parameters (12.1+, Volta+), so a Domain must stay well under that.
+// Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices
+// are stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. The LO
+// oracle and the parallel projection also take StridedViews (kernels/core/team.hpp) for their arrays: an
+// instance's state in an interleaved layout, read in place by a scalar section of a team (each_instance). A
+// Domain is trivially copyable and part of a learner's Params (about 16 KB with kMaxDim = 1024
+// edges/coordinates, the size the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it
+// from the adversary's keys and validates graphs (kernels/domains/build.hpp). Params go to a kernel by value:
+// CUDA allows 32764 bytes of kernel parameters (12.1+, Volta+), so a Domain must stay well under that.
 #include <cmath>
 #include <cstdint>
 
@@ -91,11 +95,13 @@ DPR_HD inline std::uint32_t scratch_size(const Domain& D) { return D.n + 4 * D.n
 namespace detail {
 
 /// (v[a], a) < (v[b], b): the order every oracle breaks ties by.
-DPR_HD inline bool before(const double* v, std::uint32_t a, std::uint32_t b) {
+template <class Vv>
+DPR_HD inline bool before(const Vv& v, std::uint32_t a, std::uint32_t b) {
     return v[a] < v[b] || (!(v[b] < v[a]) && a < b);
 }
 
-DPR_HD inline void sift_down(const double* v, double* idx, std::uint32_t root, std::uint32_t end) {
+template <class Vv, class I>
+DPR_HD inline void sift_down(const Vv& v, I idx, std::uint32_t root, std::uint32_t end) {
     for (;;) {
         std::uint32_t child = 2 * root + 1;
         if (child >= end) return;
@@ -110,7 +116,8 @@ DPR_HD inline void sift_down(const double* v, double* idx, std::uint32_t root, s
 }
 
 /// The n indices in idx[0..n) sorted by (v, index) ascending: heap sort, O(n log n), in place.
-DPR_HD inline void heap_sort(const double* v, double* idx, std::uint32_t n) {
+template <class Vv, class I>
+DPR_HD inline void heap_sort(const Vv& v, I idx, std::uint32_t n) {
     if (n < 2) return;
     for (std::uint32_t i = n / 2; i-- > 0;) sift_down(v, idx, i, n);
     for (std::uint32_t end = n - 1; end > 0; --end) {
@@ -122,7 +129,8 @@ DPR_HD inline void heap_sort(const double* v, double* idx, std::uint32_t n) {
 }
 
 /// idx[0..n) = 0..n-1 sorted by (v, index) ascending.
-DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
+template <class Vv, class I>
+DPR_HD inline void sort_indices(const Vv& v, I idx, std::uint32_t n) {
     for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
     heap_sort(v, idx, n);
 }
@@ -132,7 +140,9 @@ DPR_HD inline void sort_indices(const double* v, double* idx, std::uint32_t n) {
 /// pivot, on the part that still holds the k-th element; after 2 log2 n + 4 partitions it heap-sorts what is left,
 /// so O(n) expected and O(n log n) at worst; in place, no recursion (a GPU thread runs it). `partitions` >= 0 sets
 /// that budget instead (tests reach the heap sort with it).
-DPR_HD inline void select_smallest(const double* v, double* idx, std::uint32_t n, std::uint32_t k, int partitions = -1) {
+template <class Vv, class I>
+DPR_HD inline void select_smallest(const Vv& v, I idx, std::uint32_t n, std::uint32_t k,
+                                   int partitions = -1) {
     for (std::uint32_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i);
     if (k == 0 || k >= n) return;
     const auto at = [&](std::uint32_t j) { return static_cast<std::uint32_t>(idx[j]); };
@@ -177,7 +187,8 @@ DPR_HD inline void select_smallest(const double* v, double* idx, std::uint32_t n
 }
 
 /// Union-find over parent[] (doubles holding node ids), path halving.
-DPR_HD inline std::uint32_t find(double* parent, std::uint32_t a) {
+template <class P>
+DPR_HD inline std::uint32_t find(P parent, std::uint32_t a) {
     while (static_cast<std::uint32_t>(parent[a]) != a) {
         const std::uint32_t g = static_cast<std::uint32_t>(parent[static_cast<std::uint32_t>(parent[a])]);
         parent[a] = static_cast<double>(g);
@@ -189,7 +200,8 @@ DPR_HD inline std::uint32_t find(double* parent, std::uint32_t a) {
 } // namespace detail
 
 /// x = LO(v) = argmin_{x in D} <v, x> (a vertex of D; ties towards lower indices). scratch: scratch_size(D).
-DPR_HD inline void lo(const Domain& D, const double* v, double* x, double* scratch) {
+template <class In, class Out, class S>
+DPR_HD inline void lo(const Domain& D, const In& v, Out x, S scratch) {
     const std::uint32_t n = D.n;
     switch (D.kind) {
     case DomainKind::Simplex: {
@@ -224,8 +236,8 @@ DPR_HD inline void lo(const Domain& D, const double* v, double* x, double* scrat
         return;
     }
     case DomainKind::SpanningTree: { // Kruskal
-        double* idx = scratch;
-        double* parent = scratch + n;
+        const auto idx = scratch;
+        const auto parent = scratch + n;
         detail::sort_indices(v, idx, n);
         for (std::uint32_t a = 0; a < D.nodes; ++a) parent[a] = static_cast<double>(a);
         for (std::uint32_t i = 0; i < n; ++i) x[i] = 0.0;
@@ -241,8 +253,8 @@ DPR_HD inline void lo(const Domain& D, const double* v, double* x, double* scrat
         return;
     }
     case DomainKind::StPath: { // DAG shortest path: relax the edges in topological order of their tails
-        double* dist = scratch;
-        double* pred = scratch + D.nodes;
+        const auto dist = scratch;
+        const auto pred = scratch + D.nodes;
         for (std::uint32_t a = 0; a < D.nodes; ++a) {
             dist[a] = HUGE_VAL;
             pred[a] = -1.0;
@@ -328,7 +340,8 @@ DPR_HD inline void shrink_towards_centre(const Domain& D, double alpha, double* 
 }
 
 /// z <- its projection onto the linear subspace parallel to aff(D) (see the header). scratch: scratch_size(D).
-DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch) {
+template <class Z, class S>
+DPR_HD inline void project_parallel(const Domain& D, Z z, S scratch) {
     const std::uint32_t n = D.n;
     switch (D.kind) {
     case DomainKind::Simplex:
@@ -340,8 +353,8 @@ DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch)
         return;
     }
     case DomainKind::SpanningTree: { // per-block means (scratch: sums at [0, blocks), counts at [blocks, 2 blocks))
-        double* sum = scratch;
-        double* cnt = scratch + D.blocks;
+        const auto sum = scratch;
+        const auto cnt = scratch + D.blocks;
         for (std::uint32_t b = 0; b < 2 * D.blocks; ++b) scratch[b] = 0.0;
         for (std::uint32_t e = 0; e < n; ++e) {
             sum[D.group[e]] += z[e];
@@ -355,10 +368,10 @@ DPR_HD inline void project_parallel(const Domain& D, double* z, double* scratch)
         // useful edges, (B z)_a = sum_{e out of a} z_e - sum_{e into a} z_e; L = B B^T). L is singular (constant
         // vectors) but B z is orthogonal to them, so conjugate gradients from phi = 0 stay in range(L).
         const std::uint32_t V = D.nodes;
-        double* phi = scratch;
-        double* r = scratch + V;
-        double* p = scratch + 2 * V;
-        double* q = scratch + 3 * V;
+        const auto phi = scratch;
+        const auto r = scratch + V;
+        const auto p = scratch + 2 * V;
+        const auto q = scratch + 3 * V;
         for (std::uint32_t e = 0; e < n; ++e)
             if (!D.group[e]) z[e] = 0.0;
         for (std::uint32_t a = 0; a < V; ++a) phi[a] = r[a] = 0.0;
