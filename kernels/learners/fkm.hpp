@@ -118,48 +118,13 @@ struct Fkm : Learner<Geometry::Polytope> {
         const std::uint32_t n = p.dom.n;
         const auto X = ws.real[0].row(kX), U = ws.real[0].row(kU), P = ws.real[0].row(kPlayed),
                    Q = ws.real[0].row(kProj);
-        // u_t = P z / ||P z|| (bco_detail::direction): z, its mean over the sets whose hull is a hyperplane,
-        // ||P z||.
-        const auto zsum = team.template reduce<1, 0>(n, [&](auto i) {
-            Contrib<V, 1, 0> c;
-            const V z = bco_detail::exploration_normal<R>(team, t, i); // private-bandit-fw's draw
-            team.store(U, i, z);
-            c.sum[0] = z;
-            return c;
-        });
-        const bool centred = domains::parallel_is_mean_free(p.dom);
-        const UR mean = centred ? zsum.sum[0] / UR(static_cast<R>(n)) : UR(R(0));
-        const auto sq = team.template reduce<1, 0>(n, [&](auto i) {
-            Contrib<V, 1, 0> c;
-            V z = team.load(U, i);
-            if (centred) z = z - V(mean);
-            team.store(U, i, z);
-            c.sum[0] = z * z;
-            return c;
-        });
-        const UR inv = select(sq.sum[0] > UR(R(0)), UR(R(1)) / vsqrt(sq.sum[0]), UR(R(0)));
-        // The played point x_t + zeta u_t (App. D: shrunk towards the centre) and f_t there.
-        const R zeta = static_cast<R>(p.zeta), keep = static_cast<R>(1.0 - p.alpha);
-        const R c0 = static_cast<R>(domains::centre_value(p.dom));
-        const bool distance = p.loss == LossFamily::Distance;
-        const auto played = team.template reduce<1, 0>(n, [&](auto i) {
-            Contrib<V, 1, 0> c;
-            const V u = team.load(U, i) * V(inv);
-            team.store(U, i, u);
-            V x = team.load(X, i) + V(zeta) * u;
-            if (p.alpha > 0.0) x = V(c0) + V(keep) * (x - V(c0));
-            team.store(P, i, x);
-            const V a = team.loss(row, i);
-            c.sum[0] = distance ? (x - a) * (x - a) : a * x;
-            return c;
-        });
-        UR f = played.sum[0];
-        if (distance)
-            f = vsqrt(f);
-        else {
-            f = f - convert<R>(team.loss_exact_at(row, typename Team::template uni<std::uint32_t>(n)));
-            if (p.loss == LossFamily::Absolute) f = vabs(f);
-        }
+        // u_t = P z / ||P z|| (private-bandit-fw's draw), the played point x_t + zeta u_t (App. D: shrunk
+        // towards the centre) and f_t there.
+        const UR inv =
+            bco_detail::team_direction<false>(team, p.dom, t, U, nullptr); // no graph sets, no scratch
+        const V c0(static_cast<R>(domains::centre_value(p.dom)));
+        const UR f = bco_detail::play_and_query(
+            team, p.dom, p.loss, p.zeta, p.alpha, inv, U, X, P, [&](auto) { return c0; }, row);
         const UR out = vsqrt(domains::project_team(team, p.dom, P, Q)); // dist(x_t + zeta u_t, D)
         if (team.rank() == 0) team.put(ws.scalars, 0, vmax(team.get(ws.scalars, 0), convert<double>(out)));
         if (t < p.T) {

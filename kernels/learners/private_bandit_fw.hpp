@@ -5,15 +5,16 @@
 // oracle (kernels/domains/domain.hpp; Geometry::Polytope, the adversary's `set` keys). The learner never
 // projects: one LO call per round.
 //
-// Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's l2
-// diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
-//   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number of
-//   batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and
-//   zeta = D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
+// Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's
+// l2 diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
+//   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number
+//   of batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and zeta =
+//   D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
 //
-// State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the batch
-// estimates), s~ (its private release), g~ (the current batch's estimate).
-//   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then T_batch
+// State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the
+// batch estimates), s~ (its private release), g~ (the current batch's estimate).
+//   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then
+//   T_batch
 //          FW steps on q_1 (an implementation choice, docs/spec/env21.md §B2); x~_0 = y.
 //   round t of batch R (1-based), r = its index in the batch:
 //     u_t = P z / ||P z||, z ~ N(0, I_n)     P: the projection onto the subspace parallel to aff(D);
@@ -27,47 +28,60 @@
 //        2 / (k + 2), k = FW steps since the batch began (`fw_step = "open-loop"`)
 //   end of batch R: x~_R = y;  S += g~_R;  s~_R = S + Z_R (tree prefix R);  g~ = 0.
 // Batch R plays x~_{R-1} ~ grad omega^*(-eta s~_{R-2}): the staleness of Lemma C.3. With P = 0 (noise none,
-// epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws: their
-// regret is bitwise equal (tests/learners/test_env21.cpp).
+// epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws:
+// their regret is bitwise equal (tests/learners/test_env21.cpp).
 //
-// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these families
-// are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
-// App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
-// set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of build.hpp interior_ball,
-// spanning trees up to 20 nodes), and queries f_t at that point: every played point then lies in D
-// (outside_max = 0), at an extra regret <= T zeta L D / r (ENV21 App. D; docs/spec/env21.md §B2).
-// Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
-// the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
+// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these
+// families are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the
+// shrinking of App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha
+// = zeta / r for the set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of
+// build.hpp interior_ball, spanning trees up to 20 nodes), and queries f_t at that point: every played point
+// then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ENV21 App. D; docs/spec/env21.md
+// §B2). Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip
+// makes the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
 //
-// Privacy (ENV21 Lemma 5.1; docs/spec/env21.md §B2, docs/spec/checks.md §4.10). Replacing one f_t changes only
-// F_t u_t inside one g~_R (u_t is internal randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <= sqrt(n_ambient):
+// Privacy (ENV21 Lemma 5.1; docs/spec/env21.md §B2, docs/spec/checks.md §4.10). Replacing one f_t changes
+// only F_t u_t inside one g~_R (u_t is internal randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <=
+// sqrt(n_ambient):
 //   Delta_2 = 2 (n / zeta) C,    Delta_1 = sqrt(n_ambient) Delta_2        (replace-one)
-// The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise P:
+// The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise
+// P:
 //   laplace   calibration = paper:        lambda = T^{1/2} n L ceil(log2 T) / eps                 (Lemma 5.1)
-//             calibration = sensitivity:  lambda = Delta_1 h' / eps                               (B2, derived)
+//             calibration = sensitivity:  lambda = Delta_1 h' / eps                               (B2,
+//             derived)
 //   gaussian  calibration = paper:        sigma = (T^{1/4} n^{1/2} L ceil(log2 T) ln(T/delta) / eps)
-//                                                 (ln((n+T)/delta) + sqrt((1 + T^{1/2}/n) ln((n+T)/delta)))  (Lemma 5.4)
+//                                                 (ln((n+T)/delta) + sqrt((1 + T^{1/2}/n) ln((n+T)/delta)))
+//                                                 (Lemma 5.4)
 //             calibration = sensitivity:  sigma from zCDP at (eps, delta) with Delta_2 over h' levels
 //   calibration = conservative (the default): the larger of the two scales. The paper's scale is not always
 //   conservative for the replace-one Delta above (Laplace at n = 1024, T = 1024, eps = 1: the drawn noise is
-//   eps = 1.18-DP); the larger scale never exceeds the requested (eps, delta), and equals the paper's wherever the
-//   paper's is already within the request (docs/experiments/env21.md §1).
+//   eps = 1.18-DP); the larger scale never exceeds the requested (eps, delta), and equals the paper's
+//   wherever the paper's is already within the request (docs/experiments/env21.md §1).
 // The report is always computed from the noise actually drawn and the replace-one Delta above
-// (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
-// paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based calibration).
+// (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism),
+// so a paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based
+// calibration).
 //
-// Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)>
-// of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max
-// and root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
-// outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with a
-// projection; for the graph sets a bound, not a measurement: zeta, or 0 with `shrink`); clipped_rounds; max_noise_l2 =
-// max_R ||Z_R|| (private only).
+// Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v,
+// grad q_R(y)> of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max /
+// grad_norm_rms = max and root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D
+// n/zeta)^2 + T_batch^2 L^2); outside_max = max over batches of the distance from D of the batch's last
+// played point (exact for the sets with a projection; for the graph sets a bound, not a measurement: zeta, or
+// 0 with `shrink`); clipped_rounds; max_noise_l2 = max_R ||Z_R|| (private only).
 //
-// Backends: scalar code, rank 0 of the team (like SCRiBLe; kInstanceLanes = false); the state is one contiguous
-// double array per instance; cost per round O(n) plus one LO call (O(n log n) for k-subsets and spanning trees).
+// Backends: written over a team (kInstanceLanes = true): instance lanes run 16 instances per SIMD step,
+// coordinate lanes split n over the lanes, a GPU thread, warp or block runs an instance. The direction, the
+// play, g~, the FW step's vectors and sums, S and the release run on lanes; what has no lane version runs in
+// a scalar section per instance (each_instance, over the instance's strided view of the state): the LO oracle
+// of every set but the simplex (whose LO is a team argmin) and the graph sets' parallel projection. The state
+// and the noise are in the run's precision. On one lane in double the round is the scalar algorithm above bit
+// for bit (tests/learners/test_env21.cpp); coordinate lanes add in their own order (docs/RANDOMNESS.md). Cost
+// per round O(n) plus one LO call (O(n log n) for spanning trees, O(n) for k-subsets).
 #include <algorithm>
+#include <vector>
 
 #include "kernels/domains/domain.hpp"
+#include "kernels/domains/team_ops.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/tree_learner.hpp"
 #include "kernels/mechanisms/calibration.hpp"
@@ -142,6 +156,84 @@ DPR_HD DPR_FORCEINLINE auto exploration_normal(const Team& team, std::uint64_t t
         return noise::normal_from_u(rng::u24_lanes(w.w[0]), rng::u24_lanes(w.w[2]));
     else
         return noise::normal_from_u(rng::u53_lanes(w.w[0], w.w[1]), rng::u53_lanes(w.w[2], w.w[3]));
+}
+
+/// The round's direction over a team: row U <- P z with z the normals of direction() (exploration_normal), P
+/// the projection onto the subspace parallel to aff(D): on lanes where P subtracts the mean (simplex,
+/// k-subsets) or is the identity (balls, cube), for the graph sets in a scalar section per instance
+/// (project_parallel on the double view `scratch`: n + domains::scratch_size(D) values). Returns 1 / ||P z||
+/// (0 if P z = 0): u_t = U * that, which play_and_query() applies. The operations of direction() in its
+/// order, so on one lane in double its bits; coordinate lanes and warps add in their own order
+/// (docs/RANDOMNESS.md). kGraphSets = false: the caller never runs on a graph set (fkm) and has no scratch.
+template <bool kGraphSets = true, class Team, class View, class Scratch>
+DPR_HD typename Team::template uni<typename Team::real>
+team_direction(const Team& team, const domains::Domain& D, std::uint64_t t, const View& U,
+               const Scratch& scratch) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    using UR = typename Team::template uni<R>;
+    const std::uint32_t n = D.n;
+    const auto zsum = team.template reduce<1, 0>(n, [&](auto i) {
+        Contrib<V, 1, 0> c;
+        const V z = exploration_normal<R>(team, t, i);
+        team.store(U, i, z);
+        c.sum[0] = z;
+        return c;
+    });
+    const bool centred = domains::parallel_is_mean_free(D);
+    if constexpr (kGraphSets)
+        if (D.graph())
+            each_instance(team, [&](std::uint32_t j) {
+                const auto u = team.instance_view(U, j);
+                const auto z = team.instance_view(scratch, j);
+                for (std::uint32_t i = 0; i < n; ++i) z[i] = static_cast<double>(u[i]);
+                domains::project_parallel(D, z, z + n);
+                for (std::uint32_t i = 0; i < n; ++i) u[i] = static_cast<R>(z[i]);
+            });
+    const UR mean = centred ? zsum.sum[0] / UR(static_cast<R>(n)) : UR(R(0));
+    const auto sq = team.template reduce<1, 0>(n, [&](auto i) {
+        Contrib<V, 1, 0> c;
+        V z = team.load(U, i);
+        if (centred) z = z - V(mean);
+        team.store(U, i, z);
+        c.sum[0] = z * z;
+        return c;
+    });
+    return select(sq.sum[0] > UR(R(0)), UR(R(1)) / vsqrt(sq.sum[0]), UR(R(0)));
+}
+
+/// The round's play over a team: U <- u_t = U * inv (team_direction), `to` <- the played point from + zeta
+/// u_t, shrunk towards centre(i) by App. D's alpha when alpha > 0 (c + (1 - alpha)(x - c)); returns f_t there
+/// (loss_value's family, from the row: <a, x> - b, its absolute value, or ||x - c||). On a one-lane team in
+/// double, the bits of direction_from_normals' scaling, the scalar play and loss_value.
+template <class Team, class View, class C, class Row>
+DPR_HD typename Team::template uni<typename Team::real>
+play_and_query(const Team& team, const domains::Domain& D, LossFamily loss, double zeta, double alpha,
+               typename Team::template uni<typename Team::real> inv, const View& U, const View& from,
+               const View& to, C&& centre, const Row& row) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    using UR = typename Team::template uni<R>;
+    const R z = static_cast<R>(zeta), keep = static_cast<R>(1.0 - alpha);
+    const bool distance = loss == LossFamily::Distance;
+    const auto played = team.template reduce<1, 0>(D.n, [&](auto i) {
+        Contrib<V, 1, 0> c;
+        const V u = team.load(U, i) * V(inv);
+        team.store(U, i, u);
+        V x = team.load(from, i) + V(z) * u;
+        if (alpha > 0.0) {
+            const V ci = centre(i);
+            x = ci + V(keep) * (x - ci);
+        }
+        team.store(to, i, x);
+        const V a = team.loss(row, i);
+        c.sum[0] = distance ? (x - a) * (x - a) : a * x;
+        return c;
+    });
+    UR f = played.sum[0];
+    if (distance) return vsqrt(f);
+    f = f - convert<R>(team.loss_exact_at(row, typename Team::template uni<std::uint32_t>(D.n)));
+    return loss == LossFamily::Absolute ? vabs(f) : f;
 }
 
 /// Distance from x to D for the sets with a projection; `fallback` for the others. tmp: n doubles.
@@ -273,13 +365,12 @@ inline constexpr unsigned kFamilies =
 } // namespace bco_detail
 
 template <bool kPrivate>
-struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
+struct BanditFw : Learner<Geometry::Polytope> {
     static constexpr const char* kName = kPrivate ? "private-bandit-fw" : "garber-kretzu";
-    static constexpr Geometry kGeometry = Geometry::Polytope;
     static constexpr unsigned kLossFamilies = bco_detail::kFamilies;
     static constexpr auto kKeys = bco_detail::Keys<kPrivate>::kKeys;
     static constexpr auto kDiagnostics = bco_detail::Diagnostics<kPrivate>::kNames;
-    static constexpr bool kInstanceLanes = false;
+    static constexpr bool kInstanceLanes = true;
 
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kDelta = key_index(kKeys, "delta");
@@ -413,199 +504,229 @@ struct BanditFw : SerialLearner<BanditFw<kPrivate>> {
 
     enum Slot : std::uint32_t { kGapLast, kGapMax, kGradMax, kGradSq, kOutside, kClipped, kNoiseMax, kSlots };
 
-    /// Offsets of the arrays in the one double array: x~, y, S, s~, g~, u, x_t, v, grad, scratch.
-    DPR_HD static std::uint64_t state_size(const Params& p) {
-        return 9 * static_cast<std::uint64_t>(p.dom.n) + domains::scratch_size(p.dom);
-    }
-    DPR_HD static double* arr(const Params& p, double* ws, int k) { return ws + static_cast<std::uint64_t>(k) * p.dom.n; }
+    /// The rows of the state (the run's precision, n each): x~, y, S, s~, g~, the direction u, the played
+    /// point, the LO vertex v, the FW gradient, and the centre that App. D's shrinking moves towards.
+    enum Row : int { kXc = 0, kY, kS, kSn, kG, kU, kX, kV, kGrad, kCentre, kRows };
 
-    /// The state (one contiguous double array, for the serial code), the round's normals z and the noise Z_R
-    /// of a release (both drawn by the whole team on lane values, then read by rank 0), and the prefix
-    /// mechanism's state (its rows, in the run's precision; used in double runs).
+    /// The state rows, the scratch of the scalar sections (LO in, LO out, domains::scratch_size doubles), and
+    /// the prefix mechanism's rows when there is noise.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
+        const std::uint64_t n = p.dom.n;
         WorkspaceSpec w =
-            WorkspaceSpec{}.add_double(1, state_size(p)).add_double(1, p.dom.n).add_double(1, p.dom.n);
-        if (p.prefix.on()) w.add_real(p.prefix.rows(), p.dom.n);
+            WorkspaceSpec{}.add_real(kRows, n).add_double(1, 2 * n + domains::scratch_size(p.dom));
+        if (p.prefix.on()) w.add_real(p.prefix.rows(), n);
         return w.scalars(kSlots);
     }
 
-    /// Z_R into ws.dbl[2] over the team: the prefix mechanism's next() at step R + 1 (its state in ws.real[0]
-    /// then holds prefix R + 1). Called for R = 0, 1, ... in order, each once; in double it is regenerate()'s
-    /// value bit for bit (tests/mechanisms/test_prefix_mechanism.cpp), so only double runs take this path.
-    template <class Team, class WS>
-    DPR_HD static void draw_release(const Params& p, const Team& team, const WS& ws, std::uint64_t R) {
-        const auto st = p.prefix.step(R + 1);
-        team.for_each(p.dom.n, [&](auto i) {
-            team.store(ws.dbl[2], i, convert<double>(p.prefix.next(team, st, ws.real[0], i)));
+    /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g): the simplex's
+    /// lowest-index smallest coordinate on lanes (a team argmin over g as it is computed), the other sets'
+    /// oracle as scalar code on rank 0 (domains::lo over double copies in ws.dbl[0]).
+    template <class Team, class WS, class G>
+    DPR_HD static void lo(const Params& p, const Team& team, const WS& ws, G&& grad, int to) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        const std::uint32_t n = p.dom.n;
+        const auto X = ws.real[0].row(to);
+        if (p.dom.kind == domains::DomainKind::Simplex) {
+            const auto best = team.template argmin<0>(n, [&](auto i) {
+                ArgContrib<V, 0> c;
+                c.key = grad(i);
+                return c;
+            });
+            team.for_each(n, [&](auto i) { team.store(X, i, V(R(0))); });
+            team.sync();
+            if (team.rank() == 0) team.store_at(X, best.arg, typename Team::template uni<R>(R(1)));
+            team.sync();
+            return;
+        }
+        team.for_each(n, [&](auto i) { grad(i); });
+        each_instance(team, [&](std::uint32_t j) {
+            const auto in = team.instance_view(ws.dbl[0], j);
+            const auto g = team.instance_view(ws.real[0].row(kGrad), j);
+            const auto x = team.instance_view(X, j);
+            for (std::uint32_t i = 0; i < n; ++i) in[i] = static_cast<double>(g[i]);
+            domains::lo(p.dom, in, in + n, in + 2 * static_cast<std::uint64_t>(n));
+            for (std::uint32_t i = 0; i < n; ++i) x[i] = static_cast<R>(in[n + i]);
         });
     }
 
-    /// s~_R = S + Z_R (noise: Z_R drawn by the team, or null: regenerated here); returns ||Z_R||_2.
-    DPR_HD static double release(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t R,
-                                 const double* noise = nullptr) {
-        const double* S = arr(p, ws, 2);
-        double* sn = arr(p, ws, 3);
-        if (!p.prefix.on()) {
-            for (std::uint32_t i = 0; i < p.dom.n; ++i) sn[i] = S[i];
-            return 0.0;
-        }
-        double sq = 0.0;
-        for (std::uint32_t i = 0; i < p.dom.n; ++i) {
-            const double z =
-                noise ? noise[i] : p.prefix.template regenerate<double>(c.seed, c.stream, c.instance, R, i);
-            sn[i] = S[i] + z;
-            sq += z * z;
-        }
-        return std::sqrt(sq);
-    }
-
     /// One FW step on q(y) = ||y||^2/2 + eta <s~, y> (k = steps since the warm start); returns the gap.
-    DPR_HD static double fw_step(const Params& p, double* ws, std::uint64_t k) {
+    template <class Team, class WS>
+    DPR_HD static auto fw_step(const Params& p, const Team& team, const WS& ws, std::uint64_t k) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using UR = typename Team::template uni<R>;
         const std::uint32_t n = p.dom.n;
-        double* y = arr(p, ws, 1);
-        const double* sn = arr(p, ws, 3);
-        double* v = arr(p, ws, 7);
-        double* grad = arr(p, ws, 8);
-        double* scratch = arr(p, ws, 9);
-        for (std::uint32_t i = 0; i < n; ++i) grad[i] = y[i] + p.eta * sn[i];
-        domains::lo(p.dom, grad, v, scratch);
-        double gap = 0.0, dd = 0.0;
-        for (std::uint32_t i = 0; i < n; ++i) {
-            gap += (y[i] - v[i]) * grad[i];
-            dd += (y[i] - v[i]) * (y[i] - v[i]);
+        const auto A = ws.real[0];
+        const auto Y = A.row(kY), Vx = A.row(kV), Gr = A.row(kGrad), Sn = A.row(kSn);
+        const R eta = static_cast<R>(p.eta);
+        lo(
+            p, team, ws,
+            [&](auto i) {
+                const V g = team.load(Y, i) + V(eta) * team.load(Sn, i);
+                team.store(Gr, i, g);
+                return g;
+            },
+            kV);
+        const auto r = team.template reduce<2, 0>(n, [&](auto i) {
+            Contrib<V, 2, 0> c;
+            const V d = team.load(Y, i) - team.load(Vx, i);
+            c.sum[0] = d * team.load(Gr, i);
+            c.sum[1] = d * d;
+            return c;
+        });
+        const UR gap = r.sum[0], dd = r.sum[1];
+        UR gamma(static_cast<R>(2.0 / (static_cast<double>(k) + 2.0)));
+        if (p.line_search) {
+            const UR q = gap / dd;
+            gamma = select(dd > UR(R(0)), select(q < UR(R(0)), UR(R(0)), select(q > UR(R(1)), UR(R(1)), q)),
+                           UR(R(0)));
         }
-        double gamma = 2.0 / (static_cast<double>(k) + 2.0);
-        if (p.line_search) gamma = dd > 0.0 ? (gap / dd < 0.0 ? 0.0 : gap / dd > 1.0 ? 1.0 : gap / dd) : 0.0;
-        for (std::uint32_t i = 0; i < n; ++i) y[i] += gamma * (v[i] - y[i]);
+        team.for_each(n, [&](auto i) {
+            const V y = team.load(Y, i);
+            team.store(Y, i, y + V(gamma) * (team.load(Vx, i) - y));
+        });
         return gap;
     }
 
-    /// init_state on rank 0, after the team drew Z_0 (double runs with noise).
+    /// s~_R = S + Z_R, Z_R the prefix mechanism's next() at step R + 1 (called for R = 0, 1, ... in order,
+    /// each once: its state in ws.real[1] then holds prefix R + 1; in double regenerate()'s value bit for
+    /// bit, tests/mechanisms/test_prefix_mechanism.cpp); returns ||Z_R||_2 (0 without noise).
+    template <class Team, class WS>
+    DPR_HD static auto release(const Params& p, const Team& team, const WS& ws, std::uint64_t R) {
+        const auto S = ws.real[0].row(kS), Sn = ws.real[0].row(kSn);
+        using V = typename Team::template lanes<typename Team::real>;
+        using UR = typename Team::template uni<typename Team::real>;
+        if (!p.prefix.on()) {
+            team.for_each(p.dom.n, [&](auto i) { team.store(Sn, i, team.load(S, i)); });
+            return UR(typename Team::real(0));
+        }
+        const auto st = p.prefix.step(R + 1);
+        const auto r = team.template reduce<1, 0>(p.dom.n, [&](auto i) {
+            Contrib<V, 1, 0> c;
+            const V z = p.prefix.next(team, st, ws.real[1], i);
+            team.store(Sn, i, team.load(S, i) + z);
+            c.sum[0] = z * z;
+            return c;
+        });
+        return vsqrt(r.sum[0]);
+    }
+
+    /// s~_0 = Z_0 (the padded tree's initial draws; 0 for binary or without noise), y = LO(eta s~_0), T_batch
+    /// FW steps on q_1, x~_0 = y.
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
-        const double* noise = nullptr;
-        if constexpr (sizeof(typename Team::real) == 8) {
-            if (p.prefix.on()) {
-                p.prefix.init(team, ws.real[0], p.dom.n);
-                draw_release(p, team, ws, 0);
-                noise = ws.dbl[2].data();
-            }
-        }
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        const std::uint32_t n = p.dom.n;
+        const auto A = ws.real[0];
+        const V c0(static_cast<R>(domains::centre_value(p.dom)));
+        team.for_each(n, [&](auto i) {
+            for (int r = 0; r < kCentre; ++r) team.store(A.row(r), i, V(R(0)));
+            team.store(A.row(kCentre), i, c0);
+        });
+        if (p.dom.graph()) // the certified ball's centre (App. D), per coordinate
+            each_instance(team, [&](std::uint32_t j) {
+                const auto c = team.instance_view(A.row(kCentre), j);
+                for (std::uint32_t i = 0; i < n; ++i) c[i] = static_cast<R>(p.dom.ball_centre[i]);
+            });
+        if (team.rank() == 0)
+            for (std::uint32_t j = 0; j < kSlots; ++j)
+                team.put(ws.scalars, static_cast<int>(j), typename Team::template uni<double>(0.0));
+        if (p.prefix.on()) p.prefix.init(team, ws.real[1], n);
         team.sync();
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0) init_state(p, c, ws.dbl[0].data(), ws.scalars.data(), noise);
+        release(p, team, ws, 0);
+        const R eta = static_cast<R>(p.eta);
+        lo(
+            p, team, ws,
+            [&](auto i) {
+                const V g = V(eta) * team.load(A.row(kSn), i);
+                team.store(A.row(kGrad), i, g);
+                return g;
+            },
+            kY);
+        for (std::uint64_t k = 0; k < p.batch; ++k) fw_step(p, team, ws, k);
+        team.for_each(n, [&](auto i) { team.store(A.row(kXc), i, team.load(A.row(kY), i)); });
         team.sync();
     }
 
-    DPR_HD static void init_state(const Params& p, const InstanceCtx& c, double* ws, double* dg,
-                                  const double* noise = nullptr) {
-        const std::uint64_t W = state_size(p);
-        for (std::uint64_t i = 0; i < W; ++i) ws[i] = 0.0;
-        for (std::uint32_t i = 0; i < kSlots; ++i) dg[i] = 0.0;
-        release(p, c, ws, 0, noise); // s~_0 (the padded tree's initial draws; 0 for binary or without noise)
-        double* y = arr(p, ws, 1);
-        double* grad = arr(p, ws, 8);
-        const double* sn = arr(p, ws, 3);
-        for (std::uint32_t i = 0; i < p.dom.n; ++i) grad[i] = p.eta * sn[i];
-        domains::lo(p.dom, grad, y, arr(p, ws, 9));
-        for (std::uint64_t k = 0; k < p.batch; ++k) fw_step(p, ws, k);
-        double* xc = arr(p, ws, 0);
-        for (std::uint32_t i = 0; i < p.dom.n; ++i) xc[i] = y[i];
-    }
-
-    /// x_t (call before round(t)), for one-lane teams (tests, inspection). Uses the direction scratch of the state.
+    /// x_t (call before round(t)) into x (n doubles), for one-lane teams in double (tests, inspection): x~ +
+    /// zeta u_t with u_t from the scalar direction(), shrunk as round() does.
     template <class Team, class WS>
     static void play(const Params& p, const Team& team, const WS& ws, std::uint64_t t, double* x) {
-        play_point(p, InstanceCtx{team.key().seed, team.key().stream, team.instance()}, ws.dbl[0].data(), t, x);
-    }
-
-    /// The point x_t this instance plays in round t, into x (n doubles), given its state before round t; z:
-    /// the round's normals if already drawn (round()), else null (drawn here, one coordinate at a time).
-    DPR_HD static void play_point(const Params& p, const InstanceCtx& c, double* ws, std::uint64_t t,
-                                  double* x, const double* z = nullptr) {
-        double* u = arr(p, ws, 5);
-        if (z) {
-            for (std::uint32_t i = 0; i < p.dom.n; ++i) u[i] = z[i];
-            bco_detail::direction_from_normals(p.dom, u, arr(p, ws, 9));
-        } else {
-            bco_detail::direction(p.dom, c, t, u, arr(p, ws, 9));
-        }
-        const double* xc = arr(p, ws, 0);
-        for (std::uint32_t i = 0; i < p.dom.n; ++i) x[i] = xc[i] + p.zeta * u[i];
+        const std::uint32_t n = p.dom.n;
+        std::vector<double> u(n), scratch(domains::scratch_size(p.dom));
+        bco_detail::direction(p.dom, InstanceCtx{team.key().seed, team.key().stream, team.instance()}, t,
+                              u.data(), scratch.data());
+        const auto xc = ws.real[0].row(kXc);
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = static_cast<double>(xc[i]) + p.zeta * u[i];
         if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, x); // App. D: the query of f'_t
     }
 
-    /// Round t: the team draws the direction's n normals on lane values (SIMD lanes over coordinates on the
-    /// CPU, the threads of a warp on a GPU: the Philox block, log, cos and sqrt per coordinate were most of
-    /// the round), then rank 0 runs the rest of the round as scalar code. The normals are direction()'s, bit
-    /// for bit.
+    /// Round t over the team: u_t and the played point on lanes, f_t, g~ += F_t u_t, one FW step (its LO
+    /// oracle on lanes for the simplex, on rank 0 for the other sets), and at the end of a batch S, x~ and
+    /// the release s~.
     template <class Team, class WS, class Row>
-    DPR_HD static RoundCharge<double> round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
-                                            const Row& row) {
-        const auto z = ws.dbl[1];
-        team.for_each(p.dom.n,
-                      [&](auto i) { team.store(z, i, bco_detail::exploration_normal<double>(team, t, i)); });
-        const double* noise = nullptr; // Z_R of the batch R this round ends, drawn by the team (double runs)
-        if constexpr (sizeof(typename Team::real) == 8) {
-            if (p.prefix.on() && t < p.T && (t - 1) % p.batch + 1 == p.batch) {
-                draw_release(p, team, ws, (t - 1) / p.batch + 1);
-                noise = ws.dbl[2].data();
-            }
-        }
-        team.sync();
-        double charged = 0.0;
-        const InstanceCtx c{team.key().seed, team.key().stream, team.instance()};
-        if (team.rank() == 0)
-            charged = round_serial(p, c, ws.dbl[0].data(), z.data(), noise, ws.scalars.data(), t, row.exact);
-        charged = team.broadcast(charged);
-        return {charged, charged};
-    }
-
-    /// The round as scalar code; z: the round's normals (null: drawn here), noise: Z_R if this round ends
-    /// batch R (null: regenerated here).
-    DPR_HD static double round_serial(const Params& p, const InstanceCtx& c, double* ws, const double* z,
-                                      const double* noise, double* dg, std::uint64_t t, const double* row) {
+    DPR_HD static auto round(const Params& p, const Team& team, const WS& ws, std::uint64_t t,
+                             const Row& row) {
+        const auto A = ws.real[0];
         const std::uint32_t n = p.dom.n;
-        double* x = arr(p, ws, 6);
-        play_point(p, c, ws, t, x, z);
-        const double f = bco_detail::loss_value(p.loss, row, x, n); // the bandit feedback: the only use of the row
-        const double fc = f > p.clip ? p.clip : f < -p.clip ? -p.clip : f;
-        if (std::fabs(f) > p.clip * (1.0 + 1e-9)) dg[kClipped] += 1.0;
-        const double F = static_cast<double>(p.n_eff) / p.zeta * fc;
-        double* g = arr(p, ws, 4);
-        const double* u = arr(p, ws, 5);
-        for (std::uint32_t i = 0; i < n; ++i) g[i] += F * u[i];
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        using UR = typename Team::template uni<R>;
+        using UD = typename Team::template uni<double>;
+        const auto U = A.row(kU), G = A.row(kG), S = A.row(kS);
+        const UR inv = bco_detail::team_direction(team, p.dom, t, U, ws.dbl[0]);
+        const UR f = bco_detail::play_and_query(
+            team, p.dom, p.loss, p.zeta, p.alpha, inv, U, A.row(kXc), A.row(kX),
+            [&](auto i) { return team.load(A.row(kCentre), i); }, row);
+        const UR C(static_cast<R>(p.clip));
+        const UR fc = select(f > C, C, select(f < -C, -C, f));
+        const UR F = UR(static_cast<R>(static_cast<double>(p.n_eff) / p.zeta)) * fc;
+        team.for_each(n, [&](auto i) { team.store(G, i, team.load(G, i) + V(F) * team.load(U, i)); });
+        const auto bump = [&](Slot k, const UD& v) { // diagnostics: rank 0, the largest value so far
+            if (team.rank() == 0)
+                team.put(ws.scalars, k, select(v > team.get(ws.scalars, k), v, team.get(ws.scalars, k)));
+        };
+        if (team.rank() == 0)
+            team.put(ws.scalars, kClipped,
+                     team.get(ws.scalars, kClipped) +
+                         select(convert<double>(vabs(f)) > UD(p.clip * (1.0 + 1e-9)), UD(1.0), UD(0.0)));
         const std::uint64_t r = (t - 1) % p.batch; // FW steps taken in this batch before this round's
         const bool last = r + 1 == p.batch || t == p.T;
         if (t < p.T) {
-            const double gap = fw_step(p, ws, r);
+            const UD gap = convert<double>(fw_step(p, team, ws, r));
             if (last) {
-                dg[kGapLast] = gap;
-                dg[kGapMax] = gap > dg[kGapMax] ? gap : dg[kGapMax];
+                if (team.rank() == 0) team.put(ws.scalars, kGapLast, gap);
+                bump(kGapMax, gap);
             }
         }
         if (last) {
-            double gq = 0.0;
-            double* S = arr(p, ws, 2);
-            for (std::uint32_t i = 0; i < n; ++i) {
-                gq += g[i] * g[i];
-                S[i] += g[i];
-                g[i] = 0.0;
-            }
-            dg[kGradMax] = std::sqrt(gq) > dg[kGradMax] ? std::sqrt(gq) : dg[kGradMax];
-            dg[kGradSq] += gq;
-            const double out = bco_detail::outside(p.dom, x, arr(p, ws, 7), p.alpha > 0.0 ? 0.0 : p.zeta); // graph sets: a bound
-            dg[kOutside] = out > dg[kOutside] ? out : dg[kOutside];
-            const std::uint64_t R = (t - 1) / p.batch + 1; // the batch that just ended
+            const auto gq = team.template reduce<1, 0>(n, [&](auto i) {
+                Contrib<V, 1, 0> c;
+                const V g = team.load(G, i);
+                c.sum[0] = g * g;
+                team.store(S, i, team.load(S, i) + g);
+                team.store(G, i, V(R(0)));
+                return c;
+            });
+            const UD gq2 = convert<double>(gq.sum[0]);
+            bump(kGradMax, vsqrt(gq2));
+            if (team.rank() == 0) team.put(ws.scalars, kGradSq, team.get(ws.scalars, kGradSq) + gq2);
+            // The distance of the batch's last play from D (graph sets: a bound, zeta, or 0 with shrink).
+            const UD out =
+                p.dom.has_projection()
+                    ? vsqrt(convert<double>(domains::project_team(team, p.dom, A.row(kX), A.row(kV))))
+                    : UD(p.alpha > 0.0 ? 0.0 : p.zeta);
+            bump(kOutside, out);
             if (t < p.T) {
-                const double* y = arr(p, ws, 1);
-                double* xc = arr(p, ws, 0);
-                for (std::uint32_t i = 0; i < n; ++i) xc[i] = y[i];
-                const double z = release(p, c, ws, R, noise);
-                dg[kNoiseMax] = z > dg[kNoiseMax] ? z : dg[kNoiseMax];
+                team.for_each(n, [&](auto i) { team.store(A.row(kXc), i, team.load(A.row(kY), i)); });
+                bump(kNoiseMax, convert<double>(release(p, team, ws, (t - 1) / p.batch + 1)));
             }
         }
-        return f;
+        team.sync();
+        const UD charged = convert<double>(f);
+        return RoundCharge<UD>{charged, charged};
     }
 
     DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {

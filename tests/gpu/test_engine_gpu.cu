@@ -235,9 +235,9 @@ TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
                 }
 }
 
-// The serial-round learners (kSerialRound: all the scalar learners but tree-experts, which loops over d with its
-// team) run the same code on a thread of their own or on rank 0 of a warp: the same bits, whichever the automatic
-// policy picks (cuda/engine_impl.cuh kSerialThreadMinInstances).
+// The serial-round learners (kSerialRound: SCRiBLe and DP-SCRiBLe; not tree-experts, which loops over d with
+// its team) run the same code on a thread of their own or on rank 0 of a warp: the same bits, whichever the
+// automatic policy picks (cuda/engine_impl.cuh kSerialThreadMinInstances).
 TEST(GpuEngine, SerialLearnersGiveTheSameBitsOnAThreadOrAWarp) {
     DPR_REQUIRE_GPU();
     const std::uint32_t d = 40;

@@ -14,14 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "learners/simulate.hpp"
-#include "learners/solo.hpp"
 #include "cli/run_cli.hpp"
 #include "kernels/adversaries/bco_convex.hpp"
 #include "kernels/adversaries/bco_linear.hpp"
 #include "kernels/domains/build.hpp"
 #include "kernels/learners/fkm.hpp"
 #include "kernels/learners/private_bandit_fw.hpp"
+#include "kernels/sim/instance_loop.hpp"
+#include "learners/simulate.hpp"
+#include "learners/solo.hpp"
 
 namespace dpr {
 namespace {
@@ -338,9 +339,9 @@ TEST(Env21, FrankWolfeMeetsItsRateAgainstTheExactMinimiser) {
         for (int rule : {0, 1}) {
             auto p = params<GarberKretzu>(D, 1024, {{"fw_step", static_cast<double>(rule)}});
             p.eta = 1.0;
-            std::vector<double> ws(GarberKretzu::state_size(p), 0.0);
-            double* y = GarberKretzu::arr(p, ws.data(), 1);
-            double* sn = GarberKretzu::arr(p, ws.data(), 3);
+            test::Solo<GarberKretzu> solo(p, 1, 0);
+            const auto y = solo.ws().real[0].row(GarberKretzu::kY),
+                       sn = solo.ws().real[0].row(GarberKretzu::kSn);
             for (std::uint32_t i = 0; i < D.n; ++i) sn[i] = std::sin(0.7 * i + 0.2) * 0.8;
             Vec target(D.n), xs(D.n);
             for (std::uint32_t i = 0; i < D.n; ++i) target[i] = -p.eta * sn[i];
@@ -353,11 +354,11 @@ TEST(Env21, FrankWolfeMeetsItsRateAgainstTheExactMinimiser) {
             const double qstar = q(xs.data());
             Vec grad(D.n), scratch(domains::scratch_size(D));
             for (std::uint32_t i = 0; i < D.n; ++i) grad[i] = p.eta * sn[i];
-            domains::lo(D, grad.data(), y, scratch.data());
+            domains::lo(D, grad.data(), y.data(), scratch.data());
             double last_gap = 0.0;
             for (std::uint64_t k = 1; k <= 400; ++k) {
-                last_gap = GarberKretzu::fw_step(p, ws.data(), k - 1);
-                const double excess = q(y) - qstar;
+                last_gap = GarberKretzu::fw_step(p, solo.team(), solo.ws(), k - 1);
+                const double excess = q(y.data()) - qstar;
                 EXPECT_GE(excess, -1e-9) << domains::domain_name(kind);
                 EXPECT_LE(excess, 10.0 * D.diameter * D.diameter / static_cast<double>(k))
                     << domains::domain_name(kind) << " rule " << rule << " k " << k;
@@ -427,8 +428,8 @@ TEST(Env21, SensitivityOfOneSwapIsWithinTheCalibratedDelta) {
                 A.round(t, row.data());
                 B.round(t, row2.data());
             }
-            const double* SA = A.dbl(0) + 2 * n;
-            const double* SB = B.dbl(0) + 2 * n;
+            const auto SA = A.ws().real[0].row(PrivateBanditFw::kS),
+                       SB = B.ws().real[0].row(PrivateBanditFw::kS);
             double l2 = 0.0, l1 = 0.0;
             for (std::uint32_t i = 0; i < n; ++i) {
                 l2 += (SA[i] - SB[i]) * (SA[i] - SB[i]);
@@ -526,6 +527,14 @@ TEST(Env21, DefaultCalibrationNeverGuaranteesLessThanRequested) {
     EXPECT_GT(paper_kept, 0);
 }
 
+/// Distance from x to D for the sets with a projection; `fallback` for the others (tmp: n doubles).
+double outside(const domains::Domain& D, const double* x, double* tmp, double fallback) {
+    if (!domains::project(D, x, tmp)) return fallback;
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) sq += (x[i] - tmp[i]) * (x[i] - tmp[i]);
+    return std::sqrt(sq);
+}
+
 /// fkm's algorithm as scalar double code over domain.hpp's functions (the learner's header, step by step):
 /// the oracle of the team-written learner.
 struct ScalarFkm {
@@ -545,8 +554,7 @@ struct ScalarFkm {
         for (std::uint32_t i = 0; i < n; ++i) played[i] = x[i] + p.zeta * u[i];
         if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, played.data());
         const double f = learners::bco_detail::loss_value(p.loss, row, played.data(), n);
-        outside_max =
-            std::max(outside_max, learners::bco_detail::outside(p.dom, played.data(), tmp.data(), 0.0));
+        outside_max = std::max(outside_max, outside(p.dom, played.data(), tmp.data(), 0.0));
         if (t < p.T) {
             const double step = p.eta * static_cast<double>(p.n_eff) / p.zeta * f;
             for (std::uint32_t i = 0; i < n; ++i) tmp[i] = x[i] - step * u[i];
@@ -601,40 +609,204 @@ TEST(Env21, FkmOnOneLaneInDoubleIsItsScalarAlgorithmBitForBit) {
     }
 }
 
-TEST(Env21, TheTeamDrawnNormalsAndNoiseAreTheScalarDrawsBitForBit) {
-    // private-bandit-fw and garber-kretzu draw the direction's normals, and in double the noise Z_R of each
-    // release (the prefix mechanism's state path), over the team on lane values, then run the round as scalar
-    // code; round_serial with neither draws the normals one coordinate at a time (bco_detail::direction) and
-    // regenerates Z_R from the definition. The two must be the same rounds: every charge and the whole state,
-    // on every set, without noise and under every prefix mechanism (padded tree, Honaker, BLT).
+/// private-bandit-fw (garber-kretzu: L = GarberKretzu) as scalar double code over domain.hpp's functions, the
+/// learner's header step by step, with the normals of bco_detail::direction() and the noise Z_R regenerated
+/// from the prefix mechanism's definition: the oracle of the team-written learner.
+template <class L>
+struct ScalarBanditFw {
+    typename L::Params p;
+    learners::InstanceCtx c;
+    std::uint32_t n;
+    Vec xc, y, S, sn, g, u, x, v, grad, scratch;
+    double dg[L::kSlots] = {};
+
+    static double bigger(double a, double b) { return a > b ? a : b; } // the learner's running maxima
+
+    ScalarBanditFw(const typename L::Params& p_, std::uint32_t seed, std::uint32_t instance)
+        : p(p_), c{seed, 0, instance}, n(p.dom.n), xc(n), y(n), S(n), sn(n), g(n), u(n), x(n), v(n), grad(n),
+          scratch(domains::scratch_size(p.dom)) {
+        release(0); // s~_0
+        for (std::uint32_t i = 0; i < n; ++i) grad[i] = p.eta * sn[i];
+        domains::lo(p.dom, grad.data(), y.data(), scratch.data());
+        for (std::uint64_t k = 0; k < p.batch; ++k) fw_step(k);
+        xc = y;
+    }
+    double release(std::uint64_t R) { // s~_R = S + Z_R; returns ||Z_R||
+        double sq = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const double z = p.prefix.on()
+                                 ? p.prefix.template regenerate<double>(c.seed, c.stream, c.instance, R, i)
+                                 : 0.0;
+            sn[i] = p.prefix.on() ? S[i] + z : S[i];
+            sq += z * z;
+        }
+        return std::sqrt(sq);
+    }
+    double fw_step(std::uint64_t k) {
+        for (std::uint32_t i = 0; i < n; ++i) grad[i] = y[i] + p.eta * sn[i];
+        domains::lo(p.dom, grad.data(), v.data(), scratch.data());
+        double gap = 0.0, dd = 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            gap += (y[i] - v[i]) * grad[i];
+            dd += (y[i] - v[i]) * (y[i] - v[i]);
+        }
+        double gamma = 2.0 / (static_cast<double>(k) + 2.0);
+        if (p.line_search) gamma = dd > 0.0 ? std::clamp(gap / dd, 0.0, 1.0) : 0.0;
+        for (std::uint32_t i = 0; i < n; ++i) y[i] += gamma * (v[i] - y[i]);
+        return gap;
+    }
+    double round(std::uint64_t t, const double* row) {
+        learners::bco_detail::direction(p.dom, c, t, u.data(), scratch.data());
+        for (std::uint32_t i = 0; i < n; ++i) x[i] = xc[i] + p.zeta * u[i];
+        if (p.alpha > 0.0) domains::shrink_towards_centre(p.dom, p.alpha, x.data());
+        const double f = learners::bco_detail::loss_value(p.loss, row, x.data(), n);
+        const double fc = f > p.clip ? p.clip : f < -p.clip ? -p.clip : f;
+        if (std::fabs(f) > p.clip * (1.0 + 1e-9)) dg[L::kClipped] += 1.0;
+        const double F = static_cast<double>(p.n_eff) / p.zeta * fc;
+        for (std::uint32_t i = 0; i < n; ++i) g[i] += F * u[i];
+        const std::uint64_t r = (t - 1) % p.batch;
+        const bool last = r + 1 == p.batch || t == p.T;
+        if (t < p.T) {
+            const double gap = fw_step(r);
+            if (last) {
+                dg[L::kGapLast] = gap;
+                dg[L::kGapMax] = bigger(gap, dg[L::kGapMax]);
+            }
+        }
+        if (last) {
+            double gq = 0.0;
+            for (std::uint32_t i = 0; i < n; ++i) {
+                gq += g[i] * g[i];
+                S[i] += g[i];
+                g[i] = 0.0;
+            }
+            dg[L::kGradMax] = bigger(std::sqrt(gq), dg[L::kGradMax]);
+            dg[L::kGradSq] += gq;
+            dg[L::kOutside] =
+                bigger(outside(p.dom, x.data(), v.data(), p.alpha > 0.0 ? 0.0 : p.zeta), dg[L::kOutside]);
+            if (t < p.T) {
+                xc = y;
+                dg[L::kNoiseMax] = bigger(release((t - 1) / p.batch + 1), dg[L::kNoiseMax]);
+            }
+        }
+        return f;
+    }
+};
+
+TEST(Env21, TheFrankWolfeLearnersOnOneLaneInDoubleAreTheirScalarAlgorithmBitForBit) {
+    // private-bandit-fw and garber-kretzu are written over a team (lanes for the direction, the play, the FW
+    // step and the release; rank 0 for the LO oracles and graph projections without a lane version). On the
+    // serial team in double (a GPU thread per instance) they must be ScalarBanditFw: every charge and every
+    // state row (x~, y, S, s~, g~) after every round, and the diagnostics, on every set, with and without
+    // App. D's shrinking, without noise and under every prefix mechanism (padded tree, Honaker, BLT).
     for (domains::DomainKind kind : kAllSets) {
         const domains::Domain D = domain(kind, 6);
         const std::uint64_t T = 120;
-        const auto check = [&](auto tag, test::KeyList keys) {
+        const auto check = [&](auto tag, test::KeyList keys, bool shrink) {
             using L = decltype(tag);
-            const typename L::Params p = params<L>(D, T, keys);
-            test::Solo<L> team(p, 9, 4), scalar(p, 9, 4);
-            const learners::InstanceCtx c{9, 0, 4};
+            typename L::Params p = params<L>(D, T, keys);
+            if (shrink) p.alpha = learners::bco_detail::shrink_alpha(D, true, p.zeta = 0.01);
+            const std::string where = std::string(L::kName) + " " + domains::domain_name(kind) +
+                                      (shrink ? " shrink" : "") + (p.prefix.on() ? " noise" : "");
+            test::Solo<L> team(p, 9, 4);
+            ScalarBanditFw<L> scalar(p, 9, 4);
             std::mt19937_64 gen(5);
             std::uniform_real_distribution<double> unif(-0.2, 0.2);
             Vec row(D.n + 1);
+            const auto rows = team.ws().real[0];
             for (std::uint64_t t = 1; t <= T; ++t) {
                 for (double& v : row) v = unif(gen);
                 const auto r = team.round(t, row.data());
-                const double f = L::round_serial(p, c, scalar.ws().dbl[0].data(), nullptr, nullptr,
-                                                 scalar.ws().scalars.data(), t, row.data());
-                ASSERT_EQ(r.expected, f) << L::kName << " " << domains::domain_name(kind) << " round " << t;
+                ASSERT_EQ(r.expected, scalar.round(t, row.data())) << where << " round " << t;
+                for (std::uint32_t i = 0; i < D.n; ++i) {
+                    ASSERT_EQ(rows.row(L::kXc)[i], scalar.xc[i]) << where << " round " << t << " x~_" << i;
+                    ASSERT_EQ(rows.row(L::kY)[i], scalar.y[i]) << where << " round " << t << " y_" << i;
+                    ASSERT_EQ(rows.row(L::kS)[i], scalar.S[i]) << where << " round " << t << " S_" << i;
+                    ASSERT_EQ(rows.row(L::kSn)[i], scalar.sn[i]) << where << " round " << t << " s~_" << i;
+                    ASSERT_EQ(rows.row(L::kG)[i], scalar.g[i]) << where << " round " << t << " g~_" << i;
+                }
             }
-            const Vec a = team.state(), b = scalar.state();
-            const std::size_t state = L::state_size(p); // the state array; the normals array after it differs
-            for (std::size_t j = 0; j < state; ++j) ASSERT_EQ(a[j], b[j]) << L::kName << " state " << j;
-            EXPECT_EQ(team.diagnostics(), scalar.diagnostics()) << L::kName;
+            Vec expect(L::kDiagnostics.size());
+            L::diagnostics(p, scalar.dg, expect.data());
+            EXPECT_EQ(team.diagnostics(), expect) << where;
         };
-        check(GarberKretzu{}, {});
-        check(PrivateBanditFw{}, {{"epsilon", 1.0}});
-        check(PrivateBanditFw{}, {{"epsilon", 1.0}, {"mechanism", 2.0}}); // Honaker
-        check(PrivateBanditFw{},
-              {{"epsilon", 1.0}, {"delta", 1e-5}, {"noise", 1.0}, {"mechanism", 3.0}}); // BLT
+        for (bool shrink : {false, true}) {
+            if (shrink && !(domains::inradius(D) > 0.01)) continue; // no certified ball (or too small) here
+            check(GarberKretzu{}, {}, shrink);
+            check(PrivateBanditFw{}, {{"epsilon", 1.0}}, shrink);
+            check(PrivateBanditFw{}, {{"epsilon", 1.0}, {"mechanism", 2.0}}, shrink); // Honaker
+            check(PrivateBanditFw{}, {{"epsilon", 1.0}, {"delta", 1e-5}, {"noise", 1.0}, {"mechanism", 3.0}},
+                  shrink); // BLT
+        }
+    }
+}
+
+/// Instance lanes (a SIMD step of 16 instances, with a scalar section per instance for the LO oracles but the
+/// simplex's and for the graph sets' projections) give each instance the serial team's bits -- what a GPU
+/// thread per instance runs -- for learner L on the problem `simulate` builds from these keys.
+template <class L, class R>
+void expect_instance_lanes_are_the_serial_team(const char* name, test::KeyList lkeys, test::KeyList akeys,
+                                               Precision prec) {
+    static const auto linfo = config::describe_all<learners::AllLearners>("learner");
+    static const auto ainfo = config::describe_all<adversaries::AllAdversaries>("adversary");
+    const std::uint64_t T = 70;
+    test::SimOptions o;
+    o.precision = prec;
+    o.lanes = "instances";
+    const auto eng = test::simulate(name, lkeys, "bco-linear", akeys, 9, T, 20, 2, 3, false, 6, 0, o);
+    const std::string where = std::string(name) + " " + (prec == Precision::Float ? "float" : "double");
+    EXPECT_NE(eng.policy.find("instance lanes"), std::string::npos) << where << ": " << eng.policy;
+    // The problem as simulate() builds it.
+    Problem pb;
+    pb.d = 9;
+    pb.T = T;
+    pb.seed = 3;
+    const KeyValues akv = test::key_values(ainfo, "bco-linear", akeys);
+    domains::Domain dom;
+    for (const auto& c : ainfo)
+        if (c.name == "bco-linear") {
+            const std::uint32_t implied = c.dimension(akv);
+            if (implied != 0 && implied != domains::kInvalidDimension) pb.d = implied;
+            Diagnostic diag;
+            ASSERT_TRUE(c.domain(akv, pb.d, dom, diag)) << diag.message;
+            pb.domain = &dom;
+        }
+    const AdversaryRuntime ar = resolve_adversary("bco-linear", akv, pb);
+    pb.loss = ar.loss;
+    const LearnerRuntime lr = resolve_learner(name, test::key_values(linfo, name, lkeys), pb);
+    typename L::Params p;
+    std::memcpy(&p, lr.params.data(), sizeof p);
+    const adversaries::SequenceCtx sc{3, 0, adversaries::kSharedSequence};
+    const std::uint32_t W = static_cast<std::uint32_t>(ar.row_width);
+    Vec row(W), Lsum(W, 0.0);
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        ar.fill(sc, t, row.data());
+        for (std::uint32_t i = 0; i < W; ++i) Lsum[i] += row[i];
+    }
+    const double cmp = ar.comparator(Lsum.data(), W);
+    for (std::uint32_t k : {0u, 7u, 19u}) {
+        test::Solo<L, R> solo(p, 3, k);
+        sim::CompensatedSum<double> e;
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            ar.fill(sc, t, row.data());
+            e.add(solo.round(t, row.data()).expected);
+        }
+        EXPECT_EQ(eng.final_regret[k], e.value() - cmp)
+            << where << " " << domains::domain_name(p.dom.kind) << " instance " << k;
+    }
+}
+
+TEST(Env21, TheFrankWolfeLearnersInInstanceLanesAreTheSerialTeamOnEverySet) {
+    for (double set : {0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0}) {
+        const test::KeyList akeys = {{"set", set}, {"k", 3.0}, {"nodes", 5.0}};
+        expect_instance_lanes_are_the_serial_team<GarberKretzu, double>("garber-kretzu", {}, akeys,
+                                                                        Precision::Double);
+        expect_instance_lanes_are_the_serial_team<GarberKretzu, float>("garber-kretzu", {}, akeys,
+                                                                       Precision::Float);
+        expect_instance_lanes_are_the_serial_team<PrivateBanditFw, double>(
+            "private-bandit-fw", {{"epsilon", 1.0}}, akeys, Precision::Double);
+        expect_instance_lanes_are_the_serial_team<PrivateBanditFw, float>(
+            "private-bandit-fw", {{"epsilon", 1.0}}, akeys, Precision::Float);
     }
 }
 
