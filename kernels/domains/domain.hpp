@@ -1,41 +1,39 @@
 #pragma once
-// Decision sets given by a linear-optimisation (LO) oracle (docs/spec/env21.md §B3, docs/spec/checks.md
-// §3.3): the sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp)
-// play, and the projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
+// Decision sets given by a linear-optimisation (LO) oracle (docs/spec/env21.md §B3, docs/spec/checks.md §3.3): the
+// sets on which the projection-free learners of ENV21 (kernels/learners/private_bandit_fw.hpp) play, and the
+// projection-based FKM reference (kernels/learners/fkm.hpp) where projection is cheap.
 //
-//   kind           D                                              LO(v) = argmin_{x in D} <v, x> diameter dim
-//   aff simplex        {x >= 0, sum x = 1}                            e_{argmin v} sqrt 2       n - 1 l1-ball
-//   {||x||_1 <= r}                                 -r sign(v_i*) e_i*, i* = argmax |v_i| 2r           n
-//   l2-ball        {||x||_2 <= r}                                 -r v / ||v||_2                       2r n
-//   cube           [-1, 1]^n                                      -sign(v)                             2 sqrt
-//   n     n k-subsets      {x in [0,1]^n, sum x = k} (uniform matroid)    1 on the k smallest v_i sqrt(2
-//   min(k, n-k))  n - 1 spanning-tree  conv{1_T : T spanning tree of G}               minimum spanning tree
-//   (Kruskal)      <= sqrt(2(|V|-1))    |E| - #blocks st-path        conv{1_P : P s-t path of the DAG G}
-//   shortest s-t path (one pass over     <= sqrt(2 P_max)     |E'| - |V'| + 1
+//   kind           D                                              LO(v) = argmin_{x in D} <v, x>      diameter     dim aff
+//   simplex        {x >= 0, sum x = 1}                            e_{argmin v}                         sqrt 2       n - 1
+//   l1-ball        {||x||_1 <= r}                                 -r sign(v_i*) e_i*, i* = argmax |v_i| 2r           n
+//   l2-ball        {||x||_2 <= r}                                 -r v / ||v||_2                       2r           n
+//   cube           [-1, 1]^n                                      -sign(v)                             2 sqrt n     n
+//   k-subsets      {x in [0,1]^n, sum x = k} (uniform matroid)    1 on the k smallest v_i              sqrt(2 min(k, n-k))  n - 1
+//   spanning-tree  conv{1_T : T spanning tree of G}               minimum spanning tree (Kruskal)      <= sqrt(2(|V|-1))    |E| - #blocks
+//   st-path        conv{1_P : P s-t path of the DAG G}            shortest s-t path (one pass over     <= sqrt(2 P_max)     |E'| - |V'| + 1
 //                                                                 the edges in topological order)
 // (#blocks: the 2-connected blocks of G, a bridge being a block of its own = the graphic matroid's connected
 // components; E', V': the edges and nodes on some s-t path, P_max the most edges on one.) Ties are broken
 // towards the lower index (coordinate, edge), so every oracle is a deterministic function of v.
 //
-// Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples
-// its direction (docs/spec/env21.md §B2, domain assumption: on a set that is not full-dimensional, u is drawn
-// in the subspace parallel to aff(D) and n_eff = dim aff(D)): project_parallel() maps z in R^n to that
-// subspace -- z minus its mean (simplex, k-subsets), minus its mean over the block of each edge (spanning
-// tree: x(B) = rank(B) is constant on every block B), the projection onto the circulations of the useful
-// subgraph (s-t paths: B x = const for its node-edge incidence B; computed as z - B^T phi, L phi = B z with L
-// = B B^T its Laplacian, by conjugate gradients), identity otherwise. And, for the sets where it is cheap,
-// the Euclidean projection onto D (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by
-// Michelot's finite algorithm; k-subsets exactly, by bisection on the shift of a clipped vector until it
-// brackets one linear piece, then its root).
+// Each set also knows the linear subspace parallel to its affine hull, where the one-point estimator samples its
+// direction (docs/spec/env21.md §B2, domain assumption: on a set that is not full-dimensional, u is drawn in the
+// subspace parallel to aff(D) and n_eff = dim aff(D)): project_parallel() maps z in R^n to that subspace -- z minus
+// its mean (simplex, k-subsets), minus its mean over the block of each edge (spanning tree: x(B) = rank(B) is
+// constant on every block B), the projection onto the circulations of the useful subgraph (s-t paths: B x = const for
+// its node-edge incidence B; computed as z - B^T phi, L phi = B z with L = B B^T its Laplacian, by conjugate
+// gradients), identity otherwise. And, for the sets where it is cheap, the Euclidean projection onto D
+// (project(): l2 ball and cube in closed form; simplex and l1 ball exactly by Michelot's finite algorithm; k-subsets
+// exactly, by bisection on the shift of a clipped vector until it brackets one linear piece, then its root).
 //
-// Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices
-// are stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. The LO
-// oracle and the parallel projection also take StridedViews (kernels/core/team.hpp) for their arrays: an
-// instance's state in an interleaved layout, read in place by a scalar section of a team (each_instance). A
-// Domain is trivially copyable and part of a learner's Params (about 16 KB with kMaxDim = 1024
-// edges/coordinates, the size the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it
-// from the adversary's keys and validates graphs (kernels/domains/build.hpp). Params go to a kernel by value:
-// CUDA allows 32764 bytes of kernel parameters (12.1+, Volta+), so a Domain must stay well under that.
+// Everything is scalar code over plain arrays with caller-provided scratch (scratch_size() doubles; indices are
+// stored in doubles, exact below 2^53), callable from a GPU thread: no allocation, no recursion. lo() and
+// project_parallel() also take StridedViews (kernels/core/team.hpp) for their arrays: an instance's state in an
+// interleaved layout, read in place by a team's scalar section (each_instance). A Domain is
+// trivially copyable and part of a learner's Params (about 16 KB with kMaxDim = 1024 edges/coordinates, the size
+// the issue asks for: "n up to 1024 edges or coordinates"). Host code builds it from the adversary's keys and
+// validates graphs (kernels/domains/build.hpp). Params go to a kernel by value: CUDA allows 32764 bytes of kernel
+// parameters (12.1+, Volta+), so a Domain must stay well under that.
 #include <cmath>
 #include <cstdint>
 

@@ -89,7 +89,7 @@ struct Fkm : Learner<Geometry::Polytope> {
     }
 
     /// The rows of the state array (precision R, n each): x, u, the played point, the projection's output.
-    enum Row : int { kX = 0, kU = 1, kPlayed = 2, kProj = 3, kRows = 4 };
+    enum StateRow : int { kX = 0, kU = 1, kPlayed = 2, kProj = 3, kRows = 4 };
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
         return WorkspaceSpec{}.add_real(kRows, p.dom.n).scalars(1);
     }

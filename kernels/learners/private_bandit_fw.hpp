@@ -5,16 +5,15 @@
 // oracle (kernels/domains/domain.hpp; Geometry::Polytope, the adversary's `set` keys). The learner never
 // projects: one LO call per round.
 //
-// Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's
-// l2 diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
-//   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number
-//   of batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and zeta =
-//   D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
+// Parameters (B2 line 1; n = n_eff = dim aff(D), the dimension of the subspace u is sampled in; D = the set's l2
+// diameter; L = 1, the Lipschitz constant of the Affine, Absolute and Distance families, ||a_t||_2 <= 1):
+//   T_round = ceil(sqrt T) batches of T_batch = ceil(T / T_round) rounds (the last one truncated; the number of
+//   batches actually run is N_b = ceil(T / T_batch) <= T_round), eta = D / (T^{3/4} n^{1/2} L) and
+//   zeta = D n^{1/2} / T^{1/4} (keys `eta`, `zeta` override them).
 //
-// State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the
-// batch estimates), s~ (its private release), g~ (the current batch's estimate).
-//   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then
-//   T_batch
+// State: x~ (the point played during the current batch), y (the Frank-Wolfe iterate), S (the exact sum of the batch
+// estimates), s~ (its private release), g~ (the current batch's estimate).
+//   init:  s~_0 = Z_0 (the tree's initial output: 0, or the padded tree's k draws); y = LO(eta s~_0), then T_batch
 //          FW steps on q_1 (an implementation choice, docs/spec/env21.md §B2); x~_0 = y.
 //   round t of batch R (1-based), r = its index in the batch:
 //     u_t = P z / ||P z||, z ~ N(0, I_n)     P: the projection onto the subspace parallel to aff(D);
@@ -28,55 +27,52 @@
 //        2 / (k + 2), k = FW steps since the batch began (`fw_step = "open-loop"`)
 //   end of batch R: x~_R = y;  S += g~_R;  s~_R = S + Z_R (tree prefix R);  g~ = 0.
 // Batch R plays x~_{R-1} ~ grad omega^*(-eta s~_{R-2}): the staleness of Lemma C.3. With P = 0 (noise none,
-// epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws:
-// their regret is bitwise equal (tests/learners/test_env21.cpp).
+// epsilon = inf, or garber-kretzu) Z = 0 and the two learners run the same operations on the same draws: their
+// regret is bitwise equal (tests/learners/test_env21.cpp).
 //
-// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these
-// families are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the
-// shrinking of App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha
-// = zeta / r for the set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of
-// build.hpp interior_ball, spanning trees up to 20 nodes), and queries f_t at that point: every played point
-// then lies in D (outside_max = 0), at an extra regret <= T zeta L D / r (ENV21 App. D; docs/spec/env21.md
-// §B2). Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip
-// makes the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
+// The played point x_t lies within zeta of D (x~ is a convex combination of vertices); the losses of these families
+// are defined on all of R^n, so ENV21's assumption "f_t defined on D + zeta B" holds without the shrinking of
+// App. D. With `shrink = true` the learner runs on f'_t(x) = f_t(c + (1 - alpha)(x - c)), alpha = zeta / r for the
+// set's interior ball (c, r) (domains::inradius; on the graph sets the certified ball of build.hpp interior_ball,
+// spanning trees up to 20 nodes), and queries f_t at that point: every played point then lies in D
+// (outside_max = 0), at an extra regret <= T zeta L D / r (ENV21 App. D; docs/spec/env21.md §B2).
+// Since f_t has a zero in D and is L-Lipschitz, |f_t(x_t)| <= L (||x~ - x_0|| + zeta) <= C; the clip makes
+// the sensitivity below hold whatever the rows are (rounds clipped by more than rounding are counted).
 //
-// Privacy (ENV21 Lemma 5.1; docs/spec/env21.md §B2, docs/spec/checks.md §4.10). Replacing one f_t changes
-// only F_t u_t inside one g~_R (u_t is internal randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <=
-// sqrt(n_ambient):
+// Privacy (ENV21 Lemma 5.1; docs/spec/env21.md §B2, docs/spec/checks.md §4.10). Replacing one f_t changes only
+// F_t u_t inside one g~_R (u_t is internal randomness), so with ||u_t||_2 = 1 and ||u_t||_1 <= sqrt(n_ambient):
 //   Delta_2 = 2 (n / zeta) C,    Delta_1 = sqrt(n_ambient) Delta_2        (replace-one)
-// The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise
-// P:
+// The tree (§1.5, `tree` binary|padded) releases s~_0 .. s~_{N_b - 1}: h' = ceil(log2 N_b) levels. Node noise P:
 //   laplace   calibration = paper:        lambda = T^{1/2} n L ceil(log2 T) / eps                 (Lemma 5.1)
-//             calibration = sensitivity:  lambda = Delta_1 h' / eps                               (B2,
-//             derived)
+//             calibration = sensitivity:  lambda = Delta_1 h' / eps                               (B2, derived)
 //   gaussian  calibration = paper:        sigma = (T^{1/4} n^{1/2} L ceil(log2 T) ln(T/delta) / eps)
-//                                                 (ln((n+T)/delta) + sqrt((1 + T^{1/2}/n) ln((n+T)/delta)))
-//                                                 (Lemma 5.4)
+//                                                 (ln((n+T)/delta) + sqrt((1 + T^{1/2}/n) ln((n+T)/delta)))  (Lemma 5.4)
 //             calibration = sensitivity:  sigma from zCDP at (eps, delta) with Delta_2 over h' levels
 //   calibration = conservative (the default): the larger of the two scales. The paper's scale is not always
 //   conservative for the replace-one Delta above (Laplace at n = 1024, T = 1024, eps = 1: the drawn noise is
-//   eps = 1.18-DP); the larger scale never exceeds the requested (eps, delta), and equals the paper's
-//   wherever the paper's is already within the request (docs/experiments/env21.md §1).
+//   eps = 1.18-DP); the larger scale never exceeds the requested (eps, delta), and equals the paper's wherever the
+//   paper's is already within the request (docs/experiments/env21.md §1).
 // The report is always computed from the noise actually drawn and the replace-one Delta above
-// (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism),
-// so a paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based
-// calibration).
+// (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
+// paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based calibration).
+// In float runs f_t, the clip, F_t u_t, S and the noise are float: the Delta above then holds up to float rounding
+// (a relative 6e-8), and the node noise's tails end where the float samplers' do (docs/RANDOMNESS.md §7).
 //
-// Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v,
-// grad q_R(y)> of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max /
-// grad_norm_rms = max and root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D
-// n/zeta)^2 + T_batch^2 L^2); outside_max = max over batches of the distance from D of the batch's last
-// played point (exact for the sets with a projection; for the graph sets a bound, not a measurement: zeta, or
-// 0 with `shrink`); clipped_rounds; max_noise_l2 = max_R ||Z_R|| (private only).
+// Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)>
+// of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max
+// and root mean square over batches of ||g~_R|| (Lemma C.2: E||g~_R||^2 <= T_batch (L D n/zeta)^2 + T_batch^2 L^2);
+// outside_max = max over batches of the distance from D of the batch's last played point (exact for the sets with a
+// projection; for the graph sets a bound, not a measurement: zeta, or 0 with `shrink`); clipped_rounds; max_noise_l2 =
+// max_R ||Z_R|| (private only).
 //
-// Backends: written over a team (kInstanceLanes = true): instance lanes run 16 instances per SIMD step,
-// coordinate lanes split n over the lanes, a GPU thread, warp or block runs an instance. The direction, the
-// play, g~, the FW step's vectors and sums, S and the release run on lanes; what has no lane version runs in
-// a scalar section per instance (each_instance, over the instance's strided view of the state): the LO oracle
-// of every set but the simplex (whose LO is a team argmin) and the graph sets' parallel projection. The state
-// and the noise are in the run's precision. On one lane in double the round is the scalar algorithm above bit
-// for bit (tests/learners/test_env21.cpp); coordinate lanes add in their own order (docs/RANDOMNESS.md). Cost
-// per round O(n) plus one LO call (O(n log n) for spanning trees, O(n) for k-subsets).
+// Backends: written over a team (kInstanceLanes = true): instance lanes run 16 instances per SIMD step, coordinate
+// lanes split n over the lanes, a GPU thread, warp or block runs an instance. The direction, the play, g~, the FW
+// step's vectors and sums, S and the release run on lanes; what has no lane version runs in a scalar section per
+// instance (each_instance, over the instance's strided view of the state): the LO oracle of every set but the
+// simplex (whose LO is a team argmin) and the graph sets' parallel projection. The state and the noise are in the
+// run's precision. On one lane in double the round is the scalar algorithm above bit for bit
+// (tests/learners/test_env21.cpp); coordinate lanes add in their own order (docs/RANDOMNESS.md). Cost per round
+// O(n) plus one LO call (O(n log n) for spanning trees, O(n) for k-subsets).
 #include <algorithm>
 #include <vector>
 
@@ -234,14 +230,6 @@ play_and_query(const Team& team, const domains::Domain& D, LossFamily loss, doub
     if (distance) return vsqrt(f);
     f = f - convert<R>(team.loss_exact_at(row, typename Team::template uni<std::uint32_t>(D.n)));
     return loss == LossFamily::Absolute ? vabs(f) : f;
-}
-
-/// Distance from x to D for the sets with a projection; `fallback` for the others. tmp: n doubles.
-DPR_HD inline double outside(const domains::Domain& D, const double* x, double* tmp, double fallback) {
-    if (!domains::project(D, x, tmp)) return fallback;
-    double sq = 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) sq += (x[i] - tmp[i]) * (x[i] - tmp[i]);
-    return std::sqrt(sq);
 }
 
 /// The Polytope learners accept one-dimensional sets and up; a single point (dim aff 0) has nothing to learn.
@@ -506,7 +494,7 @@ struct BanditFw : Learner<Geometry::Polytope> {
 
     /// The rows of the state (the run's precision, n each): x~, y, S, s~, g~, the direction u, the played
     /// point, the LO vertex v, the FW gradient, and the centre that App. D's shrinking moves towards.
-    enum Row : int { kXc = 0, kY, kS, kSn, kG, kU, kX, kV, kGrad, kCentre, kRows };
+    enum StateRow : int { kXc = 0, kY, kS, kSn, kG, kU, kX, kV, kGrad, kCentre, kRows };
 
     /// The state rows, the scratch of the scalar sections (LO in, LO out, domains::scratch_size doubles), and
     /// the prefix mechanism's rows when there is noise.
