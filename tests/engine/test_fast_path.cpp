@@ -510,6 +510,11 @@ TEST(FastPath, ArgminIsTheLowestIndexOfTheSmallestKeyNaNNeverWinsAndAllNaNIsInBo
     big[0] = nan;
     cases.push_back({big, false, dpr::cpu::kTile + 17});
     cases.push_back({KeyTable(dpr::cpu::kTile + 3, nan), true, 0});
+    // Tied minima whose lanes are not in index order (16-lane packs: index 18 in lane 2, index 5 in lane 5):
+    // the fold across lanes must compare the indices, not keep the first lane.
+    KeyTable crossed(40, 10.0);
+    crossed[18] = crossed[5] = -1;
+    cases.push_back({crossed, false, 5});
     for (const Case& c : cases)
         for (const auto& [name, r] : {std::pair{"serial", serial_argmin(c.keys)},
                                       std::pair{"coordinate lanes", coord_argmin(c.keys)},
@@ -540,6 +545,9 @@ TEST(FastPath, ArgmaxIsTheLowestIndexOfTheLargestKeyWithArgminsRules) {
     big[2 * dpr::cpu::kTile + 1] = 2;
     big[0] = nan;
     cases.push_back({big, false, dpr::cpu::kTile + 17, 2});
+    KeyTable crossed(40, -10.0); // tied maxima in lanes out of index order (see the argmin test)
+    crossed[18] = crossed[5] = 1;
+    cases.push_back({crossed, false, 5, 1});
     for (const Case& c : cases)
         for (const auto& [name, r] : {std::pair{"serial", serial_argmin(c.keys, true)},
                                       std::pair{"coordinate lanes", coord_argmin(c.keys, true)},

@@ -21,6 +21,7 @@
 #include "kernels/learners/fkm.hpp"
 #include "kernels/learners/private_bandit_fw.hpp"
 #include "kernels/sim/instance_loop.hpp"
+#include "learners/emu_team.hpp"
 #include "learners/simulate.hpp"
 #include "learners/solo.hpp"
 
@@ -741,6 +742,46 @@ TEST(Env21, TheFrankWolfeLearnersOnOneLaneInDoubleAreTheirScalarAlgorithmBitForB
     }
 }
 
+TEST(Env21, TheFrankWolfeLearnersOnAnEmulatedWarpAgreeWithTheSerialTeamOnEverySet) {
+    // 32 CPU threads in lockstep as one team: the GPU warp's code path, with several members around every
+    // scalar section (the LO oracles but the simplex's, the graph sets' projection and ball centre) and the
+    // simplex's argmin. Every lane sees the serial team's charges to rounding (the sums run in the team's
+    // order), on all seven sets, with and without App. D's shrinking, with noise.
+    const std::uint64_t T = 60;
+    for (domains::DomainKind kind : kAllSets) {
+        const domains::Domain D = domain(kind, 40);
+        for (bool shrink : {false, true}) {
+            if (shrink && !(domains::inradius(D) > 0.01)) continue;
+            auto p = params<PrivateBanditFw>(D, T, {{"epsilon", 1.0}});
+            if (shrink) p.alpha = learners::bco_detail::shrink_alpha(D, true, p.zeta = 0.01);
+            const std::string where = std::string(domains::domain_name(kind)) + (shrink ? " shrink" : "");
+            std::mt19937_64 gen(11);
+            std::uniform_real_distribution<double> unif(-0.2, 0.2);
+            std::vector<Vec> rows(T + 1, Vec(D.n + 1));
+            for (auto& r : rows)
+                for (double& v : r) v = unif(gen);
+            test::Solo<PrivateBanditFw> solo(p, 3, 4);
+            Vec serial;
+            for (std::uint64_t t = 1; t <= T; ++t) serial.push_back(solo.round(t, rows[t].data()).expected);
+            const auto lanes =
+                test::run_emulated<PrivateBanditFw, double, Vec>(p, 32, 3, 4, [&](auto& team, auto& ws) {
+                    PrivateBanditFw::init(p, team, ws);
+                    Vec out;
+                    for (std::uint64_t t = 1; t <= T; ++t)
+                        out.push_back(PrivateBanditFw::round(
+                                          p, team, ws, t,
+                                          ScalarLossRow<double>{rows[t].data(), rows[t].data(), nullptr})
+                                          .expected);
+                    return out;
+                });
+            for (std::uint32_t lane = 0; lane < 32; ++lane)
+                for (std::uint64_t t = 0; t < T; ++t)
+                    ASSERT_NEAR(lanes[lane][t], serial[t], 1e-10 * (1 + std::fabs(serial[t])))
+                        << where << " lane " << lane << " round " << t + 1;
+        }
+    }
+}
+
 /// Instance lanes (a SIMD step of 16 instances, with a scalar section per instance for the LO oracles but the
 /// simplex's and for the graph sets' projections) give each instance the serial team's bits -- what a GPU
 /// thread per instance runs -- for learner L on the problem `simulate` builds from these keys.
@@ -793,6 +834,11 @@ void expect_instance_lanes_are_the_serial_team(const char* name, test::KeyList l
         }
         EXPECT_EQ(eng.final_regret[k], e.value() - cmp)
             << where << " " << domains::domain_name(p.dom.kind) << " instance " << k;
+        const Vec dg = solo.diagnostics();
+        for (std::size_t j = 0; j < dg.size(); ++j)
+            EXPECT_EQ(eng.diagnostic(L::kDiagnostics[j], k), dg[j])
+                << where << " " << domains::domain_name(p.dom.kind) << " instance " << k << " "
+                << L::kDiagnostics[j];
     }
 }
 
