@@ -113,15 +113,6 @@ void set_problem(P& p, const Problem& pb) {
     p.n_eff = p.dom.dim_aff > 0 ? p.dom.dim_aff : 1;
 }
 
-/// u <- P u / ||P u||: the direction from the normals z = u already drawn (direction() below).
-DPR_HD inline void direction_from_normals(const domains::Domain& D, double* u, double* scratch) {
-    domains::project_parallel(D, u, scratch);
-    double sq = 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) sq += u[i] * u[i];
-    const double inv = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
-    for (std::uint32_t i = 0; i < D.n; ++i) u[i] *= inv;
-}
-
 /// u = P z / ||P z|| with z_i from (Exploration, round t, element i): a uniform unit vector of the subspace
 /// parallel to aff(D). scratch: domains::scratch_size(D).
 DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std::uint64_t t, double* u,
@@ -130,7 +121,11 @@ DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std
         rng::WordStream src(c.id(rng::Purpose::Exploration, 0, static_cast<std::uint32_t>(t), i));
         u[i] = noise::gaussian(src, 1.0);
     }
-    direction_from_normals(D, u, scratch);
+    domains::project_parallel(D, u, scratch);
+    double sq = 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) sq += u[i] * u[i];
+    const double inv = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
+    for (std::uint32_t i = 0; i < D.n; ++i) u[i] *= inv;
 }
 
 /// The standard normal z_i of round t at coordinate(s) i of the team's instance(s), in precision T, on lane
@@ -201,7 +196,7 @@ team_direction(const Team& team, const domains::Domain& D, std::uint64_t t, cons
 /// The round's play over a team: U <- u_t = U * inv (team_direction), `to` <- the played point from + zeta
 /// u_t, shrunk towards centre(i) by App. D's alpha when alpha > 0 (c + (1 - alpha)(x - c)); returns f_t there
 /// (loss_value's family, from the row: <a, x> - b, its absolute value, or ||x - c||). On a one-lane team in
-/// double, the bits of direction_from_normals' scaling, the scalar play and loss_value.
+/// double, the bits of direction()'s scaling, the scalar play and loss_value.
 template <class Team, class View, class C, class Row>
 DPR_HD typename Team::template uni<typename Team::real>
 play_and_query(const Team& team, const domains::Domain& D, LossFamily loss, double zeta, double alpha,
@@ -508,7 +503,7 @@ struct BanditFw : Learner<Geometry::Polytope> {
 
     /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g): the simplex's
     /// lowest-index smallest coordinate on lanes (a team argmin over g as it is computed), the other sets'
-    /// oracle as scalar code on rank 0 (domains::lo over double copies in ws.dbl[0]).
+    /// oracle in a scalar section per instance (domains::lo over double copies in ws.dbl[0]).
     template <class Team, class WS, class G>
     DPR_HD static void lo(const Params& p, const Team& team, const WS& ws, G&& grad, int to) {
         using R = typename Team::real;
