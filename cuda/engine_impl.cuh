@@ -619,11 +619,10 @@ class CudaEngine final : public InstanceEngine {
 template <class R>
 std::unique_ptr<InstanceEngine> make_engine(const EngineRequest& r) {
     std::unique_ptr<InstanceEngine> out;
-    std::size_t i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
+    with_type_at(learners::AllLearners{}, r.learner_index, [&](auto tag) {
         using L = typename decltype(tag)::type;
-        if (i++ != r.learner_index) return;
-        if (r.params_bytes != sizeof(typename L::Params)) throw std::logic_error("make_cuda_engine: params size mismatch");
+        if (r.params_bytes != sizeof(typename L::Params))
+            throw std::logic_error("make_cuda_engine: params size mismatch");
         typename L::Params p;
         std::memcpy(&p, r.params, sizeof p);
         out = std::make_unique<CudaEngine<L, R>>(p, r.shape, r.per_instance, r.threads);

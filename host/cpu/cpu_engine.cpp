@@ -36,11 +36,9 @@ double comparator_of(const void* ctx, const double* L, std::uint32_t d) {
 }
 
 std::size_t diagnostic_count(std::size_t learner_index) {
-    std::size_t n = 0, i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
-        using L = typename decltype(tag)::type;
-        if (i++ == learner_index) n = learners::DiagnosticCount<L>::value;
-    });
+    std::size_t n = 0;
+    with_type_at(learners::AllLearners{}, learner_index,
+                 [&](auto tag) { n = learners::DiagnosticCount<typename decltype(tag)::type>::value; });
     return n;
 }
 

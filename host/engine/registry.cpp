@@ -80,28 +80,22 @@ std::vector<std::string> adversary_names() {
 
 LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, const Problem& pb) {
     LearnerRuntime r;
-    bool found = false;
-    std::size_t i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
+    r.index = index_named(learners::AllLearners{}, name);
+    const bool found = with_type_at(learners::AllLearners{}, r.index, [&](auto tag) {
         using L = typename decltype(tag)::type;
-        if (!found && name == L::kName) {
-            const typename L::Params p = L::resolve(kv, pb);
-            r.name = name;
-            r.index = i;
-            r.geometry = L::kGeometry;
-            r.loss_families = LossFamiliesOf<L>::value;
-            r.params = to_bytes(p);
-            r.privacy = L::privacy(p);
-            // The double-precision layout with rows padded to 16 lanes (the most any executor allocates),
-            // as WorkspaceSpec::bytes(8, 16) computes it but saturating: d^2 state at d = 2^31 reads as
-            // UINT64_MAX bytes, which the memory check refuses, instead of wrapping to a small size.
-            r.state_bytes = saturating_state_bytes(L::workspace(p));
-            r.reads_cumulative = learners::ReadsCumulative<L>::value;
-            if constexpr (learners::DiagnosticCount<L>::value > 0)
-                for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
-            found = true;
-        }
-        ++i;
+        const typename L::Params p = L::resolve(kv, pb);
+        r.name = name;
+        r.geometry = L::kGeometry;
+        r.loss_families = LossFamiliesOf<L>::value;
+        r.params = to_bytes(p);
+        r.privacy = L::privacy(p);
+        // The double-precision layout with rows padded to 16 lanes (the most any executor allocates),
+        // as WorkspaceSpec::bytes(8, 16) computes it but saturating: d^2 state at d = 2^31 reads as
+        // UINT64_MAX bytes, which the memory check refuses, instead of wrapping to a small size.
+        r.state_bytes = saturating_state_bytes(L::workspace(p));
+        r.reads_cumulative = learners::ReadsCumulative<L>::value;
+        if constexpr (learners::DiagnosticCount<L>::value > 0)
+            for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
     });
     if (!found) throw std::invalid_argument("unknown learner '" + name + "'");
     return r;
@@ -110,10 +104,8 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
 bool plant_learner(LearnerRuntime& lr, learners::Planted bug) {
     if (bug == learners::Planted::None) return true;
     bool planted = false;
-    std::size_t i = 0;
-    for_each_type(learners::AllLearners{}, [&](auto tag) {
+    with_type_at(learners::AllLearners{}, lr.index, [&](auto tag) {
         using L = typename decltype(tag)::type;
-        if (i++ != lr.index) return;
         if constexpr (learners::HasPlant<L>::value) {
             typename L::Params p;
             std::memcpy(&p, lr.params.data(), sizeof p);
@@ -126,26 +118,21 @@ bool plant_learner(LearnerRuntime& lr, learners::Planted bug) {
 
 AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv, const Problem& pb) {
     AdversaryRuntime r;
-    bool found = false;
-    std::size_t i = 0;
-    for_each_type(adversaries::AllAdversaries{}, [&](auto tag) {
+    r.index = index_named(adversaries::AllAdversaries{}, name);
+    const bool found = with_type_at(adversaries::AllAdversaries{}, r.index, [&](auto tag) {
         using A = typename decltype(tag)::type;
-        if (!found && name == A::kName) {
-            r.name = name;
-            r.index = i;
-            r.geometry = A::kGeometry;
-            r.loss = LossFamilyOf<A>::value;
-            const typename A::Params ap = A::resolve(kv, pb);
-            r.row_width = loss_row_width(r.loss, pb.d) + adversaries::row_extra<A>(ap);
-            r.params = to_bytes(ap);
-            r.fill_fn = &fill_erased<A>;
-            if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;
-            static_assert(A::kGeometry != Geometry::Polytope || HasComparator<A>::value,
-                          "an adversary on a Polytope set declares static double comparator(const Params&, const double* L)");
-            if constexpr (HasComparator<A>::value) r.comparator_fn = &comparator_erased<A>;
-            found = true;
-        }
-        ++i;
+        r.name = name;
+        r.geometry = A::kGeometry;
+        r.loss = LossFamilyOf<A>::value;
+        const typename A::Params ap = A::resolve(kv, pb);
+        r.row_width = loss_row_width(r.loss, pb.d) + adversaries::row_extra<A>(ap);
+        r.params = to_bytes(ap);
+        r.fill_fn = &fill_erased<A>;
+        if constexpr (HasRowEpoch<A>::value) r.epoch_fn = &epoch_erased<A>;
+        static_assert(A::kGeometry != Geometry::Polytope || HasComparator<A>::value,
+                      "an adversary on a Polytope set declares static double comparator(const Params&, const "
+                      "double* L)");
+        if constexpr (HasComparator<A>::value) r.comparator_fn = &comparator_erased<A>;
     });
     if (!found) throw std::invalid_argument("unknown adversary '" + name + "'");
     return r;

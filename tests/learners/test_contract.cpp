@@ -80,6 +80,30 @@ struct DiagnosticsWithoutReader : Hedge {
     static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
 };
 
+// The host's dispatch from a name or a registry index to the type (kernels/core/type_list.hpp): every learner is
+// found at its own position, both ways, and a name or index outside the registry reaches no learner.
+TEST(LearnerRegistry, NameAndIndexDispatchReachExactlyTheLearnerAtThatPosition) {
+    std::size_t position = 0;
+    for_each_type(AllLearners{}, [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        EXPECT_EQ(index_named(AllLearners{}, L::kName), position) << L::kName;
+        std::string reached;
+        int calls = 0;
+        EXPECT_TRUE(with_type_at(AllLearners{}, position, [&](auto t) {
+            reached = decltype(t)::type::kName;
+            ++calls;
+        }));
+        EXPECT_EQ(reached, L::kName);
+        EXPECT_EQ(calls, 1) << L::kName;
+        ++position;
+    });
+    EXPECT_EQ(index_named(AllLearners{}, "no-such-learner"), AllLearners::size);
+    EXPECT_EQ(index_named(AllLearners{}, ""), AllLearners::size);
+    int calls = 0;
+    EXPECT_FALSE(with_type_at(AllLearners{}, AllLearners::size, [&](auto) { ++calls; }));
+    EXPECT_EQ(calls, 0);
+}
+
 TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
     EXPECT_TRUE(c::HasName<Hedge>::value);
     EXPECT_FALSE(c::HasName<WrongName>::value);
