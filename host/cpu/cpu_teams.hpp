@@ -550,16 +550,7 @@ struct InstanceTeam {
 
     template <int NS, int NM, class F>
     DPR_FORCEINLINE Reduced<lanes<R>, NS, NM> reduce(std::uint32_t n, F&& f) const {
-        using V = lanes<R>;
-        Reduced<V, NS, NM> acc;
-        for (int k = 0; k < NS; ++k) acc.sum[k] = V(R(0));
-        for (int k = 0; k < NM; ++k) acc.max[k] = V(-std::numeric_limits<R>::infinity());
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const Contrib<V, NS, NM> c = f(i);
-            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
-            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
-        }
-        return acc;
+        return Reduced<lanes<R>, NS, NM>::in_order(n, f);
     }
 
     template <int NM, class F>

@@ -153,6 +153,22 @@ template <class U, int NS, int NM>
 struct Reduced {
     U sum[NS > 0 ? NS : 1];
     U max[NM > 0 ? NM : 1];
+
+    /// The sums (from 0) and maxima (from -inf) of f(0) .. f(n - 1), a Contrib<U, NS, NM> each, in index
+    /// order: a one-member team's reduce, and a coordinate team's per-lane accumulation (U a pack).
+    template <class F>
+    DPR_HD DPR_FORCEINLINE static Reduced in_order(std::uint32_t n, F&& f) {
+        using S = lane_scalar_t<U>;
+        Reduced acc;
+        for (int k = 0; k < NS; ++k) acc.sum[k] = U(S(0));
+        for (int k = 0; k < NM; ++k) acc.max[k] = U(-std::numeric_limits<S>::infinity());
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const Contrib<U, NS, NM> c = f(i);
+            for (int k = 0; k < NS; ++k) acc.sum[k] = acc.sum[k] + c.sum[k];
+            for (int k = 0; k < NM; ++k) acc.max[k] = vmax(acc.max[k], c.max[k]);
+        }
+        return acc;
+    }
 };
 /// What an argmin body returns: the key to minimise and NM values to take the maximum of.
 template <class V, int NM>
@@ -228,13 +244,14 @@ struct ScalarTeamBase {
     DPR_HD DPR_FORCEINLINE static void store(const StridedView<T>& v, std::uint32_t i, T x) {
         v[i] = x;
     }
+    // One element per lane value: the element-wise forms are load and store.
     template <class T>
     DPR_HD DPR_FORCEINLINE static T load_at(const StridedView<T>& v, std::uint32_t i) {
-        return v[i];
+        return load(v, i);
     }
     template <class T>
     DPR_HD DPR_FORCEINLINE static void store_at(const StridedView<T>& v, std::uint32_t i, T x) {
-        v[i] = x;
+        store(v, i, x);
     }
     DPR_HD DPR_FORCEINLINE static double get(const StridedView<double>& s, int j) {
         return s[static_cast<std::uint64_t>(j)];
@@ -323,15 +340,7 @@ struct SerialTeam : ScalarTeamBase<R> {
 
     template <int NS, int NM, class F>
     DPR_HD DPR_FORCEINLINE Reduced<R, NS, NM> reduce(std::uint32_t n, F&& f) const {
-        Reduced<R, NS, NM> acc;
-        for (int s = 0; s < NS; ++s) acc.sum[s] = R(0);
-        for (int m = 0; m < NM; ++m) acc.max[m] = -std::numeric_limits<R>::infinity();
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const Contrib<R, NS, NM> c = f(i);
-            for (int s = 0; s < NS; ++s) acc.sum[s] = acc.sum[s] + c.sum[s];
-            for (int m = 0; m < NM; ++m) acc.max[m] = vmax(acc.max[m], c.max[m]);
-        }
-        return acc;
+        return Reduced<R, NS, NM>::in_order(n, f);
     }
 
     template <int NM, class F>
