@@ -87,18 +87,19 @@ DPR_HD DPR_FORCEINLINE double vabs(double x) { return std::fabs(x); }
 /// Fused multiply-add a b + c with one rounding (IEEE 754 fusedMultiplyAdd): the same bits on every backend --
 /// the FMA instruction of x86-64-v3/v4 and of every GPU, or the C library's exact software fma elsewhere.
 /// Only explicit calls fuse: the build forbids the compiler to contract a * b + c by itself (CMakeLists.txt).
-DPR_HD DPR_FORCEINLINE float vfma(float a, float b, float c) {
+template <class T, std::enable_if_t<std::is_same<T, float>::value || std::is_same<T, double>::value, int> = 0>
+DPR_HD DPR_FORCEINLINE T vfma(T a, T b, T c) {
+    constexpr bool single = std::is_same<T, float>::value;
 #ifdef __CUDA_ARCH__
-    return __fmaf_rn(a, b, c);
+    if constexpr (single)
+        return __fmaf_rn(a, b, c);
+    else
+        return __fma_rn(a, b, c);
 #else
-    return __builtin_fmaf(a, b, c);
-#endif
-}
-DPR_HD DPR_FORCEINLINE double vfma(double a, double b, double c) {
-#ifdef __CUDA_ARCH__
-    return __fma_rn(a, b, c);
-#else
-    return __builtin_fma(a, b, c);
+    if constexpr (single)
+        return __builtin_fmaf(a, b, c);
+    else
+        return __builtin_fma(a, b, c);
 #endif
 }
 /// IEEE square root (correctly rounded on every backend).

@@ -72,20 +72,6 @@ DPR_HD DPR_FORCEINLINE V vlog_core(V x, Double) {
 }
 
 template <class V>
-DPR_HD DPR_FORCEINLINE V vlog(V x, Double) {
-    constexpr double kTiny = 2.2250738585072014e-308; // smallest normal
-    // Subnormal input: scale into the normal range first.
-    const auto sub = x < V(kTiny);
-    V r = vlog_core(select(sub, x * V(18014398509481984.0), x), Double{}); // 2^54
-    r = select(sub, r - V(37.429947750237040745), r);                  // 54 ln 2
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    r = select(x == V(0.0), V(-inf), r);
-    r = select(x == V(inf), V(inf), r);
-    r = select((x < V(0.0)) | (x != x), V(std::numeric_limits<double>::quiet_NaN()), r);
-    return r;
-}
-
-template <class V>
 DPR_HD DPR_FORCEINLINE V vlog_core(V x, Float) {
     using U = lane_rebind_t<V, std::uint32_t>;
     const U bits = bit_cast<std::uint32_t>(x);
@@ -113,16 +99,34 @@ DPR_HD DPR_FORCEINLINE V vlog_core(V x, Float) {
     return vfma(e, V(0.693359375f), r);
 }
 
-template <class V>
-DPR_HD DPR_FORCEINLINE V vlog(V x, Float) {
-    constexpr float kTiny = 1.17549435e-38f;
-    const auto sub = x < V(kTiny);
-    V r = vlog_core(select(sub, x * V(33554432.0f), x), Float{}); // 2^25
-    r = select(sub, r - V(17.328679514f), r);                   // 25 ln 2
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    r = select(x == V(0.0f), V(-inf), r);
+/// Subnormal inputs are scaled into the normal range by 2^k first (k = 54 double, 25 float) and k ln 2 taken
+/// off.
+template <class T>
+struct LogSubnormal;
+template <>
+struct LogSubnormal<double> {
+    static constexpr double kScale = 18014398509481984.0;      // 2^54
+    static constexpr double kLogScale = 37.429947750237040745; // 54 ln 2
+};
+template <>
+struct LogSubnormal<float> {
+    static constexpr float kScale = 33554432.0f;      // 2^25
+    static constexpr float kLogScale = 17.328679514f; // 25 ln 2
+};
+
+/// log with the edge values of the header: the core on normal inputs, subnormals scaled, +0 -> -inf, +inf ->
+/// +inf, negative or NaN -> NaN.
+template <class V, class P>
+DPR_HD DPR_FORCEINLINE V vlog(V x, P) {
+    using T = lane_scalar_t<V>;
+    using Sub = LogSubnormal<T>;
+    const auto sub = x < V(std::numeric_limits<T>::min()); // below the smallest normal
+    V r = vlog_core(select(sub, x * V(Sub::kScale), x), P{});
+    r = select(sub, r - V(Sub::kLogScale), r);
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    r = select(x == V(T(0)), V(-inf), r);
     r = select(x == V(inf), V(inf), r);
-    r = select((x < V(0.0f)) | (x != x), V(std::numeric_limits<float>::quiet_NaN()), r);
+    r = select((x < V(T(0))) | (x != x), V(std::numeric_limits<T>::quiet_NaN()), r);
     return r;
 }
 
