@@ -133,15 +133,8 @@ DPR_HD inline void direction(const domains::Domain& D, const InstanceCtx& c, std
 /// the element's first Philox block, bit for bit), or in float the two 24-bit uniforms of words 0 and 2.
 template <class T, class Team, class Idx>
 DPR_HD DPR_FORCEINLINE auto exploration_normal(const Team& team, std::uint64_t t, Idx i) {
-    using U = typename Team::template lanes<std::uint32_t>;
-    const RngKey key = team.key();
-    const rng::LaneStream<U> s{key.seed,
-                               key.stream,
-                               U(team.instance()),
-                               rng::Purpose::Exploration,
-                               0u,
-                               static_cast<std::uint32_t>(t),
-                               team.element(i)};
+    const auto s =
+        rng::coordinate_stream(team, rng::Purpose::Exploration, 0u, static_cast<std::uint32_t>(t), i);
     const auto w = s.block(0);
     if constexpr (sizeof(T) == 4)
         return noise::normal_from_u(rng::u24_lanes(w.w[0]), rng::u24_lanes(w.w[2]));

@@ -47,12 +47,10 @@ struct ExpMechDraw {
 
 /// The standard Gumbel G_i of candidate(s) `idx` of the team's instance(s) for `draw` (double lanes).
 template <class Team, class Idx>
-DPR_HD DPR_FORCEINLINE typename Team::template lanes<double> gumbel(const Team& team, const ExpMechDraw& draw, Idx idx) {
-    using U = typename Team::template lanes<std::uint32_t>;
+DPR_HD DPR_FORCEINLINE typename Team::template lanes<double> gumbel(const Team& team, const ExpMechDraw& draw,
+                                                                    Idx idx) {
     using D = typename Team::template lanes<double>;
-    const RngKey key = team.key();
-    const rng::LaneStream<U> s{key.seed, key.stream, U(team.instance()), draw.purpose, draw.sub, draw.round,
-                               team.element(idx)};
+    const auto s = rng::coordinate_stream(team, draw.purpose, draw.sub, draw.round, idx);
     D u[4];
     rng::uniforms4<double>(s, 0, u);
     return -vlog(-vlog(u[0]));

@@ -67,9 +67,7 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
     using R = typename Team::real;
     using V = typename Team::template lanes<R>;
     using U = typename Team::template lanes<std::uint32_t>;
-    const RngKey key = team.key();
-    const rng::LaneStream<U> stream{key.seed, key.stream, U(team.instance()), rng::Purpose::TreeStream, 0u, tr.s,
-                                    team.element(idx)};
+    const auto stream = rng::coordinate_stream(team, rng::Purpose::TreeStream, 0u, tr.s, idx);
     const V b(static_cast<R>(tn.scale));
     V u[kMaxTreeUniforms];
     stream_uniforms<R, U>(stream, tr.n_uniforms, u);
@@ -97,12 +95,11 @@ honaker_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
     using U = typename Team::template lanes<std::uint32_t>;
     const V z = team.load(S, idx); // row 0: the estimates of the nodes of prefix t - 1
     if (tr.advance) {
-        const RngKey key = team.key();
         const V b(static_cast<R>(tn.scale));
         V e = V(R(0));
         for (std::uint32_t j = 0; j <= tr.c; ++j) {
-            const rng::LaneStream<U> stream{key.seed, key.stream, U(team.instance()), rng::Purpose::TreeStream,
-                                            j == tr.c ? 0u : 1u + j, tr.s, team.element(idx)};
+            const auto stream =
+                rng::coordinate_stream(team, rng::Purpose::TreeStream, j == tr.c ? 0u : 1u + j, tr.s, idx);
             V u[4];
             stream_uniforms<R, U>(stream, tr.n_node, u);
             // Planted bug (audit suite only): the leaves without noise.
@@ -134,9 +131,7 @@ blt_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const Blt
     using U = typename Team::template lanes<std::uint32_t>;
     const V z = team.load(S.row(m.buffers), idx);
     if (tr.advance) {
-        const RngKey key = team.key();
-        const rng::LaneStream<U> stream{key.seed, key.stream, U(team.instance()), rng::Purpose::TreeStream, 0u, tr.s,
-                                        team.element(idx)};
+        const auto stream = rng::coordinate_stream(team, rng::Purpose::TreeStream, 0u, tr.s, idx);
         V u[4];
         stream_uniforms<R, U>(stream, tr.n_node, u);
         // Planted bug (audit suite only, kPlantLeafWithoutNoise): the odd steps draw nothing.

@@ -86,6 +86,17 @@ DPR_HD inline R uniform_at(const StreamId& id, std::uint32_t j) {
     return out[j % 4];
 }
 
+/// The streams (purpose, sub, round) of a team's instance(s) at coordinate(s) `idx` (element =
+/// team.element(idx)), one per lane: the address of every per-coordinate draw (tree nodes, Gumbel keys,
+/// exploration directions).
+template <class Team, class Idx>
+DPR_HD DPR_FORCEINLINE LaneStream<typename Team::template lanes<std::uint32_t>>
+coordinate_stream(const Team& team, Purpose purpose, std::uint32_t sub, std::uint32_t round, Idx idx) {
+    using U = typename Team::template lanes<std::uint32_t>;
+    const auto key = team.key();
+    return {key.seed, key.stream, U(team.instance()), purpose, sub, round, team.element(idx)};
+}
+
 /// Uniform 0 (precision T) of the stream (purpose, sub, round, element) of a team's instance(s): one value per
 /// instance (a pack of instances on instance lanes). The per-instance draws of the learners and mechanisms
 /// (Exp3's arm, the sparse vector's Laplace noise) all come from here.
