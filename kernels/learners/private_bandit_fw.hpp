@@ -69,7 +69,8 @@
 // lanes split n over the lanes, a GPU thread, warp or block runs an instance. The direction, the play, g~, the FW
 // step's vectors and sums, S and the release run on lanes; what has no lane version runs in a scalar section per
 // instance (each_instance, over the instance's strided view of the state): the LO oracle of every set but the
-// simplex (whose LO is a team argmin) and the graph sets' parallel projection. The state and the noise are in the
+// simplex (whose LO is a team argmin) and, on instance lanes at n <= 128, k-subsets (rank counting, rank_select),
+// and the graph sets' parallel projection. The state and the noise are in the
 // run's precision. On one lane in double the round is the scalar algorithm above bit for bit
 // (tests/learners/test_env21.cpp); coordinate lanes add in their own order (docs/RANDOMNESS.md). Cost per round
 // O(n) plus one LO call (O(n log n) for spanning trees, O(n) for k-subsets).
@@ -494,9 +495,43 @@ struct BanditFw : Learner<Geometry::Polytope> {
         return w.scalars(kSlots);
     }
 
+    /// Instance lanes, k-subsets with n <= kRankSelectMaxN: x_i = 1 iff fewer than k coordinates come before
+    /// i in the order of domains::detail::before (value, then index): the set of select_smallest, so the same
+    /// vertex as the per-instance oracle, computed for all the group's instances at once in n^2 lane
+    /// comparisons instead of a quickselect per instance (whose branches do not vectorise). Coordinate j < i
+    /// comes before i unless g_i < g_j; j > i comes before i if g_j < g_i. (g is never NaN: a sum of finite
+    /// terms; +-inf and ties are ordered as the oracle orders them.)
+    static constexpr std::uint32_t kRankSelectMaxN = 128;
+    template <class Team, class View>
+    DPR_HD static void rank_select(const Team& team, const View& G, const View& X, std::uint32_t n,
+                                   std::uint32_t k) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        const V one(R(1)), zero(R(0)), kk(static_cast<R>(k));
+        team.for_each(n, [&](std::uint32_t i) {
+            const V gi = team.load(G, i);
+            // two accumulators per side, so that consecutive adds do not wait on each other
+            V a0 = zero, a1 = zero, b0 = zero, b1 = zero;
+            std::uint32_t j = 0;
+            for (; j + 2 <= i; j += 2) {
+                a0 = select(gi < team.load(G, j), a0, a0 + one);
+                a1 = select(gi < team.load(G, j + 1), a1, a1 + one);
+            }
+            if (j < i) a0 = select(gi < team.load(G, j), a0, a0 + one);
+            for (j = i + 1; j + 2 <= n; j += 2) {
+                b0 = select(team.load(G, j) < gi, b0 + one, b0);
+                b1 = select(team.load(G, j + 1) < gi, b1 + one, b1);
+            }
+            if (j < n) b0 = select(team.load(G, j) < gi, b0 + one, b0);
+            const V before = (a0 + a1) + (b0 + b1);
+            team.store(X, i, select(before < kk, one, zero));
+        });
+    }
+
     /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g): the simplex's
-    /// lowest-index smallest coordinate on lanes (a team argmin over g as it is computed), the other sets'
-    /// oracle in a scalar section per instance (domains::lo over double copies in ws.dbl[0]).
+    /// lowest-index smallest coordinate on lanes (a team argmin over g as it is computed), k-subsets on instance
+    /// lanes by rank_select, the other sets' oracle in a scalar section per instance (domains::lo over double
+    /// copies in ws.dbl[0]).
     template <class Team, class WS, class G>
     DPR_HD static void lo(const Params& p, const Team& team, const WS& ws, G&& grad, int to) {
         using R = typename Team::real;
@@ -516,6 +551,12 @@ struct BanditFw : Learner<Geometry::Polytope> {
             return;
         }
         team.for_each(n, [&](auto i) { grad(i); });
+        if constexpr (Team::kInstances > 1) {
+            if (p.dom.kind == domains::DomainKind::KSubsets && n <= kRankSelectMaxN) {
+                rank_select(team, ws.real[0].row(kGrad), X, n, p.dom.k);
+                return;
+            }
+        }
         each_instance(team, [&](std::uint32_t j) {
             const auto in = team.instance_view(ws.dbl[0], j);
             const auto g = team.instance_view(ws.real[0].row(kGrad), j);

@@ -9,11 +9,12 @@
 //   - float and double give the same regret distribution (statistical, with a meta-test of the power).
 #include <cmath>
 #include <cstdint>
-#include <string>
-#include <vector>
 #include <limits>
+#include <random>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -556,4 +557,43 @@ TEST(FastPath, ArgmaxIsTheLowestIndexOfTheLargestKeyWithArgminsRules) {
             if (!c.nan_key) EXPECT_EQ(r.first, c.key) << name << " n = " << c.keys.size();
             EXPECT_EQ(r.second, c.arg) << name << " n = " << c.keys.size();
         }
+}
+
+// private-bandit-fw's k-subsets oracle on instance lanes counts, for every coordinate, the coordinates before
+// it (value, then index) instead of running select_smallest per instance. It must give each lane the vertex
+// of the scalar oracle (domains::lo), ties included: lanes of few distinct values (many ties, +-0,
+// infinities) and lanes of distinct values, for k from 1 to n - 1 and n up to the largest the lane path
+// takes.
+TEST(FastPath, KSubsetsOracleOnInstanceLanesIsTheScalarOracleTiesIncluded) {
+    constexpr int W = 16;
+    using L = dpr::learners::PrivateBanditFw;
+    std::mt19937_64 rng(20261129);
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> few = {-1.0, -0.0, 0.0, 0.5, 2.0, inf, -inf};
+    for (std::uint32_t n : {2u, 3u, 9u, 17u, 64u, L::kRankSelectMaxN}) {
+        for (std::uint32_t k : {1u, n / 3 + 1, n / 2, n - 1}) {
+            if (k < 1 || k >= n) continue;
+            std::vector<double> g(std::size_t{n} * W), x(std::size_t{n} * W, -7.0);
+            for (std::uint32_t lane = 0; lane < W; ++lane)
+                for (std::uint32_t i = 0; i < n; ++i)
+                    g[std::size_t{i} * W + lane] = lane % 2 == 0
+                                                       ? few[rng() % (lane < 8 ? 2 : few.size())]
+                                                       : std::ldexp(static_cast<double>(rng() >> 11), -53);
+            const dpr::cpu::InstanceTeam<double, W> team{};
+            L::rank_select(team, dpr::cpu::GroupView<double, W>{g.data(), n},
+                           dpr::cpu::GroupView<double, W>{x.data(), n}, n, k);
+            dpr::domains::Domain D;
+            D.kind = dpr::domains::DomainKind::KSubsets;
+            D.n = n;
+            D.k = k;
+            std::vector<double> v(n), want(n), scratch(dpr::domains::scratch_size(D));
+            for (std::uint32_t lane = 0; lane < W; ++lane) {
+                for (std::uint32_t i = 0; i < n; ++i) v[i] = g[std::size_t{i} * W + lane];
+                dpr::domains::lo(D, v.data(), want.data(), scratch.data());
+                for (std::uint32_t i = 0; i < n; ++i)
+                    ASSERT_EQ(x[std::size_t{i} * W + lane], want[i])
+                        << "n = " << n << " k = " << k << " lane " << lane << " coordinate " << i;
+            }
+        }
+    }
 }
