@@ -68,10 +68,10 @@
 // Backends: written over a team (kInstanceLanes = true): instance lanes run 16 instances per SIMD step, coordinate
 // lanes split n over the lanes, a GPU thread, warp or block runs an instance. The direction, the play, g~, the FW
 // step's vectors and sums, S and the release run on lanes; what has no lane version runs in a scalar section per
-// instance (each_instance, over the instance's strided view of the state): the LO oracle of every set but the
-// simplex (whose LO is a team argmin) and, on instance lanes at n <= 128, k-subsets (rank counting, rank_select),
-// and the graph sets' parallel projection. The state and the noise are in the
-// run's precision. On one lane in double the round is the scalar algorithm above bit for bit
+// instance (each_instance, over the instance's strided view of the state): the LO oracles of the graph sets, of
+// the l2 ball and of k-subsets but on instance lanes at n <= 128 (there rank counting, rank_select; the simplex's,
+// cube's and l1 ball's run on lanes: lo()), and the graph sets' parallel projection. The state and the noise are
+// in the run's precision. On one lane in double the round is the scalar algorithm above bit for bit
 // (tests/learners/test_env21.cpp); coordinate lanes add in their own order (docs/RANDOMNESS.md). Cost per round
 // O(n) plus one LO call (O(n log n) for spanning trees, O(n) for k-subsets).
 #include <algorithm>
@@ -528,10 +528,12 @@ struct BanditFw : Learner<Geometry::Polytope> {
         });
     }
 
-    /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g): the simplex's
-    /// lowest-index smallest coordinate on lanes (a team argmin over g as it is computed), k-subsets on instance
-    /// lanes by rank_select, the other sets' oracle in a scalar section per instance (domains::lo over double
-    /// copies in ws.dbl[0]).
+    /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g), domains::lo's vertex: on lanes
+    /// the simplex's lowest-index smallest coordinate (a team argmin over g as it is computed), the cube's signs,
+    /// the l1 ball's lowest-index largest |g_i| (a team argmax), k-subsets on instance lanes by rank_select; the
+    /// other sets' oracle in a scalar section per instance (domains::lo over double copies in ws.dbl[0]). These
+    /// are exact: every layout finds the same vertex. The l2 ball's -radius g/||g|| stays in the scalar section:
+    /// it is not a vertex, so a team's own summation order would move it by rounding, and the iterate with it.
     template <class Team, class WS, class G>
     DPR_HD static void lo(const Params& p, const Team& team, const WS& ws, G&& grad, int to) {
         using R = typename Team::real;
@@ -550,10 +552,31 @@ struct BanditFw : Learner<Geometry::Polytope> {
             team.sync();
             return;
         }
+        using UR = typename Team::template uni<R>;
+        const auto Gr = ws.real[0].row(kGrad);
+        const R radius = static_cast<R>(p.dom.radius);
+        if (p.dom.kind == domains::DomainKind::Cube) { // x_i = -1 where g_i > 0, else +1
+            team.for_each(n, [&](auto i) { team.store(X, i, select(V(R(0)) < grad(i), V(R(-1)), V(R(1)))); });
+            team.sync();
+            return;
+        }
+        if (p.dom.kind == domains::DomainKind::L1Ball) { // -radius sign(g_b) e_b, b the lowest index of max |g_i|
+            const auto best = argmax<0>(team, n, [&](auto i) {
+                ArgContrib<V, 0> c;
+                c.key = vabs(grad(i));
+                return c;
+            });
+            team.for_each(n, [&](auto i) { team.store(X, i, V(R(0))); });
+            team.sync();
+            if (team.rank() == 0)
+                team.store_at(X, best.arg, select(UR(R(0)) < team.load_at(Gr, best.arg), UR(-radius), UR(radius)));
+            team.sync();
+            return;
+        }
         team.for_each(n, [&](auto i) { grad(i); });
         if constexpr (Team::kInstances > 1) {
             if (p.dom.kind == domains::DomainKind::KSubsets && n <= kRankSelectMaxN) {
-                rank_select(team, ws.real[0].row(kGrad), X, n, p.dom.k);
+                rank_select(team, Gr, X, n, p.dom.k);
                 return;
             }
         }
