@@ -528,6 +528,18 @@ struct BanditFw : Learner<Geometry::Polytope> {
         });
     }
 
+    /// Row X <- value() e_arg per instance (the simplex's and the l1 ball's vertices): zeros, then rank 0 writes
+    /// coordinate arg; value() runs on rank 0 after a barrier, so it may read what the team stored before.
+    template <class Team, class View, class UI, class F>
+    DPR_HD static void one_hot(const Team& team, const View& X, std::uint32_t n, const UI& arg, F&& value) {
+        using R = typename Team::real;
+        using V = typename Team::template lanes<R>;
+        team.for_each(n, [&](auto i) { team.store(X, i, V(R(0))); });
+        team.sync();
+        if (team.rank() == 0) team.store_at(X, arg, value());
+        team.sync();
+    }
+
     /// Row kGrad <- g (grad(i) computes and stores it), then row `to` <- v = LO(g), domains::lo's vertex: on lanes
     /// the simplex's lowest-index smallest coordinate (a team argmin over g as it is computed), the cube's signs,
     /// the l1 ball's lowest-index largest |g_i| (a team argmax), k-subsets on instance lanes by rank_select; the
@@ -546,15 +558,10 @@ struct BanditFw : Learner<Geometry::Polytope> {
                 c.key = grad(i);
                 return c;
             });
-            team.for_each(n, [&](auto i) { team.store(X, i, V(R(0))); });
-            team.sync();
-            if (team.rank() == 0) team.store_at(X, best.arg, typename Team::template uni<R>(R(1)));
-            team.sync();
+            one_hot(team, X, n, best.arg, [&] { return typename Team::template uni<R>(R(1)); });
             return;
         }
-        using UR = typename Team::template uni<R>;
         const auto Gr = ws.real[0].row(kGrad);
-        const R radius = static_cast<R>(p.dom.radius);
         if (p.dom.kind == domains::DomainKind::Cube) { // x_i = -1 where g_i > 0, else +1
             team.for_each(n, [&](auto i) { team.store(X, i, select(V(R(0)) < grad(i), V(R(-1)), V(R(1)))); });
             team.sync();
@@ -566,11 +573,10 @@ struct BanditFw : Learner<Geometry::Polytope> {
                 c.key = vabs(grad(i));
                 return c;
             });
-            team.for_each(n, [&](auto i) { team.store(X, i, V(R(0))); });
-            team.sync();
-            if (team.rank() == 0)
-                team.store_at(X, best.arg, select(UR(R(0)) < team.load_at(Gr, best.arg), UR(-radius), UR(radius)));
-            team.sync();
+            using UR = typename Team::template uni<R>;
+            const R radius = static_cast<R>(p.dom.radius);
+            one_hot(team, X, n, best.arg,
+                    [&] { return select(UR(R(0)) < team.load_at(Gr, best.arg), UR(-radius), UR(radius)); });
             return;
         }
         team.for_each(n, [&](auto i) { grad(i); });
