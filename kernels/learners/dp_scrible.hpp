@@ -5,11 +5,11 @@
 // documented in kernels/learners/scrible.hpp (one template serves both; epsilon = inf equals scrible-<set>
 // bitwise).
 #include "kernels/learners/scrible.hpp"
+#include "kernels/learners/scrible_lanes.hpp"
 
 namespace dpr::learners {
 
-using DpScribleBall = ScribleLearner<barriers::Ball, true>;
-using DpScribleCube = ScribleLearner<barriers::Cube, true>;
+// DpScribleBall and DpScribleCube (on lanes) are in kernels/learners/scrible_lanes.hpp.
 using DpScribleSimplex = ScribleLearner<barriers::Simplex, true>;
 
 } // namespace dpr::learners

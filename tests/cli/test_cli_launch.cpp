@@ -114,10 +114,10 @@ TEST(CliLaunch, GpuStateIsRecordedAndLeavesCpuResultsAlone) {
     EXPECT_EQ(slurp(dir.file("a/final_regret.csv")), slurp(dir.file("c/final_regret.csv")));
 }
 
-// A learner without a lane-parallel round (SCRiBLe: scalar code per instance) cannot put instances in the
-// lanes: lanes = "instances" is not silently replaced -- the point says so on stderr and in run.json, and
-// launch_policy records the coordinate lanes that ran. A lane-parallel learner in the same sweep gets no
-// warning.
+// A learner without a lane-parallel round (SCRiBLe on the simplex: scalar code per instance) cannot put
+// instances in the lanes: lanes = "instances" is not silently replaced -- the point says so on stderr and in
+// run.json, and launch_policy records the coordinate lanes that ran. A lane-parallel learner in the same
+// sweep gets no warning.
 TEST(CliLaunch, LanesInstancesForALearnerWithoutLaneCodeIsAWarningNotASilentFallback) {
     TempDir dir;
     dir.write("s.toml", R"([run]
@@ -127,21 +127,24 @@ rounds = 50
 lanes = "instances"
 
 [adversary]
-kind = "unit-vectors"
+kind = "bernoulli"
 d = 3
 
 [learner]
-algorithm = ["scrible-ball", "ftrl-l2-ball"]
+algorithm = ["scrible-simplex", "hedge"]
 )");
     const auto r = run_cli(dir, "run s.toml --out o --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_NE(r.err.find("warning: point 0: [run] lanes = \"instances\": scrible-ball runs scalar code per instance"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(
+            "warning: point 0: [run] lanes = \"instances\": scrible-simplex runs scalar code per instance"),
+        std::string::npos)
         << r.err;
     EXPECT_EQ(r.err.find("point 1: [run] lanes"), std::string::npos) << r.err;
     const auto j = run_json(dir, "o");
     ASSERT_EQ(j["points"].size(), 2u);
-    EXPECT_NE(j["points"][0]["settings"].dump().find("\"scrible-ball\""), std::string::npos) << j["points"][0].dump();
+    EXPECT_NE(j["points"][0]["settings"].dump().find("\"scrible-simplex\""), std::string::npos)
+        << j["points"][0].dump();
     const std::string w = j["points"][0]["warnings"].dump();
     EXPECT_NE(w.find("coordinate lanes"), std::string::npos) << w;
     const std::string p0 = j["points"][0]["launch_policy"], p1 = j["points"][1]["launch_policy"];

@@ -25,6 +25,7 @@
 #include <boost/math/distributions/normal.hpp>
 
 #include "host/config/component_info.hpp"
+#include "host/simd/pack.hpp"
 #include "kernels/adversaries/registry.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/learners/dp_scrible.hpp"
@@ -32,6 +33,7 @@
 #include "kernels/sim/comparator.hpp"
 #include "kernels/sim/instance_loop.hpp"
 #include "learners/simulate.hpp"
+#include "learners/solo.hpp"
 #include "noise/stat_tests.hpp"
 
 namespace dpr {
@@ -553,6 +555,101 @@ TEST(As17BloLearners, HarnessReproducesEngine) {
         EXPECT_NEAR(regret, r.final_regret[k], 1e-9 * std::max(1.0, std::fabs(regret))) << k;
         EXPECT_LE(tr.max_outside, 1e-12);
     }
+}
+
+// ---- the ball and the cube on lanes (kernels/learners/scrible_lanes.hpp)
+// ------------------------------------
+
+/// Loss rows of the set's loss family around a fixed direction (so that the iterate drifts to the boundary):
+/// unit vectors (ball), l1-unit vectors (cube).
+template <class B>
+std::vector<double> random_loss(std::mt19937_64& rng, std::uint32_t d) {
+    std::vector<double> l = random_direction(rng, d);
+    double s2 = 0.0, s1 = 0.0;
+    for (double& z : l) {
+        z += 0.5 / std::sqrt(static_cast<double>(d));
+        s2 += z * z;
+        s1 += std::fabs(z);
+    }
+    for (double& z : l) z /= B::kGeometry == Geometry::Cube ? s1 : std::sqrt(s2);
+    return l;
+}
+
+/// The lane learner on one lane in double against the scalar ScribleLearner it is written from: every round's
+/// charge and the final state's diagnostics equal as doubles, at the centre (x = 0: the ball's e_k
+/// eigenpairs) and near the boundary (a large eta), with and without feedback noise.
+template <class B, bool kPrivate>
+void expect_lanes_are_the_scalar_learner() {
+    using Lanes = learners::ScribleLanes<B, kPrivate>;
+    using Scalar = learners::ScribleLearner<B, kPrivate>;
+    for (std::uint32_t d : {1u, 2u, 3u, 5u, 17u, 40u})
+        for (double eta : {-1.0, 1.0 / d}) { // -1: the automatic eta
+            Problem pb;
+            pb.d = d;
+            pb.T = 600;
+            KeyValues kv;
+            if constexpr (kPrivate) {
+                kv.num[Lanes::kEpsilon] = 0.5;
+                kv.given[Lanes::kEpsilon] = true;
+            }
+            if (eta > 0) {
+                kv.num[Lanes::kEta] = eta;
+                kv.given[Lanes::kEta] = true;
+            }
+            const auto p = Lanes::resolve(kv, pb);
+            for (std::uint32_t inst : {0u, 5u, 77u}) {
+                test::Solo<Scalar> a(p, 11, inst);
+                test::Solo<Lanes> b(p, 11, inst);
+                std::mt19937_64 rng(d * 1000 + inst);
+                for (std::uint64_t t = 1; t <= pb.T; ++t) {
+                    const std::vector<double> l = random_loss<B>(rng, d);
+                    const auto ra = a.round(t, l.data());
+                    const auto rb = b.round(t, l.data());
+                    ASSERT_EQ(ra.expected, rb.expected)
+                        << Lanes::kName << " d=" << d << " eta=" << eta << " t=" << t;
+                }
+                const auto da = a.diagnostics(), db = b.diagnostics();
+                ASSERT_EQ(da.size(), db.size());
+                for (std::size_t j = 0; j < da.size(); ++j)
+                    EXPECT_EQ(da[j], db[j]) << Lanes::kName << " d=" << d << " " << Lanes::kDiagnostics[j];
+                if (eta > 0 && d <= 3)
+                    EXPECT_LT(db[2], 0.05)
+                        << Lanes::kName << " d=" << d << ": the iterate never neared the boundary";
+            }
+        }
+}
+
+TEST(ScribleLanes, OneLaneInDoubleIsTheScalarLearnerBitForBit) {
+    expect_lanes_are_the_scalar_learner<bar::Ball, false>();
+    expect_lanes_are_the_scalar_learner<bar::Ball, true>();
+    expect_lanes_are_the_scalar_learner<bar::Cube, false>();
+    expect_lanes_are_the_scalar_learner<bar::Cube, true>();
+}
+
+// index_and_coin on 16 instance lanes is noise::uniform_index then the first word of next_double on each
+// lane's own WordStream -- also for an n that rejects half of all words (2^31 + 1), so that lanes redraw
+// different numbers of times, into the stream's second block.
+TEST(ScribleLanes, TheExplorationDrawOnLanesIsTheScalarDrawOnEveryLane) {
+    using P = simd::Pack<std::uint32_t, 16>;
+    int rejections = 0;
+    for (std::uint32_t n : {1u, 2u, 3u, 33u, 1000u, 0x80000001u, 0xC0000000u})
+        for (std::uint32_t round = 1; round <= 200; ++round) {
+            P ids;
+            for (int l = 0; l < 16; ++l) ids.set(l, 16 * round + static_cast<std::uint32_t>(l));
+            const rng::LaneStream<P> s{9, 2, ids, rng::Purpose::Exploration, 0, round, P(0u)};
+            P k, coin;
+            learners::scrible_detail::index_and_coin(s, n, k, coin);
+            for (int l = 0; l < 16; ++l) {
+                rng::WordStream src(
+                    learners::InstanceCtx{9, 2, ids[l]}.id(rng::Purpose::Exploration, 0, round, 0));
+                rng::WordStream probe = src;
+                rejections += static_cast<int>(
+                    static_cast<std::uint32_t>(std::uint64_t{probe.next_u32()} * n) < (0u - n) % n);
+                ASSERT_EQ(k[l], noise::uniform_index(src, n)) << "n=" << n << " lane " << l;
+                ASSERT_EQ(coin[l], src.next_u32()) << "n=" << n << " lane " << l;
+            }
+        }
+    EXPECT_GT(rejections, 1000); // the redraws were exercised
 }
 
 // ---- statistical tests ------------------------------------------------------------------------------
