@@ -6,8 +6,8 @@
 //   thread   one instance per thread (lanes = instances, as the CPU's instance lanes); the state of the 32
 //            instances of a warp is interleaved (element e of lane l at [e 32 + l]) so that loads coalesce,
 //            for learners whose round is written over lane values (L::kInstanceLanes); scalar learners keep
-//            their state contiguous per instance. The default for serial-round learners (kSerialRound: SCRiBLe,
-//            DP-SCRiBLe) from kSerialThreadMinInstances instances on, at every d.
+//            their state contiguous per instance. The default for serial-round learners (kSerialRound; none is
+//            registered since SCRiBLe moved to lanes) from kSerialThreadMinInstances instances on, at every d.
 //   warp     one instance per warp (lanes = coordinates), state contiguous per instance.
 //   block    one instance per block of 256 or 1024 threads, for large d.
 // The policy is a printable value (policy(), run.json), chosen from the learner and d unless the run asks for

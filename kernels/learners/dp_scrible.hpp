@@ -9,7 +9,6 @@
 
 namespace dpr::learners {
 
-// DpScribleBall and DpScribleCube (on lanes) are in kernels/learners/scrible_lanes.hpp.
-using DpScribleSimplex = ScribleLearner<barriers::Simplex, true>;
+// The aliases DpScribleBall, DpScribleCube and DpScribleSimplex (on lanes) are in kernels/learners/scrible_lanes.hpp.
 
 } // namespace dpr::learners

@@ -39,9 +39,8 @@
 // newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
 // max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T).
 //
-// Backends: this serial round is what the simplex runs, and the scalar reference of the ball's and cube's round
-// on lanes (ScribleLanes, kernels/learners/scrible_lanes.hpp: the same bits in double). All per-round work is done
-// by rank 0 of the team and the charged loss is broadcast (team.broadcast). On the CPU (SerialTeam) that is the
+// Backends: the registered learners run on lanes (ScribleLanes, kernels/learners/scrible_lanes.hpp); this serial
+// round is their scalar reference (the same bits in double). All per-round work is done by rank 0 of the team and the charged loss is broadcast (team.broadcast). On the CPU (SerialTeam) that is the
 // whole team; on the GPU a thread per instance for d < 32 and, for d >= 32, one active lane of the
 // instance's warp (the other 31 idle; SCRiBLe's per-round work is O(n) per Newton / secular iteration and
 // sequential, so it is not split). State and scratch live in the workspace (global memory on the GPU);
@@ -431,7 +430,6 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
     }
 };
 
-// The ball and the cube run on lanes (kernels/learners/scrible_lanes.hpp); the simplex keeps this serial round.
-using ScribleSimplex = ScribleLearner<barriers::Simplex, false>;
+// The registered learners run on lanes (kernels/learners/scrible_lanes.hpp); this serial round is their reference.
 
 } // namespace dpr::learners

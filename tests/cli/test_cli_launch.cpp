@@ -114,7 +114,7 @@ TEST(CliLaunch, GpuStateIsRecordedAndLeavesCpuResultsAlone) {
     EXPECT_EQ(slurp(dir.file("a/final_regret.csv")), slurp(dir.file("c/final_regret.csv")));
 }
 
-// A learner without a lane-parallel round (SCRiBLe on the simplex: scalar code per instance) cannot put
+// A learner without a lane-parallel round (tree-experts: scalar code per instance) cannot put
 // instances in the lanes: lanes = "instances" is not silently replaced -- the point says so on stderr and in
 // run.json, and launch_policy records the coordinate lanes that ran. A lane-parallel learner in the same
 // sweep gets no warning.
@@ -131,19 +131,20 @@ kind = "bernoulli"
 d = 3
 
 [learner]
-algorithm = ["scrible-simplex", "hedge"]
+algorithm = ["tree-experts", "dp-ftrl-experts"]
+epsilon = 1
 )");
     const auto r = run_cli(dir, "run s.toml --out o --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(
         r.err.find(
-            "warning: point 0: [run] lanes = \"instances\": scrible-simplex runs scalar code per instance"),
+            "warning: point 0: [run] lanes = \"instances\": tree-experts runs scalar code per instance"),
         std::string::npos)
         << r.err;
     EXPECT_EQ(r.err.find("point 1: [run] lanes"), std::string::npos) << r.err;
     const auto j = run_json(dir, "o");
     ASSERT_EQ(j["points"].size(), 2u);
-    EXPECT_NE(j["points"][0]["settings"].dump().find("\"scrible-simplex\""), std::string::npos)
+    EXPECT_NE(j["points"][0]["settings"].dump().find("\"tree-experts\""), std::string::npos)
         << j["points"][0].dump();
     const std::string w = j["points"][0]["warnings"].dump();
     EXPECT_NE(w.find("coordinate lanes"), std::string::npos) << w;

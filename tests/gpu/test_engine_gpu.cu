@@ -235,21 +235,23 @@ TEST(GpuEngine, WarpAndBlockTeamsAgreeWithCpuToRounding) {
                 }
 }
 
-// The serial-round learners (kSerialRound: SCRiBLe and DP-SCRiBLe; not tree-experts, which loops over d with
-// its team) run the same code on a thread of their own or on rank 0 of a warp: the same bits, whichever the
-// automatic policy picks (cuda/engine_impl.cuh kSerialThreadMinInstances).
-TEST(GpuEngine, SerialLearnersGiveTheSameBitsOnAThreadOrAWarp) {
+// SCRiBLe on the simplex runs its round on one thread as a one-lane team when its lanes are coordinates (a
+// warp): the same bits as a thread per instance (kernels/learners/scrible_lanes.hpp, ScribleLanes::round).
+TEST(GpuEngine, TheScribleSimplexGivesTheSameBitsOnAThreadOrAWarp) {
     DPR_REQUIRE_GPU();
     const std::uint32_t d = 40;
     const std::uint64_t T = 120;
+    int ran = 0;
     for (const Case& c : cases(d, T)) {
-        if (!scalar_learner(c.learner) || c.learner == "tree-experts") continue;
+        if (c.learner.find("scrible-simplex") == std::string::npos) continue;
         const Outcome a = run(c, d, T, true, Precision::Double, "instances", 0, 50);
         const Outcome b = run(c, d, T, true, Precision::Double, "coordinates", 32, 50);
         EXPECT_EQ(a.expected, b.expected) << c.learner << " | " << a.policy << " vs " << b.policy;
         EXPECT_EQ(a.realized, b.realized) << c.learner;
         EXPECT_EQ(a.diagnostics, b.diagnostics) << c.learner;
+        ++ran;
     }
+    EXPECT_EQ(ran, 2); // scrible-simplex and dp-scrible-simplex
 }
 
 TEST(GpuEngine, ResultsDoNotDependOnChunking) {

@@ -561,9 +561,16 @@ TEST(As17BloLearners, HarnessReproducesEngine) {
 // ------------------------------------
 
 /// Loss rows of the set's loss family around a fixed direction (so that the iterate drifts to the boundary):
-/// unit vectors (ball), l1-unit vectors (cube).
+/// unit vectors (ball), l1-unit vectors (cube), [0, 1]^d favouring the last expert (simplex).
 template <class B>
 std::vector<double> random_loss(std::mt19937_64& rng, std::uint32_t d) {
+    if constexpr (B::kGeometry == Geometry::Simplex) {
+        std::uniform_real_distribution<double> U(0.0, 1.0);
+        std::vector<double> l(d);
+        for (std::uint32_t i = 0; i < d; ++i) l[i] = i + 1 == d ? 0.2 * U(rng) : U(rng);
+        if (d > 2) l[1] = l[0]; // equal losses keep coordinates tied (the eigenpairs' Helmert branch)
+        return l;
+    }
     std::vector<double> l = random_direction(rng, d);
     double s2 = 0.0, s1 = 0.0;
     for (double& z : l) {
@@ -584,6 +591,7 @@ void expect_lanes_are_the_scalar_learner() {
     using Scalar = learners::ScribleLearner<B, kPrivate>;
     for (std::uint32_t d : {1u, 2u, 3u, 5u, 17u, 40u})
         for (double eta : {-1.0, 1.0 / d}) { // -1: the automatic eta
+            if (B::kGeometry == Geometry::Simplex && d < 2) continue;
             Problem pb;
             pb.d = d;
             pb.T = 600;
@@ -624,6 +632,35 @@ TEST(ScribleLanes, OneLaneInDoubleIsTheScalarLearnerBitForBit) {
     expect_lanes_are_the_scalar_learner<bar::Ball, true>();
     expect_lanes_are_the_scalar_learner<bar::Cube, false>();
     expect_lanes_are_the_scalar_learner<bar::Cube, true>();
+    expect_lanes_are_the_scalar_learner<bar::Simplex, false>();
+    expect_lanes_are_the_scalar_learner<bar::Simplex, true>();
+}
+
+// On coordinate lanes the simplex runs its round on one member as a one-lane team (its iterations amplify
+// rounding too much for sums in another order): the same bits as instance lanes, also with threads sharing
+// the instance and in float; d = 60 (n = 59) and 200.
+TEST(ScribleLanes, TheSimplexGivesTheInstanceLanesBitsOnCoordinateLanes) {
+    for (const std::uint32_t d : {60u, 200u})
+        for (const Precision prec : {Precision::Double, Precision::Float}) {
+            test::SimOptions inst, coord;
+            inst.precision = coord.precision = prec;
+            inst.lanes = "instances";
+            coord.lanes = "coordinates";
+            for (const bool dp : {false, true}) {
+                const char* learner = dp ? "dp-scrible-simplex" : "scrible-simplex";
+                const auto run =
+                    [&](const test::SimOptions& o) { // (a KeyList is an initializer_list: no variable)
+                        return dp ? test::simulate(learner, {{"epsilon", 1.0}}, "bernoulli", {}, d, 150, 20,
+                                                   2, 1, false, 8, 0, o)
+                                  : test::simulate(learner, {}, "bernoulli", {}, d, 150, 20, 2, 1, false, 8,
+                                                   0, o);
+                    };
+                const auto a = run(inst), b = run(coord);
+                ASSERT_EQ(a.regret.size(), b.regret.size());
+                for (std::size_t i = 0; i < a.regret.size(); ++i)
+                    ASSERT_EQ(a.regret[i], b.regret[i]) << learner << " d=" << d << " entry " << i;
+            }
+        }
 }
 
 // index_and_coin on 16 instance lanes is noise::uniform_index then the first word of next_double on each
