@@ -5,8 +5,11 @@
 //                (v^T H v = lambda, checked in long double) and the eigenbasis is orthonormal; eigenvalues
 //                agree with Eigen's SelfAdjointEigenSolver; every point x +- lambda^{-1/2} v is in K.
 //   learners     registry, keys, privacy report; epsilon = inf equals scrible bitwise; every played y_t in K
-//                (diagnostic, 1e-12) on all three sets; a test harness built from the learner's own pieces
-//                reproduces the engine's regret.
+//                (diagnostic, 1e-12) on all three sets, in double and float; a test harness built from the
+//                learner's own pieces reproduces the engine's regret.
+//   lanes        the registered learners' lane round (kernels/learners/scrible_lanes.hpp) on one lane in double is
+//                the scalar learner bit for bit, round by round; the exploration draw on 16 lanes is the scalar
+//                draw on each (rejections included); the simplex gives the same bits on coordinate lanes.
 //   _Stat        E[lhat | past] = l~ by Monte Carlo over (i_t, s_t) (and wrong estimators are rejected);
 //                Lemma 4.3's identity (and a noise-reusing variant is rejected); regret slope ~1/2 in T
 //                with a tolerance derived from the Monte Carlo standard errors (and a step size that does
@@ -414,17 +417,24 @@ TEST(As17BloLearners, NoiseOffEqualsTwinExactly) {
 TEST(As17BloLearners, EveryPlayedPointInK) {
     // max_t of the distance of y_t outside K, per instance, on all three sets, private and not, including
     // a long run where x_t approaches the boundary (drifting losses with no noise, large eta).
-    for (const SetCase& s : kSets)
-        for (const char* learner : {s.plain, s.dp}) {
-            const bool dp = std::string(learner).rfind("dp-", 0) == 0;
-            const auto r = dp ? test::simulate(learner, {{"epsilon", 0.5}}, s.adversary, {}, s.d, 2048, 200)
-                              : test::simulate(learner, {}, s.adversary, {}, s.d, 2048, 200);
-            for (std::uint32_t k = 0; k < 200; ++k) {
-                ASSERT_LE(r.diagnostic("max_outside", k), 1e-12) << learner << " instance " << k;
-                ASSERT_GE(r.diagnostic("min_slack_y", k), -1e-12) << learner << " instance " << k;
-                ASSERT_GT(r.diagnostic("min_slack_x", k), 0.0) << learner << " instance " << k;
+    // Both precisions: float runs keep the state, the eigenpairs and the plays in float (docs/RANDOMNESS.md §7).
+    for (const Precision prec : {Precision::Double, Precision::Float})
+        for (const SetCase& s : kSets)
+            for (const char* learner : {s.plain, s.dp}) {
+                const bool dp = std::string(learner).rfind("dp-", 0) == 0;
+                test::SimOptions o;
+                o.precision = prec;
+                const auto r =
+                    dp ? test::simulate(learner, {{"epsilon", 0.5}}, s.adversary, {}, s.d, 2048, 200, 2, 1, false, 8,
+                                        0, o)
+                       : test::simulate(learner, {}, s.adversary, {}, s.d, 2048, 200, 2, 1, false, 8, 0, o);
+                const char* p = prec == Precision::Float ? " float" : "";
+                for (std::uint32_t k = 0; k < 200; ++k) {
+                    ASSERT_LE(r.diagnostic("max_outside", k), 1e-12) << learner << p << " instance " << k;
+                    ASSERT_GE(r.diagnostic("min_slack_y", k), -1e-12) << learner << p << " instance " << k;
+                    ASSERT_GT(r.diagnostic("min_slack_x", k), 0.0) << learner << p << " instance " << k;
+                }
             }
-        }
     const auto hard =
         test::simulate("scrible-ball", {{"eta", 5.0}}, "drifting", {{"noise_scale", 0.0}}, 3, 1 << 14, 32);
     for (std::uint32_t k = 0; k < 32; ++k) {
