@@ -382,7 +382,7 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         using UI = typename Team::template uni<std::uint32_t>;
         using LI = typename Team::template lanes<std::uint32_t>;
         const auto G = ws.real[0].row(kG), X = ws.real[0].row(kX), Vv = ws.real[0].row(kV);
-        const auto Sl = ws.real[0].row(kBall ? kG : kSlack); // the cube's slacks (unused for the ball)
+        const auto Sl = ws.real[0].row(kBall ? kG : kSlack); // the cube's slacks (read only on the cube)
         const std::uint32_t n = p.n;
         const auto key = team.key();
         const std::uint32_t t32 = static_cast<std::uint32_t>(t);
@@ -394,7 +394,7 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
                                        n, k, coin);
         const UR sign = select(mask_for<R>(coin < UI(0x80000000u)), UR(R(-1)), UR(R(1)));
 
-        // The eigenpair: lambda, and what v_i needs (ball: u_0 of the Householder vector and f).
+        // The eigenpair: lambda, and what v_i needs (ball: u_0 of the Householder vector and f; simplex: se).
         UR lambda, s(R(0)), r(R(0)), w0(R(0)), f(R(0)), xn(R(0));
         SimplexEigen<UR> se{};
         if constexpr (kSimplex) {
