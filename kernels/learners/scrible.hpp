@@ -39,17 +39,15 @@
 // newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
 // max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T).
 //
-// Backends: the registered learners run on lanes (ScribleLanes, kernels/learners/scrible_lanes.hpp); this serial
-// round is their scalar reference (the same bits in double). All per-round work is done by rank 0 of the team and the charged loss is broadcast (team.broadcast). On the CPU (SerialTeam) that is the
-// whole team; on the GPU a thread per instance for d < 32 and, for d >= 32, one active lane of the
-// instance's warp (the other 31 idle; SCRiBLe's per-round work is O(n) per Newton / secular iteration and
-// sequential, so it is not split). State and scratch live in the workspace (global memory on the GPU);
-// nothing is allocated, nothing throws, there is no dimension cap.
+// Backends: the registered learners run on lanes (ScribleLanes, kernels/learners/scrible_lanes.hpp: 16 instances
+// per SIMD step, a GPU thread per instance; the simplex on coordinate lanes runs the lane round on one member). This
+// serial round is their scalar reference (the same bits in double), run by the tests through test::Solo: all
+// per-round work on rank 0 of the team, the charged loss broadcast (team.broadcast). State and scratch live in the
+// workspace; nothing is allocated, nothing throws, there is no dimension cap.
 //
-// Workspace: one double array g[n] (sum of lhat), x[n], aux[A] (barrier slack state), v[n] (eigenvector /
-// Newton direction scratch), y[d] (played point / gradient scratch); the 6 diagnostic slots are its scalars.
-// SCRiBLe declares kInstanceLanes = false: executors keep this state contiguous per instance (its scalar code
-// indexes it directly), and on a GPU a thread per instance reads it uncoalesced.
+// Workspace of this reference: one double array g[n] (sum of lhat), x[n], aux[A] (barrier slack state), v[n]
+// (eigenvector / Newton direction scratch), y[d] (played point / gradient scratch); the 6 diagnostic slots are its
+// scalars. It declares kInstanceLanes = false: its scalar code indexes this contiguous state directly.
 
 #include "kernels/learners/barriers.hpp"
 #include "kernels/learners/common.hpp"

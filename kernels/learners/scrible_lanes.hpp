@@ -177,17 +177,18 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         const UR xk = team.load_at(X, k);
         e.dk = one / (xk * xk);
         // The tied poles before k (rank) and the smallest pole above D_k.
-        const auto r1 = team.template reduce<1, 1>(n, [&](auto i) {
-            Contrib<V, 1, 1> c;
+        const auto r1 = team.template reduce<2, 1>(n, [&](auto i) {
+            Contrib<V, 2, 1> c;
             const V x = team.load(X, i);
             const V dl = V(R(1)) / (x * x);
             c.sum[0] = select((dl == V(e.dk)) & mask_for<R>(team.element(i) < LI(k)), V(R(1)), V(R(0)));
+            c.sum[1] = select(dl > V(e.dk), V(R(1)), V(R(0))); // counted, not read off the max: D_l may be +inf
             c.max[0] = select(dl > V(e.dk), -dl, V(kNegInf));
             return c;
         });
         e.rank = r1.sum[0];
         const auto tie = e.rank > zero;
-        const auto has_next = r1.max[0] > UR(kNegInf);
+        const auto has_next = r1.sum[1] > zero;
         const UR dnext = -r1.max[0];
         e.helmert = one / vsqrt(e.rank * (e.rank + one));
         const UR inv_c = xn * xn;
