@@ -141,12 +141,12 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         team.sync();
     }
 
-    /// 1 / (D_l - origin - tau), D_l = 1/x_l^2: a term of the secular equation and, scaled, a coordinate of
-    /// the eigenvector (barriers::Simplex::eigenpair forms them in this order).
+    /// 1 / (D_l - origin - tau): a term of the secular equation and, scaled, a coordinate of the eigenvector
+    /// (barriers::Simplex::eigenpair forms them in this order).
     template <class V>
-    DPR_HD DPR_FORCEINLINE static V resolvent(V x, V origin, V tau) {
+    DPR_HD DPR_FORCEINLINE static V resolvent(V dl, V origin, V tau) {
         using R = lane_scalar_t<V>;
-        return V(R(1)) / (V(R(1)) / (x * x) - origin - tau);
+        return V(R(1)) / (dl - origin - tau);
     }
 
     /// barriers::Simplex::eigenpair k at x, per lane: what the eigenvector's coordinates are computed from.
@@ -160,10 +160,11 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
     };
 
     /// The scalar eigenpair's operations in its order, lanes in step: a lane whose secular iteration has
-    /// stopped keeps its values while the others go on, so every lane ends where its scalar loop ends.
+    /// stopped keeps its values while the others go on, so every lane ends where its scalar loop ends. The
+    /// poles D_l = 1/x_l^2 are formed once into the row D (the Newton step's scratch row, free until then).
     template <class Team, class View>
     DPR_HD static SimplexEigen<typename Team::template uni<typename Team::real>>
-    simplex_eigen(const Params& p, const Team& team, const View& X,
+    simplex_eigen(const Params& p, const Team& team, const View& X, const View& D,
                   typename Team::template uni<typename Team::real> xn,
                   typename Team::template uni<std::uint32_t> k) {
         using R = typename Team::real;
@@ -181,8 +182,10 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
             Contrib<V, 2, 1> c;
             const V x = team.load(X, i);
             const V dl = V(R(1)) / (x * x);
+            team.store(D, i, dl);
             c.sum[0] = select((dl == V(e.dk)) & mask_for<R>(team.element(i) < LI(k)), V(R(1)), V(R(0)));
-            c.sum[1] = select(dl > V(e.dk), V(R(1)), V(R(0))); // counted, not read off the max: D_l may be +inf
+            c.sum[1] =
+                select(dl > V(e.dk), V(R(1)), V(R(0))); // counted, not read off the max: D_l may be +inf
             c.max[0] = select(dl > V(e.dk), -dl, V(kNegInf));
             return c;
         });
@@ -192,25 +195,22 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         const UR dnext = -r1.max[0];
         e.helmert = one / vsqrt(e.rank * (e.rank + one));
         const UR inv_c = xn * xn;
-        // f(tau) = 1/c + sum_l 1/(a_l - tau), a_l = D_l - origin, 1/c added first (the scalar's order).
+        // f(tau) = 1/c + sum_l 1/(a_l - tau), a_l = D_l - origin, 1/c added first (the scalar's order), and
+        // f'(tau) = sum_l 1/(a_l - tau)^2.
         const auto secular = [&](UR origin, UR tau) {
-            return team
-                .template reduce<1, 0>(n,
-                                       [&](auto i) {
-                                           Contrib<V, 1, 0> c;
-                                           const V x = team.load(X, i);
-                                           const V r = resolvent(x, V(origin), V(tau));
-                                           c.sum[0] = select(mask_for<R>(team.element(i) == LI(0u)),
-                                                             V(inv_c) + r, r);
-                                           return c;
-                                       })
-                .sum[0];
+            return team.template reduce<2, 0>(n, [&](auto i) {
+                Contrib<V, 2, 0> c;
+                const V r = resolvent(team.load(D, i), V(origin), V(tau));
+                c.sum[0] = select(mask_for<R>(team.element(i) == LI(0u)), V(inv_c) + r, r);
+                c.sum[1] = r * r;
+                return c;
+            });
         };
         e.origin = e.dk;
         UR lo = zero, hi = UR(static_cast<R>(n)) / inv_c; // no pole above: f(c n) >= 0 (interlacing)
         if (any(has_next & !tie)) { // bracket between D_k and the next pole, measured from the nearer one
             const UR gap = dnext - e.dk;
-            const auto upper = has_next & (secular(e.dk, half * gap) < zero);
+            const auto upper = has_next & (secular(e.dk, half * gap).sum[0] < zero);
             e.origin = select(upper, dnext, e.dk);
             lo = select(upper, -(half * gap), zero);
             hi = select(has_next, select(upper, zero, half * gap), hi);
@@ -218,8 +218,7 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         // secular_root: the one-pole start, then safeguarded Newton.
         const auto start = team.template reduce<2, 0>(n, [&](auto i) {
             Contrib<V, 2, 0> c;
-            const V x = team.load(X, i);
-            const V a = V(R(1)) / (x * x) - V(e.origin);
+            const V a = team.load(D, i) - V(e.origin);
             const auto pole = a == V(R(0));
             c.sum[0] = select(pole, V(R(1)), V(R(0)));
             const V inv = select(pole, V(R(0)), V(R(1)) / a);
@@ -234,20 +233,13 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         auto active = !tie;
         const auto at_hi = active & (hi > zero) & (lo == zero);
         if (any(at_hi)) { // all poles tied: tau = c n
-            const auto take = at_hi & (secular(e.origin, hi) <= zero);
+            const auto take = at_hi & (secular(e.origin, hi).sum[0] <= zero);
             e.tau = select(take, hi, e.tau);
             active = active & !take;
         }
         constexpr R kEpsR = std::numeric_limits<R>::epsilon();
         for (int it = 0; it < 200 && any(active); ++it) {
-            const auto ff = team.template reduce<2, 0>(n, [&](auto i) {
-                Contrib<V, 2, 0> c;
-                const V x = team.load(X, i);
-                const V r = resolvent(x, V(e.origin), V(e.tau));
-                c.sum[0] = select(mask_for<R>(team.element(i) == LI(0u)), V(inv_c) + r, r);
-                c.sum[1] = r * r;
-                return c;
-            });
+            const auto ff = secular(e.origin, e.tau);
             const UR f = ff.sum[0], fp = ff.sum[1];
             active = active & (f != zero); // f = 0: the root itself
             lo = select(active & (f < zero), e.tau, lo);
@@ -266,8 +258,7 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         }
         const auto norm = team.template reduce<1, 0>(n, [&](auto i) {
             Contrib<V, 1, 0> c;
-            const V x = team.load(X, i);
-            const V v = resolvent(x, V(e.origin), V(e.tau));
+            const V v = resolvent(team.load(D, i), V(e.origin), V(e.tau));
             c.sum[0] = v * v;
             return c;
         });
@@ -400,7 +391,7 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
         SimplexEigen<UR> se{};
         if constexpr (kSimplex) {
             xn = convert<R>(team.get(ws.scalars, kXN));
-            se = simplex_eigen(p, team, X, xn, k);
+            se = simplex_eigen(p, team, X, ws.real[0].row(kDir), xn, k);
             lambda = se.lambda;
         } else if constexpr (kBall) {
             s = convert<R>(team.get(ws.scalars, kS));
@@ -436,11 +427,11 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
                 v = select(V(r) > V(R(0)), select(mask_for<R>(LI(k) == LI(0u)), xr, h),
                            select(at_k, V(R(1)), V(R(0))));
             } else if constexpr (kSimplex) {
-                const V dl = V(R(1)) / (x * x);
+                const V dl = team.load(ws.real[0].row(kDir), i); // D_l, formed by simplex_eigen
                 const V vh =
                     select(at_k, -V(se.rank) * V(se.helmert),
                            select((dl == V(se.dk)) & mask_for<R>(ii < LI(k)), V(se.helmert), V(R(0))));
-                const V vs = resolvent(x, V(se.origin), V(se.tau)) * V(se.nrm);
+                const V vs = resolvent(dl, V(se.origin), V(se.tau)) * V(se.nrm);
                 v = select(V(se.rank) > V(R(0)), vh, vs);
             } else {
                 v = select(at_k, V(R(1)), V(R(0)));
