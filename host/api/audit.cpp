@@ -62,8 +62,7 @@ config::ConfigInputs audit_config_inputs(const LossArrays& arrays) {
 
 AuditPlan plan_audit(const AuditSpec& spec) {
     AuditPlan p;
-    p.config = load_config_for(spec.config_path, spec.toml_text, spec.source_name, spec.overrides,
-                               audit_config_inputs(spec.arrays));
+    p.config = load_config_for(spec, audit_config_inputs(spec.arrays));
     const config::Config& cfg = p.config;
     p.records = resolve_points(cfg);
     if (p.records.size() != 1)

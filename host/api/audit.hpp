@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "host/api/config_source.hpp"
 #include "host/audit/learner_audit.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
@@ -24,12 +25,8 @@
 
 namespace dpr::api {
 
-struct AuditSpec {
-    std::string config_path;            ///< an audit file (docs/AUDITS.md), or
-    std::string toml_text;              ///< its text (when config_path is empty), named `source_name` in messages
-    std::string source_name = "<text>";
-    std::vector<std::string> overrides; ///< "section.key=VALUE", as --set
-    LossArrays arrays;                  ///< paths standing for arrays in memory (read in place)
+/// An audit (a ConfigSource: an audit file, docs/AUDITS.md, or its text) and how to run it.
+struct AuditSpec : ConfigSource {
     Backend backend = Backend::Auto;
     std::string backend_requested = "auto"; ///< as given, for audit.json
     unsigned threads = 0;               ///< 0: every core

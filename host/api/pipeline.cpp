@@ -51,12 +51,11 @@ config::ConfigInputs run_config_inputs(const LossArrays& arrays) {
     return in;
 }
 
-config::Config load_config_for(const std::string& config_path, const std::string& toml_text,
-                               const std::string& source_name, const std::vector<std::string>& overrides,
-                               const config::ConfigInputs& inputs) {
+config::Config load_config_for(const ConfigSource& source, const config::ConfigInputs& inputs) {
     try {
-        return config_path.empty() ? config::parse_config(toml_text, source_name, overrides, inputs)
-                                   : config::load_config(config_path, overrides, inputs);
+        return source.config_path.empty()
+                   ? config::parse_config(source.toml_text, source.source_name, source.overrides, inputs)
+                   : config::load_config(source.config_path, source.overrides, inputs);
     } catch (const config::ConfigError& e) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host/api/config_source.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
@@ -29,13 +30,6 @@ namespace dpr::api {
 /// file hooks (host/engine/loss_file.hpp). `arrays`: path values that stand for matrices in memory (read in
 /// place, never copied; they must outlive the Config).
 config::ConfigInputs run_config_inputs(const LossArrays& arrays = {});
-
-/// The config a front end names: `config_path` loaded, or (when it is empty) `toml_text` parsed under the
-/// name `source_name`, with its --set `overrides`, validated against `inputs`. A config or loss-file error is
-/// a UsageError with its message.
-config::Config load_config_for(const std::string& config_path, const std::string& toml_text,
-                               const std::string& source_name, const std::vector<std::string>& overrides,
-                               const config::ConfigInputs& inputs);
 
 /// The files every point reads (the values of KeyType::Path keys: loss files), absolute, each once: what
 /// digest_inputs (host/results/input_digest.hpp) makes part of a resumable run's or a shard's identity.

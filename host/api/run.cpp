@@ -12,8 +12,7 @@ namespace dpr::api {
 namespace {
 
 config::Config load(const RunSpec& spec) {
-    return load_config_for(spec.config_path, spec.toml_text, spec.source_name, spec.overrides,
-                           run_config_inputs(spec.arrays));
+    return load_config_for(spec, run_config_inputs(spec.arrays));
 }
 
 } // namespace

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "host/api/config_source.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
@@ -35,12 +36,8 @@
 
 namespace dpr::api {
 
-struct RunSpec {
-    std::string config_path;            ///< an experiment file (docs/CONFIG.md), or
-    std::string toml_text;              ///< its text (when config_path is empty), named `source_name` in messages
-    std::string source_name = "<text>";
-    std::vector<std::string> overrides; ///< "section.key=VALUE", as --set
-    LossArrays arrays;                  ///< paths standing for arrays in memory (read in place)
+/// An experiment (a ConfigSource: an experiment file, docs/CONFIG.md, or its text) and how to run it.
+struct RunSpec : ConfigSource {
     Backend backend = Backend::Auto;
     unsigned threads = 0;               ///< 0: every core
     std::uint64_t first_instance = 0;   ///< a slice of [run] instances; count 0 = to the end

@@ -78,8 +78,7 @@ std::string keep_finished_work(const std::optional<ProgressStore>& progress, con
 /// (its directory locked before its .progress is read, so that a second --resume is refused) and the file and
 /// overrides it was started with.
 struct Source {
-    std::string config_path;
-    std::vector<std::string> sets;
+    api::ConfigSource file; ///< the experiment file and its --set overrides
     std::optional<ProgressStore> resumed;
     io::OutputDirectory resumed_dir;
     config::Config config;
@@ -88,8 +87,8 @@ struct Source {
 
 Source load_source(const RunOptions& o) {
     Source src;
-    src.config_path = o.config;
-    src.sets = o.sets;
+    src.file.config_path = o.config;
+    src.file.overrides = o.sets;
     if (!o.resume.empty()) {
         if (!o.config.empty() || !o.sets.empty() || !o.shard.empty() || !o.out.empty() || !o.piece_instances.empty())
             throw UsageError("--resume DIR continues the run in DIR with its own config and settings; give no CONFIG, "
@@ -102,13 +101,13 @@ Source load_source(const RunOptions& o) {
         } catch (const io::IoError& e) {
             throw UsageError(e.what());
         }
-        src.config_path = src.resumed->spec().absolute_path;
-        src.sets = src.resumed->spec().overrides;
+        src.file.config_path = src.resumed->spec().absolute_path;
+        src.file.overrides = src.resumed->spec().overrides;
     }
     try {
-        src.config = api::load_config_for(src.config_path, "", "", src.sets, api::run_config_inputs());
+        src.config = api::load_config_for(src.file, api::run_config_inputs());
     } catch (const std::bad_alloc&) {
-        throw std::runtime_error("out of memory while reading " + src.config_path +
+        throw std::runtime_error("out of memory while reading " + src.file.config_path +
                                  " (a sweep of many points, or a large loss file); split the sweep into several runs");
     }
     return src;
@@ -450,7 +449,7 @@ void run_command(const RunOptions& o) {
         RunMeta meta;
         meta.config_path = progress ? progress->spec().config_path : o.config;
         if (progress) meta.config_absolute_path = progress->spec().absolute_path;
-        meta.overrides = src.sets;
+        meta.overrides = src.file.overrides;
         meta.backend_requested = o.backend;
         meta.device = sl.ranked ? device + " x " + std::to_string(W.size) + " MPI ranks" : device;
         meta.threads = threads;
