@@ -64,28 +64,43 @@ std::uint64_t saturating_state_bytes(const WorkspaceSpec& w) {
     return total;
 }
 
+template <class List>
+std::vector<std::string> names_of(List list) {
+    std::vector<std::string> v;
+    for_each_type(list, [&](auto tag) { v.emplace_back(decltype(tag)::type::kName); });
+    return v;
+}
+
+/// The runtime record of the component of `list` (the learners or the adversaries) named `name`: its index,
+/// name and loss set, and what `fill(type tag, record)` adds for its kind. Throws std::invalid_argument
+/// naming an unknown one.
+template <class Runtime, class List, class Fill>
+Runtime resolve_named(List list, const char* kind, const std::string& name, Fill&& fill) {
+    Runtime r;
+    r.index = index_named(list, name);
+    r.name = name;
+    const bool found = with_type_at(list, r.index, [&](auto tag) {
+        r.geometry = decltype(tag)::type::kGeometry;
+        fill(tag, r);
+    });
+    if (!found) throw std::invalid_argument(std::string("unknown ") + kind + " '" + name + "'");
+    return r;
+}
+
 } // namespace
 
 std::vector<std::string> learner_names() {
-    std::vector<std::string> v;
-    for_each_type(learners::AllLearners{}, [&](auto tag) { v.emplace_back(decltype(tag)::type::kName); });
-    return v;
+    return names_of(learners::AllLearners{});
 }
 
 std::vector<std::string> adversary_names() {
-    std::vector<std::string> v;
-    for_each_type(adversaries::AllAdversaries{}, [&](auto tag) { v.emplace_back(decltype(tag)::type::kName); });
-    return v;
+    return names_of(adversaries::AllAdversaries{});
 }
 
 LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, const Problem& pb) {
-    LearnerRuntime r;
-    r.index = index_named(learners::AllLearners{}, name);
-    const bool found = with_type_at(learners::AllLearners{}, r.index, [&](auto tag) {
+    const auto fill = [&](auto tag, LearnerRuntime& r) {
         using L = typename decltype(tag)::type;
         const typename L::Params p = L::resolve(kv, pb);
-        r.name = name;
-        r.geometry = L::kGeometry;
         r.loss_families = LossFamiliesOf<L>::value;
         r.params = to_bytes(p);
         r.privacy = L::privacy(p);
@@ -96,9 +111,8 @@ LearnerRuntime resolve_learner(const std::string& name, const KeyValues& kv, con
         r.reads_cumulative = learners::ReadsCumulative<L>::value;
         if constexpr (learners::DiagnosticCount<L>::value > 0)
             for (const char* n : L::kDiagnostics) r.diagnostic_names.emplace_back(n);
-    });
-    if (!found) throw std::invalid_argument("unknown learner '" + name + "'");
-    return r;
+    };
+    return resolve_named<LearnerRuntime>(learners::AllLearners{}, "learner", name, fill);
 }
 
 bool plant_learner(LearnerRuntime& lr, learners::Planted bug) {
@@ -117,12 +131,8 @@ bool plant_learner(LearnerRuntime& lr, learners::Planted bug) {
 }
 
 AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv, const Problem& pb) {
-    AdversaryRuntime r;
-    r.index = index_named(adversaries::AllAdversaries{}, name);
-    const bool found = with_type_at(adversaries::AllAdversaries{}, r.index, [&](auto tag) {
+    const auto fill = [&](auto tag, AdversaryRuntime& r) {
         using A = typename decltype(tag)::type;
-        r.name = name;
-        r.geometry = A::kGeometry;
         r.loss = LossFamilyOf<A>::value;
         const typename A::Params ap = A::resolve(kv, pb);
         r.row_width = loss_row_width(r.loss, pb.d) + adversaries::row_extra<A>(ap);
@@ -133,9 +143,8 @@ AdversaryRuntime resolve_adversary(const std::string& name, const KeyValues& kv,
                       "an adversary on a Polytope set declares static double comparator(const Params&, const "
                       "double* L)");
         if constexpr (HasComparator<A>::value) r.comparator_fn = &comparator_erased<A>;
-    });
-    if (!found) throw std::invalid_argument("unknown adversary '" + name + "'");
-    return r;
+    };
+    return resolve_named<AdversaryRuntime>(adversaries::AllAdversaries{}, "adversary", name, fill);
 }
 
 } // namespace dpr
