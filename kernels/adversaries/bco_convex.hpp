@@ -82,9 +82,7 @@ struct BcoDistance : PolytopeAdversary {
     static constexpr int kCentres = domains::kDomainKeyCount;
     static constexpr int kLayout = domains::kDomainKeyCount + 1;
 
-    struct Params {
-        std::uint32_t d; ///< n
-        std::uint64_t T;
+    struct Params : Dims { // d = n
         std::uint32_t centres;
         std::uint32_t layout;
         domains::Domain domain;

@@ -62,9 +62,7 @@ struct BcoLinear : PolytopeAdversary {
     };
     static constexpr int kSpread = domains::kDomainKeyCount;
 
-    struct Params {
-        std::uint32_t d; ///< n, the row's a_t part
-        std::uint64_t T;
+    struct Params : Dims { // d = n, the row's a_t part
         double spread;
         domains::Domain domain;
     };

@@ -27,16 +27,14 @@ struct Bernoulli : Adversary<Geometry::Simplex> {
     static constexpr int kGap = key_index(kKeys, "gap");
     static constexpr int kBest = key_index(kKeys, "best");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double p;
         double gap;
         std::uint32_t best; ///< kAutoBest: drawn from the stream
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kP, 0.5), kv.get(kGap, 0.1),
+        return Params{dims(pb), kv.get(kP, 0.5), kv.get(kGap, 0.1),
                       kv.given[kBest] ? static_cast<std::uint32_t>(kv.num[kBest]) : kAutoBest};
     }
 

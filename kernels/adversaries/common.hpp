@@ -10,7 +10,7 @@
 //     static constexpr bool kSharedOnly = true;  optional: the host rejects adversary.per_instance = true
 //     static constexpr KeySpec kKeys[] = {...};  its own keys (d, per_instance and kind are common);
 //                                                a keyless adversary derives from Keyless<G> (below)
-//     struct Params {...};                       trivially copyable, holds d and T; goes to the GPU
+//     struct Params : Dims {...};                trivially copyable, d and T from Dims (params.hpp); to the GPU
 //     static Params resolve(const KeyValues&, const Problem&);
 //     static bool check(const KeyValues&, const Problem&, Diagnostic&);
 //     DPR_HD static void fill(const Params&, const SequenceCtx&, std::uint64_t t, double* out);
@@ -174,12 +174,10 @@ template <Geometry G>
 struct Keyless : Adversary<G> {
     static constexpr std::array<KeySpec, 0> kKeys{};
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
     };
 
-    static Params resolve(const KeyValues&, const Problem& pb) { return Params{pb.d, pb.T}; }
+    static Params resolve(const KeyValues&, const Problem& pb) { return Params{dims(pb)}; }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
 };
 

@@ -30,13 +30,11 @@ struct CubeDrift : Adversary<Geometry::Cube> {
     };
     static constexpr int kDrift = key_index(kKeys, "drift");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double drift;
     };
 
-    static Params resolve(const KeyValues& kv, const Problem& pb) { return Params{pb.d, pb.T, kv.get(kDrift, 0.5)}; }
+    static Params resolve(const KeyValues& kv, const Problem& pb) { return Params{dims(pb), kv.get(kDrift, 0.5)}; }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
 
     /// Coordinate i of the hidden best corner c* of the sequence `ctx`: -1 or +1.

@@ -21,14 +21,12 @@ struct Drifting : Adversary<Geometry::Ball> {
     };
     static constexpr int kNoiseScale = key_index(kKeys, "noise_scale");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double noise_scale;
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kNoiseScale, 1.0)};
+        return Params{dims(pb), kv.get(kNoiseScale, 1.0)};
     }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
 

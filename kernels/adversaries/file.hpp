@@ -89,13 +89,11 @@ struct FileLosses {
     };
     static constexpr int kPath = key_index(kKeys, "path");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         const double* data; ///< row-major T x d; host memory (device copy on a device backend)
     };
 
-    static Params resolve(const KeyValues& kv, const Problem& pb) { return Params{pb.d, pb.T, kv.list[kPath]}; }
+    static Params resolve(const KeyValues& kv, const Problem& pb) { return Params{dims(pb), kv.list[kPath]}; }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         const unsigned long long want = static_cast<unsigned long long>(pb.d) * pb.T;

@@ -37,9 +37,7 @@ struct Halving : Adversary<Geometry::Simplex> {
     };
     static constexpr int kPhaseLength = key_index(kKeys, "phase_length");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         std::uint64_t m;      ///< phase length
         std::uint32_t phases; ///< P = ceil(log2 d)
     };
@@ -48,7 +46,7 @@ struct Halving : Adversary<Geometry::Simplex> {
         const std::uint32_t phases = ceil_log2(pb.d > 0 ? pb.d : 1);
         std::uint64_t m = phases > 0 ? pb.T / phases : pb.T;
         if (kv.given[kPhaseLength]) m = static_cast<std::uint64_t>(kv.num[kPhaseLength]);
-        return Params{pb.d, pb.T, m > 0 ? m : 1, phases};
+        return Params{dims(pb), m > 0 ? m : 1, phases};
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {

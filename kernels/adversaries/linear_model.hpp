@@ -32,15 +32,13 @@ struct LinearModel : Adversary<Geometry::Ball> {
     static constexpr int kXStarNorm = key_index(kKeys, "x_star_norm");
     static constexpr int kANorm = key_index(kKeys, "a_norm");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double x_star_norm;
         double a_norm;
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kXStarNorm, 0.5), kv.get(kANorm, 1.0)};
+        return Params{dims(pb), kv.get(kXStarNorm, 0.5), kv.get(kANorm, 1.0)};
     }
     /// Rows hold d + 1 numbers, and the engine's row width is 32-bit.
     static constexpr std::uint32_t kMaxD = 0xFFFFFFFEu;

@@ -25,9 +25,7 @@ struct LowerBound : Adversary<Geometry::Simplex> {
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double epsilon;
         std::uint64_t k; ///< rounds carrying l^j (the last k rounds)
     };
@@ -39,7 +37,7 @@ struct LowerBound : Adversary<Geometry::Simplex> {
         const double eps = kv.get(kEpsilon, 0.0);
         const double k = eps > 0.0 ? rounds_k(pb.d, eps) : kInf;
         const std::uint64_t kk = k < static_cast<double>(pb.T) ? static_cast<std::uint64_t>(k) : pb.T;
-        return Params{pb.d, pb.T, eps, kk};
+        return Params{dims(pb), eps, kk};
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {

@@ -28,16 +28,14 @@ struct Realizable : Adversary<Geometry::Simplex> {
     static constexpr int kP = key_index(kKeys, "p");
     static constexpr int kPMin = key_index(kKeys, "p_min");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double p;
         double p_min; ///< == p: every expert but x* has mean p
     };
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         const double p = kv.get(kP, 0.5);
-        return Params{pb.d, pb.T, p, kv.get(kPMin, p)};
+        return Params{dims(pb), p, kv.get(kPMin, p)};
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {

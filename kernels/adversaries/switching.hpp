@@ -33,9 +33,7 @@ struct Switching : Adversary<Geometry::Simplex> {
     static constexpr int kP = key_index(kKeys, "p");
     static constexpr int kGap = key_index(kKeys, "gap");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double p;
         double gap;
         std::uint32_t switches;                ///< K

@@ -50,6 +50,13 @@ struct KeySpec {
 
 inline constexpr int kMaxKeys = 24;
 
+/// The size of the problem as a component's Params carry it (p.d, p.T in device code): the Params of the learners and
+/// adversaries derive from it, and resolve() copies it from the Problem with dims(pb).
+struct Dims {
+    std::uint32_t d; ///< number of experts / dimension
+    std::uint64_t T; ///< rounds
+};
+
 /// Values of a component's keys, indexed like its kKeys. `given[i]` is false when the user left key
 /// i out (then resolve() uses the default).
 struct KeyValues {
@@ -74,6 +81,9 @@ struct Problem {
     /// Problem) plays on the adversaries' default set, the simplex of dimension d.
     const domains::Domain* domain = nullptr;
 };
+
+/// The Dims of a component's Params: Problem's d and T.
+inline constexpr Dims dims(const Problem& pb) { return Dims{pb.d, pb.T}; }
 
 /// A consistency error (or warning) found by check(): which key, and why.
 struct Diagnostic {

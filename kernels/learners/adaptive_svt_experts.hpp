@@ -107,10 +107,8 @@ struct AdaptiveSvt {
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
-    struct Params {
-        std::uint32_t d;     ///< the number of experts (the view's count)
+    struct Params : Dims { // d: the number of experts (the view's count)
         std::uint32_t row_d; ///< the loss row's width (= d for RowExperts; the ball's dimension for net-oco)
-        std::uint64_t T;
         double epsilon;
         double R;      ///< most runs of Algorithm 1: ceil(log2 T) + 1
         double eps0;   ///< eps / (2R)

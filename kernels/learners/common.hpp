@@ -9,7 +9,7 @@
 //   static constexpr bool kInstanceLanes;        true: round() is written over lane values (below), so an
 //                                                executor may put instances in the vector lanes; false:
 //                                                scalar code over a contiguous state (rank 0 of a team)
-//   struct Params;                               trivially copyable (copied to the GPU as is)
+//   struct Params;                               trivially copyable (copied to the GPU as is); usually : Dims
 //   static Params resolve(const KeyValues&, const Problem&);
 //   static bool check(const KeyValues&, const Problem&, Diagnostic&);
 //   static PrivacyReport privacy(const Params&); the (eps, delta) it actually provides, computed from

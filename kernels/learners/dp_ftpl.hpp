@@ -109,9 +109,7 @@ struct DpFtpl : SumAndPrefixState<1> {
 
     static constexpr std::array<const char*, 1> kDiagnostics = {"max_noise_inf"};
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double epsilon, delta;
         bool private_noise; ///< the privacy key
         mech::Calibration calibration;

@@ -97,10 +97,8 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
 
     enum class Tuning : std::uint8_t { Realizable, General };
 
-    struct Params {
-        std::uint32_t d;
+    struct Params : Dims {
         std::uint32_t row_d; ///< the loss row's width, d + 1: a_t then b_t (loss_row_width)
-        std::uint64_t T;
         LossFamily loss;
         double lipschitz; ///< L: gradients are clipped to this norm
         double beta;

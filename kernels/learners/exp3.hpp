@@ -51,9 +51,7 @@ struct Exp3 : Learner<Geometry::Simplex> {
     static constexpr int kEta = key_index(kKeys, "eta");
     static constexpr int kGamma = key_index(kKeys, "gamma");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double eta;
         double gamma; ///< in [0, 1]
     };
@@ -67,7 +65,7 @@ struct Exp3 : Learner<Geometry::Simplex> {
                          (static_cast<double>(d) * static_cast<double>(T)));
     }
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kEta, default_eta(pb.d, pb.T)), kv.get(kGamma, 0.0)};
+        return Params{dims(pb), kv.get(kEta, default_eta(pb.d, pb.T)), kv.get(kGamma, 0.0)};
     }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }

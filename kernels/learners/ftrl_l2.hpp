@@ -112,15 +112,13 @@ struct FtrlL2 {
     };
     static constexpr int kEta = key_index(kKeys, "eta");
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double eta;
     };
 
     static double default_eta(std::uint32_t d, std::uint64_t T) { return l2_default_eta<G>(d, T); }
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kEta, default_eta(pb.d, pb.T))};
+        return Params{dims(pb), kv.get(kEta, default_eta(pb.d, pb.T))};
     }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }

@@ -27,9 +27,7 @@ struct Hedge : Learner<Geometry::Simplex> {
     /// L is reached only through the team's loop indices: on the GPU it can stay in registers (docs/GPU.md).
     static constexpr bool kRowInRegisters = true;
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double eta;
     };
 
@@ -38,7 +36,7 @@ struct Hedge : Learner<Geometry::Simplex> {
         return std::sqrt(8.0 * std::log(static_cast<double>(d)) / static_cast<double>(T));
     }
     static Params resolve(const KeyValues& kv, const Problem& pb) {
-        return Params{pb.d, pb.T, kv.get(kEta, default_eta(pb.d, pb.T))};
+        return Params{dims(pb), kv.get(kEta, default_eta(pb.d, pb.T))};
     }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }
     static PrivacyReport privacy(const Params&) { return PrivacyReport{}; }

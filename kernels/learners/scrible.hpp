@@ -189,10 +189,8 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
 
     static constexpr double kM = 1.0; ///< M = max |<l, x>| over Y x K (1 for ball, cube, simplex; §0.2)
 
-    struct Params {
-        std::uint32_t d; ///< ambient dimension (loss vectors, played points)
+    struct Params : Dims { // d: the ambient dimension (loss vectors, played points)
         std::uint32_t n; ///< barrier parameters
-        std::uint64_t T;
         double nu; ///< barrier complexity
         double eta;
         double lambda;      ///< Laplace scale of each coordinate of Z_t (0 = no noise)

@@ -40,9 +40,7 @@ enum PhaseSlot : int { kPhaseX = 0, kPhaseK, kPhaseAcc, kPhaseRho, kPhasePending
 struct PureOrApprox {
     static constexpr int kEpsilon = 0, kVariant = 1, kDelta = 2;
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double epsilon;
         bool approx;
         double delta; ///< used by variant = "approx" only

@@ -69,9 +69,7 @@ struct TreeExperts : Learner<Geometry::Simplex> {
     static constexpr bool kInstanceLanes = false;
     static constexpr bool kReadsCumulative = true;
 
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double epsilon;
         std::uint32_t B;
         std::uint32_t K;

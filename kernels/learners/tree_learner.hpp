@@ -218,9 +218,7 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
 template <class L>
 struct As17Ftrl {
     static constexpr int kEpsilon = 0, kDelta = 1, kEta = 2, kCalibration = 5, kNodeScale = 6;
-    struct Params {
-        std::uint32_t d;
-        std::uint64_t T;
+    struct Params : Dims {
         double eta;
         double epsilon, delta;
         mech::Calibration calibration;
