@@ -156,16 +156,23 @@ using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
 /// instances of a shared sequence (kSharedDraw; false without it). Such a learner also declares
 ///   static bool shares_draw(const Params&);                 // false: no CDF to share (e.g. every weight 1)
 ///   static double shared_coefficient(const Params&);        // c of exp(-c s), > 0
-///   template <class R, class V> static V shared_score(const Params&, V cum);   // s(i) from L_{t-1}(i),
-///   double lanes
-///   template <class R> static bool shared_round(const Params&);  // in precision R, with the CDF its round
-///   is
-///                                                                // O(1) per instance (then instance lanes
-///                                                                at any d)
+///   template <class R, class V> static V shared_score(const Params&, V cum);
+///                                        // s(i) from L_{t-1}(i), on double lanes
+///   template <class R> static bool shared_round(const Params&);
+///                                        // in precision R, with the CDF: its round is O(1) per instance
+///                                        // (then instance lanes at any d)
 /// and reads the CDF in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where none is
 /// prepared).
 template <class L>
 using SharedDraw = detected_or_t<std::false_type, SharedDrawOp, L>;
+
+/// The first two diagnostics of a learner with a budget of K switches (svt-experts, potential-svt-experts) or
+/// sets (tree-experts): out[0] = the number used, out[1] = 1 once it reached K (no further switch: the last
+/// choice stays), else 0.
+DPR_HD inline void budget_diagnostics(double used, double K, double* out) {
+    out[0] = used;
+    out[1] = used >= K ? 1.0 : 0.0;
+}
 
 /// Whether a learner's round is serial code on rank 0 of its team (kSerialRound; false without it).
 template <class L>

@@ -298,8 +298,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     }
 
     DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
-        out[0] = s[kPhaseK];
-        out[1] = s[kPhaseK] >= p.K ? 1.0 : 0.0;
+        budget_diagnostics(s[kPhaseK], p.K, out);
         out[2] = s[kPhaseFires];
         out[3] = s[kShort];
     }

@@ -252,8 +252,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     }
 
     DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
-        out[0] = s[kPhaseK];
-        out[1] = s[kPhaseK] >= p.K ? 1.0 : 0.0;
+        budget_diagnostics(s[kPhaseK], p.K, out);
         out[2] = s[kPhaseLast];
         out[3] = s[kPhaseFires];
     }

@@ -239,8 +239,7 @@ struct TreeExperts : Learner<Geometry::Simplex> {
     }
 
     DPR_HD static void diagnostics(const Params& p, const double* s, double* out) {
-        out[0] = s[kSets];
-        out[1] = s[kSets] >= p.K ? 1.0 : 0.0;
+        budget_diagnostics(s[kSets], p.K, out);
         out[2] = s[kLastSet];
     }
 };
