@@ -162,18 +162,12 @@ std::string render(const toml::node& node) {
 
 const char* type_name(KeyType type) {
     switch (type) {
-    case KeyType::Real:
-        return "real";
-    case KeyType::Int:
-        return "integer";
-    case KeyType::Bool:
-        return "bool";
-    case KeyType::Choice:
-        return "choice";
-    case KeyType::Path:
-        return "path";
-    case KeyType::RealList:
-        return "list of reals";
+    case KeyType::Real: return "real";
+    case KeyType::Int: return "integer";
+    case KeyType::Bool: return "bool";
+    case KeyType::Choice: return "choice";
+    case KeyType::Path: return "path";
+    case KeyType::RealList: return "list of reals";
     }
     return "?";
 }
