@@ -56,70 +56,67 @@ using DiagnosticsReaderOp = decltype(L::diagnostics(std::declval<const typename 
 template <class L>
 using ParamsOp = typename L::Params;
 
-template <class L>
-using HasName = is_detected_convertible<const char*, NameOp, L>;
-template <class L>
-using HasGeometry = is_detected_exact<Geometry, GeometryOp, L>;
-template <class L>
-using HasKeys = is_detected_exact<KeySpec, KeysOp, L>;
-template <class L>
-using HasLaneFlag = is_detected_exact<bool, LaneFlagOp, L>;
 struct NoParams {};
-template <class L>
-using HasResolve = is_detected_exact<detected_or_t<NoParams, ParamsOp, L>, ResolveOp, L>;
-template <class L>
-using HasCheck = is_detected_exact<bool, CheckOp, L>;
-template <class L>
-using HasPrivacy = is_detected_exact<PrivacyReport, PrivacyOp, L>;
-template <class L>
-using HasWorkspace = is_detected_exact<WorkspaceSpec, WorkspaceOp, L>;
-template <class L, class R>
-using HasInit = is_detected<InitOp, L, R>;
-template <class L, class R>
-using HasRound = is_detected_exact<RoundCharge<typename SerialTeam<R>::template uni<double>>, RoundOp, L, R>;
-template <class L>
-using HasDiagnosticsList = is_detected<DiagnosticsListOp, L>;
-template <class L>
-using HasDiagnosticsReader = is_detected_exact<void, DiagnosticsReaderOp, L>;
-template <class L>
-using HasParams = is_detected<ParamsOp, L>;
 
-/// No kDiagnostics: nothing to read; with it, the reader must exist.
+/// Which members of the contract L declares, each with the type or signature the contract asks for (round()
+/// and init() on the one-lane team of either precision).
 template <class L>
-struct DiagnosticsConsistent : std::integral_constant<bool, !HasDiagnosticsList<L>::value || HasDiagnosticsReader<L>::value> {};
+struct Declares {
+    static constexpr bool name = is_detected_convertible<const char*, NameOp, L>::value;
+    static constexpr bool geometry = is_detected_exact<Geometry, GeometryOp, L>::value;
+    static constexpr bool keys = is_detected_exact<KeySpec, KeysOp, L>::value;
+    static constexpr bool lane_flag = is_detected_exact<bool, LaneFlagOp, L>::value;
+    static constexpr bool params = is_detected<ParamsOp, L>::value;
+    static constexpr bool resolve =
+        is_detected_exact<detected_or_t<NoParams, ParamsOp, L>, ResolveOp, L>::value;
+    static constexpr bool check = is_detected_exact<bool, CheckOp, L>::value;
+    static constexpr bool privacy = is_detected_exact<PrivacyReport, PrivacyOp, L>::value;
+    static constexpr bool workspace = is_detected_exact<WorkspaceSpec, WorkspaceOp, L>::value;
+    static constexpr bool init = is_detected<InitOp, L, double>::value;
+    template <class R>
+    static constexpr bool round =
+        is_detected_exact<RoundCharge<typename SerialTeam<R>::template uni<double>>, RoundOp, L, R>::value;
+    static constexpr bool diagnostics_list = is_detected<DiagnosticsListOp, L>::value;
+    /// No kDiagnostics: nothing to read; with it, the reader must exist.
+    static constexpr bool diagnostics = !diagnostics_list || is_detected_exact<void, DiagnosticsReaderOp, L>::value;
+};
 
 } // namespace contract
 
 /// Instantiating Conforms<L>::value checks every member of the contract, one message per member.
 template <class L>
 struct Conforms {
-    static_assert(contract::HasName<L>::value, "learner contract: static constexpr const char* kName");
-    static_assert(contract::HasGeometry<L>::value, "learner contract: static constexpr Geometry kGeometry");
-    static_assert(contract::HasKeys<L>::value, "learner contract: static constexpr KeySpec kKeys[] or std::array<KeySpec, N> (its [learner] keys)");
-    static_assert(contract::HasLaneFlag<L>::value, "learner contract: static constexpr bool kInstanceLanes");
-    static_assert(contract::HasParams<L>::value, "learner contract: struct Params");
+    static_assert(contract::Declares<L>::name, "learner contract: static constexpr const char* kName");
+    static_assert(contract::Declares<L>::geometry, "learner contract: static constexpr Geometry kGeometry");
+    static_assert(
+        contract::Declares<L>::keys,
+        "learner contract: static constexpr KeySpec kKeys[] or std::array<KeySpec, N> (its [learner] keys)");
+    static_assert(contract::Declares<L>::lane_flag, "learner contract: static constexpr bool kInstanceLanes");
+    static_assert(contract::Declares<L>::params, "learner contract: struct Params");
     static_assert(!SerialRound<L>::value || !L::kInstanceLanes,
                   "learner contract: kSerialRound (all work on rank 0) contradicts kInstanceLanes = true");
-    static constexpr bool kHasParams = contract::HasParams<L>::value;
+    static constexpr bool kHasParams = contract::Declares<L>::params;
     static_assert(!kHasParams || std::is_trivially_copyable<typename L::Params>::value,
                   "learner contract: Params must be trivially copyable (copied to the GPU as is)");
-    static_assert(contract::HasResolve<L>::value,
+    static_assert(contract::Declares<L>::resolve,
                   "learner contract: static Params resolve(const KeyValues&, const Problem&)");
-    static_assert(contract::HasCheck<L>::value,
+    static_assert(contract::Declares<L>::check,
                   "learner contract: static bool check(const KeyValues&, const Problem&, Diagnostic&)");
-    static_assert(contract::HasPrivacy<L>::value,
-                  "learner contract: static PrivacyReport privacy(const Params&) (the (eps, delta) it provides)");
-    static_assert(contract::HasWorkspace<L>::value,
+    static_assert(
+        contract::Declares<L>::privacy,
+        "learner contract: static PrivacyReport privacy(const Params&) (the (eps, delta) it provides)");
+    static_assert(contract::Declares<L>::workspace,
                   "learner contract: DPR_HD static WorkspaceSpec workspace(const Params&)");
-    static_assert(contract::HasInit<L, double>::value,
+    static_assert(contract::Declares<L>::init,
                   "learner contract: template <class Team, class WS> DPR_HD static void init(const Params&, "
                   "const Team&, const WS&)");
-    static_assert(contract::HasRound<L, double>::value,
+    static_assert(contract::Declares<L>::template round<double>,
                   "learner contract: template <class Team, class WS, class Row> DPR_HD static "
-                  "RoundCharge<Team::uni<double>> round(const Params&, const Team&, const WS&, uint64_t t, const Row&)");
-    static_assert(contract::HasRound<L, float>::value,
+                  "RoundCharge<Team::uni<double>> round(const Params&, const Team&, const WS&, uint64_t t, "
+                  "const Row&)");
+    static_assert(contract::Declares<L>::template round<float>,
                   "learner contract: round() must also compile for the float precision (Team::real = float)");
-    static_assert(contract::DiagnosticsConsistent<L>::value,
+    static_assert(contract::Declares<L>::diagnostics,
                   "learner contract: a learner declaring kDiagnostics provides DPR_HD static void "
                   "diagnostics(const Params&, const double* scalars, double* out)");
     static constexpr bool value = true;

@@ -21,19 +21,19 @@ namespace c = contract;
 
 template <class L>
 void expect_conforms() {
-    EXPECT_TRUE(c::HasName<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasGeometry<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasKeys<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasLaneFlag<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasParams<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasResolve<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasCheck<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasPrivacy<L>::value) << L::kName;
-    EXPECT_TRUE(c::HasWorkspace<L>::value) << L::kName;
-    EXPECT_TRUE((c::HasInit<L, double>::value)) << L::kName;
-    EXPECT_TRUE((c::HasRound<L, double>::value)) << L::kName;
-    EXPECT_TRUE((c::HasRound<L, float>::value)) << L::kName;
-    EXPECT_TRUE(c::DiagnosticsConsistent<L>::value) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::name) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::geometry) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::keys) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::lane_flag) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::params) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::resolve) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::check) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::privacy) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::workspace) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::init) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::template round<double>) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::template round<float>) << L::kName;
+    EXPECT_TRUE(c::Declares<L>::diagnostics) << L::kName;
 }
 
 TEST(LearnerContract, EveryRegisteredLearnerSatisfiesEveryMember) {
@@ -105,22 +105,22 @@ TEST(LearnerRegistry, NameAndIndexDispatchReachExactlyTheLearnerAtThatPosition) 
 }
 
 TEST(LearnerContract, EachMemberCheckRejectsALearnerThatGetsItWrong) {
-    EXPECT_TRUE(c::HasName<Hedge>::value);
-    EXPECT_FALSE(c::HasName<WrongName>::value);
-    EXPECT_FALSE(c::HasGeometry<WrongGeometry>::value);
-    EXPECT_FALSE(c::HasKeys<WrongKeys>::value);
-    EXPECT_FALSE(c::HasLaneFlag<WrongLaneFlag>::value);
-    EXPECT_FALSE(c::HasPrivacy<WrongPrivacy>::value);
-    EXPECT_FALSE(c::HasCheck<WrongCheck>::value);
-    EXPECT_FALSE(c::HasWorkspace<WrongWorkspace>::value);
-    EXPECT_FALSE(c::HasResolve<NonTrivialParams>::value); // resolve() still returns Hedge::Params
+    EXPECT_TRUE(c::Declares<Hedge>::name);
+    EXPECT_FALSE(c::Declares<WrongName>::name);
+    EXPECT_FALSE(c::Declares<WrongGeometry>::geometry);
+    EXPECT_FALSE(c::Declares<WrongKeys>::keys);
+    EXPECT_FALSE(c::Declares<WrongLaneFlag>::lane_flag);
+    EXPECT_FALSE(c::Declares<WrongPrivacy>::privacy);
+    EXPECT_FALSE(c::Declares<WrongCheck>::check);
+    EXPECT_FALSE(c::Declares<WrongWorkspace>::workspace);
+    EXPECT_FALSE(c::Declares<NonTrivialParams>::resolve); // resolve() still returns Hedge::Params
     EXPECT_FALSE(std::is_trivially_copyable<NonTrivialParams::Params>::value);
-    EXPECT_FALSE((c::HasRound<WrongRound, double>::value));
-    EXPECT_TRUE((c::HasInit<WrongRound, double>::value)); // only the member that is wrong is flagged
-    EXPECT_FALSE(c::DiagnosticsConsistent<DiagnosticsWithoutReader>::value);
-    EXPECT_TRUE(c::DiagnosticsConsistent<Hedge>::value); // no kDiagnostics: nothing to read
-    EXPECT_TRUE(c::HasDiagnosticsList<DpFtrlSphere>::value);
-    EXPECT_TRUE(c::DiagnosticsConsistent<DpFtrlSphere>::value); // kDiagnostics and its reader
+    EXPECT_FALSE(c::Declares<WrongRound>::round<double>);
+    EXPECT_TRUE(c::Declares<WrongRound>::init); // only the member that is wrong is flagged
+    EXPECT_FALSE(c::Declares<DiagnosticsWithoutReader>::diagnostics);
+    EXPECT_TRUE(c::Declares<Hedge>::diagnostics); // no kDiagnostics: nothing to read
+    EXPECT_TRUE(c::Declares<DpFtrlSphere>::diagnostics_list);
+    EXPECT_TRUE(c::Declares<DpFtrlSphere>::diagnostics); // kDiagnostics and its reader
 }
 
 // The optional members (kernels/core/detect.hpp): absent, the default; present, the declared value; and a
@@ -148,10 +148,10 @@ TEST(LearnerContract, OptionalMembersTakeTheirDefaultOnlyWhenAbsent) {
     EXPECT_EQ(LossFamiliesOf<Hedge>::value, loss_bit(LossFamily::Linear));
     EXPECT_FALSE(HasPlant<Hedge>::value);
     EXPECT_TRUE(HasPlant<DpFtrlExperts>::value);
-    EXPECT_FALSE(c::HasName<NoMembers>::value);
-    EXPECT_FALSE(c::HasParams<NoMembers>::value);
-    EXPECT_FALSE(c::HasResolve<NoMembers>::value);
-    EXPECT_FALSE(c::HasResolve<ResolveWithoutParams>::value);
+    EXPECT_FALSE(c::Declares<NoMembers>::name);
+    EXPECT_FALSE(c::Declares<NoMembers>::params);
+    EXPECT_FALSE(c::Declares<NoMembers>::resolve);
+    EXPECT_FALSE(c::Declares<ResolveWithoutParams>::resolve);
 }
 
 // Every learner's workspace() was computed in 32 bits and wrapped (scrible-cube at
