@@ -344,16 +344,16 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
         res.privacy = r.learner.privacy;
         res.diagnostic_names = r.learner.diagnostic_names;
         res.first_instance = first;
-        if (o.after_point) o.after_point(r);
+        if (o.hooks.after_point) o.hooks.after_point(r);
         else finish_point(r);
     };
     for (std::size_t i = 0; i < cfg.points.size(); ++i) {
         const config::Point& p = cfg.points[i];
         PointJob job = job_for(i);
-        if (o.progress && N <= o.piece_instances) {
+        if (o.hooks.progress && N <= o.hooks.piece_instances) {
             // Whole points, grouped: points [i, j) are saved as one piece (ProgressStore::group_name), so that a
             // sweep of many small points writes two files per group, not several per point.
-            const std::size_t j = group_end(cfg, recs, i, N, o.progress->spec().group_work);
+            const std::size_t j = group_end(cfg, recs, i, N, o.hooks.progress->spec().group_work);
             std::vector<PointJob> jobs;
             std::vector<ProgressStore::PieceShape> shapes;
             for (std::size_t k = i; k < j; ++k) {
@@ -363,7 +363,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
             }
             const std::string name = ProgressStore::group_name(i);
             std::vector<PointResult> loaded;
-            if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shapes);
+            if (o.hooks.progress->has(name)) loaded = load_or_warn(*o.hooks.progress, name, shapes);
             if (!loaded.empty()) {
                 for (std::size_t k = i; k < j; ++k) {
                     recs[k].result = std::move(loaded[k - i]);
@@ -376,15 +376,15 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                     if (!recs[k].result.completed) return false;
                     done.push_back(&recs[k].result);
                 }
-                o.progress->save(name, shapes, done);
+                o.hooks.progress->save(name, shapes, done);
             }
             for (std::size_t k = i; k < j; ++k) finished(recs[k]);
             i = j - 1; // the loop's ++i moves to the next group
             continue;
         }
-        if (o.progress) {
+        if (o.hooks.progress) {
             // In pieces of B instances, each saved when done (or loaded, when resuming).
-            const std::uint64_t B = o.piece_instances;
+            const std::uint64_t B = o.hooks.piece_instances;
             const std::size_t nck = job.shape.checkpoints.size(), nd = recs[i].learner.diagnostic_names.size();
             PointResult all;
             for (std::uint64_t b = 0; b * B < N; ++b) {
@@ -392,7 +392,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                 const std::vector<ProgressStore::PieceShape> shape = {{i, n, nck, nd, p.per_instance}};
                 const std::string name = ProgressStore::piece_name(i, b);
                 std::vector<PointResult> loaded;
-                if (o.progress->has(name)) loaded = load_or_warn(*o.progress, name, shape);
+                if (o.hooks.progress->has(name)) loaded = load_or_warn(*o.hooks.progress, name, shape);
                 PointResult piece;
                 if (!loaded.empty()) {
                     piece = std::move(loaded[0]);
@@ -400,7 +400,7 @@ bool simulate_points(const config::Config& cfg, std::vector<PointRecord>& recs, 
                 } else {
                     piece = run_point_range(job, first + b * B, n);
                     if (!piece.completed) return false;
-                    o.progress->save(name, shape, {&piece});
+                    o.hooks.progress->save(name, shape, {&piece});
                 }
                 append_outcome(all, std::move(piece), p.per_instance);
             }

@@ -71,6 +71,17 @@ MemoryLimit parse_memory_limit(const std::string& text);
 void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::uint64_t device_bytes = 0,
                   const std::string& advice = "", const std::string& what = "run");
 
+/// What a driver does instead of the default per point, and resumable pieces.
+struct ExecuteHooks {
+    /// Called after each point instead of finish_point() (a shard writes the per-instance values, an MPI rank
+    /// gathers them).
+    std::function<void(PointRecord&)> after_point;
+    /// Resumable run: each point runs in pieces of `piece_instances` instances, finished pieces are saved to
+    /// (and, when resuming, loaded from) the store (host/results/progress_store.hpp).
+    const ProgressStore* progress = nullptr;
+    std::uint64_t piece_instances = 0;
+};
+
 struct SimulateOptions {
     Backend backend = Backend::Cpu;
     unsigned threads = 1;
@@ -78,12 +89,7 @@ struct SimulateOptions {
     std::function<bool()> interrupted;
     /// A shard (--shard): instances [first_instance, first_instance + instance_count) of every point; 0 = all.
     std::uint64_t first_instance = 0, instance_count = 0;
-    /// If set, called after each point instead of finish_point() (a shard writes the per-instance values).
-    std::function<void(PointRecord&)> after_point;
-    /// Resumable run: each point runs in pieces of `piece_instances` instances, finished pieces are saved to
-    /// (and, when resuming, loaded from) the store (host/results/progress_store.hpp).
-    const ProgressStore* progress = nullptr;
-    std::uint64_t piece_instances = 0;
+    ExecuteHooks hooks; ///< without after_point: finish_point() after each point
 };
 
 /// Instances per resumable piece: about 2^33 expert-rounds of work on the CPU (seconds to a minute on the

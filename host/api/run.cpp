@@ -52,9 +52,8 @@ RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks) {
     so.interrupted = spec.interrupted;
     so.first_instance = plan.first_instance;
     so.instance_count = plan.instance_count;
-    so.progress = hooks.progress;
-    so.piece_instances = hooks.piece_instances;
-    so.after_point = hooks.after_point ? hooks.after_point : [&](PointRecord& r) {
+    so.hooks = hooks;
+    if (!so.hooks.after_point) so.hooks.after_point = [&](PointRecord& r) {
         finish_point(r, /*keep_instances=*/true); // checks every value and condenses: the rows of summary.csv
         out.points.push_back(std::move(r.result));
     };

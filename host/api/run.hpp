@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "host/api/config_source.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
@@ -76,16 +77,8 @@ struct Plan {
 Plan plan(const RunSpec& spec);
 Plan plan(config::Config loaded, const RunSpec& spec);
 
-/// What a driver does instead of the default per point, and resumable pieces.
-struct ExecuteHooks {
-    /// Called after each point instead of finish_point() and the collection into RunResult::points.
-    std::function<void(PointRecord&)> after_point;
-    /// Each point runs in pieces of piece_instances instances; finished pieces are saved to (and loaded from) it.
-    const ProgressStore* progress = nullptr;
-    std::uint64_t piece_instances = 0;
-};
-
-/// The second half: runs the plan's points with spec's threads, progress and interrupt callbacks.
+/// The second half: runs the plan's points with spec's threads, progress and interrupt callbacks (and the driver's
+/// hooks, host/api/pipeline.hpp; without an after_point the points are collected into RunResult::points).
 RunResult execute(Plan& plan, const RunSpec& spec, const ExecuteHooks& hooks = {});
 
 /// Runs the spec (see the header): plan() then execute().
