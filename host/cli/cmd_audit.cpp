@@ -27,6 +27,14 @@ struct AuditOptions {
     bool quiet = false, allow_planted = false, list_keys = false, save_statistic = false;
 };
 
+/// What `dpregret audit --help` says the command does.
+constexpr const char* kAbout =
+    "Empirical DP audit of a learner: run it [run] instances times on a loss sequence D and as many\n"
+    "times on its neighbour D' (round [audit] round replaced), observe a statistic of its released\n"
+    "plays, and give a lower bound eps_lb on its eps at confidence 1 - alpha (Clopper-Pearson on a\n"
+    "threshold event chosen on half the trials and counted on the other half). The verdict is\n"
+    "VIOLATION when eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
+    "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).";
 
 void audit_command(const AuditOptions& o) {
     const InterruptScope interrupt_scope;
@@ -92,14 +100,7 @@ void print_audit_keys() {
 
 void add_audit_command(CLI::App& app) {
     auto opts = std::make_shared<AuditOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "audit",
-        "Empirical DP audit of a learner: run it [run] instances times on a loss sequence D and as many\n"
-        "times on its neighbour D' (round [audit] round replaced), observe a statistic of its released\n"
-        "plays, and give a lower bound eps_lb on its eps at confidence 1 - alpha (Clopper-Pearson on a\n"
-        "threshold event chosen on half the trials and counted on the other half). The verdict is\n"
-        "VIOLATION when eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
-        "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).");
+    CLI::App* cmd = app.add_subcommand("audit", kAbout);
     cmd->add_option("config", opts->config, "audit file (TOML: [run], [adversary], [learner], [audit]); docs/AUDITS.md");
     cmd->add_flag("--list-keys", opts->list_keys, "print the [audit] keys (default, range, meaning) and exit");
     cmd->add_option("--out", opts->out, "output directory (default runs/audit-<UTC timestamp>[-N]/)");

@@ -31,6 +31,13 @@ struct MergeOptions {
     std::string memory_limit;
 };
 
+/// What `dpregret merge --help` says the command does.
+constexpr const char* kAbout =
+    "Join the K shards of a run (dpregret run ... --shard I/K) into its outputs: summary.csv and\n"
+    "final_regret.csv byte-identical to the unsharded run's, run.json equal but for timing and host\n"
+    "fields. Refuses shards of different configs, seeds, versions or layouts, and missing or repeated\n"
+    "shards (exit 2, with the reason).";
+
 /// The in-memory merge's peak: one point's per-instance values, read and concatenated (twice), and every point's
 /// final regrets and diagnostics kept for the output (docs/SCALING.md "Memory of the merge").
 MemoryEstimate estimate_merge_memory(const config::Config& cfg, const std::vector<PointRecord>& recs) {
@@ -127,12 +134,7 @@ void merge_command(const MergeOptions& o) {
 
 void add_merge_command(CLI::App& app) {
     auto opts = std::make_shared<MergeOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "merge",
-        "Join the K shards of a run (dpregret run ... --shard I/K) into its outputs: summary.csv and\n"
-        "final_regret.csv byte-identical to the unsharded run's, run.json equal but for timing and host\n"
-        "fields. Refuses shards of different configs, seeds, versions or layouts, and missing or repeated\n"
-        "shards (exit 2, with the reason).");
+    CLI::App* cmd = app.add_subcommand("merge", kAbout);
     cmd->add_option("shards", opts->shards, "the K shard directories, in any order")->required();
     cmd->add_option("--out", opts->out, "output directory (refused if it holds run.json)")->required();
     CLI::Option* bounded = cmd->add_flag("--bounded-memory", opts->bounded_memory,

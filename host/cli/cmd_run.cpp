@@ -48,7 +48,11 @@ struct RunOptions {
     std::string piece_instances; ///< instances per resumable piece ("" = auto)
 };
 
-
+/// What `dpregret run --help` says the command does.
+constexpr const char* kAbout =
+    "Run an experiment file: config points x instances x T rounds of an online learner against an\n"
+    "oblivious adversary, recording regret at log-spaced checkpoints (always including T).\n"
+    "Every key of the file may be a list; the run is then the Cartesian product (a sweep).";
 
 /// Every key a run accepts: [run], then each adversary kind and each learner with defaults and ranges.
 void print_keys() {
@@ -486,11 +490,7 @@ void run_command(const RunOptions& o) {
 
 void add_run_command(CLI::App& app) {
     auto opts = std::make_shared<RunOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "run",
-        "Run an experiment file: config points x instances x T rounds of an online learner against an\n"
-        "oblivious adversary, recording regret at log-spaced checkpoints (always including T).\n"
-        "Every key of the file may be a list; the run is then the Cartesian product (a sweep).");
+    CLI::App* cmd = app.add_subcommand("run", kAbout);
     cmd->add_option("config", opts->config, "experiment file (TOML); see docs/CONFIG.md");
     cmd->add_flag("--list-keys", opts->list_keys,
                   "print every key of [run], each adversary kind and each learner (default, range, meaning) and exit");
@@ -513,17 +513,14 @@ void add_run_command(CLI::App& app) {
                     "I/K: run only shard I of K (instances [I*N/K, (I+1)*N/K) of every point) and write a shard "
                     "directory; `dpregret merge` joins the K shards into the outputs of the unsharded run, byte for byte");
     add_memory_limit_option(cmd, opts->memory_limit, "a run");
-    cmd->footer(
-        "\nOutputs (in --out): summary.csv (one row per point and checkpoint: mean, std, sem and quantiles "
-        "of\n"
-        "regret over instances), final_regret.csv (every instance's regret at T), run.json (resolved "
-        "config,\n"
-        "seed, version, commit, backend, threads, wall time, throughput, privacy guarantee per point).\n"
-        "A sweep of more than 1000 points writes the per-point detail to points.jsonl instead of run.json.\n"
-        "Interrupting (SIGINT: exit 130, SIGTERM: exit 143) before run.json is in place leaves no results "
-        "behind.\n\n"
-        "Example:\n  dpregret run experiments/quickstart.toml --out runs/quickstart --set "
-        "run.instances=200\n");
+    cmd->footer("\nOutputs (in --out): summary.csv (one row per point and checkpoint: mean, std, sem and\n"
+                "quantiles of regret over instances), final_regret.csv (every instance's regret at T),\n"
+                "run.json (resolved config, seed, version, commit, backend, threads, wall time, throughput,\n"
+                "privacy guarantee per point). A sweep of more than 1000 points writes the per-point detail\n"
+                "to points.jsonl instead of run.json. Interrupting (SIGINT: exit 130, SIGTERM: exit 143)\n"
+                "before run.json is in place leaves no results behind.\n\n"
+                "Example:\n"
+                "  dpregret run experiments/quickstart.toml --out runs/quickstart --set run.instances=200\n");
     cmd->callback([opts] {
         if (opts->list_keys) return print_keys();
         if (opts->config.empty() && opts->resume.empty())
