@@ -31,8 +31,8 @@ struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit "
-         "for bit "
-         "given the same eta (the automatic etas differ: sqrt(ln d/(2T)) here, sqrt(8 ln d/T) for hedge)",
+         "for bit given the same eta (the automatic etas differ: sqrt(ln d/(2T)) here, sqrt(8 ln d/T) for "
+         "hedge)",
          true},
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
          "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},

@@ -69,20 +69,18 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static constexpr const char* kName = "potential-svt-experts";
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, 1e12, "",
-         "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report gives "
-         "what "
-         "the noise provides (see sensitivity)",
+         "privacy parameter eps > 0 the parameters are set from (Thm 6 pure, Thm 7 approx); the report "
+         "gives what the noise provides (see sensitivity)",
          true},
         {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
          "pure: Thm 6 (eps_0 = eps/K, eta = eps_0/(56 ln T)); approx: Thm 7 (eps_0 = eps/sqrt(K "
-         "ln(1/delta)), "
-         "eta = eps/(112 ln T sqrt(ln d ln(1/delta))))"},
+         "ln(1/delta)), eta = eps/(112 ln T sqrt(ln d ln(1/delta))))"},
         {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "",
          "delta of variant = approx (advanced composition over phases)", true, true},
         {"sensitivity", KeyType::Choice, "paper", 0.0, 0.0, "paper|conservative",
          "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 "
-         "(conservative: "
-         "Lap(4/eps_0), Lap(8/eps_0)), docs/spec/checks.md §4.15; the privacy report is honest for both"},
+         "(conservative: Lap(4/eps_0), Lap(8/eps_0)), docs/spec/checks.md §4.15; the privacy report is "
+         "honest for both"},
         {"alpha", KeyType::Real, "1", 0.0, kInf, "",
          "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)",
          true},
@@ -92,9 +90,8 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         {"eps0", KeyType::Real, "auto", 0.0, kInf, "",
          "per-phase sparse-vector epsilon eps_0; auto by variant (see above)", true},
         {"eta", KeyType::Real, "auto", 0.0, 1e12, "",
-         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature (finite: "
-         "ln phi "
-         "needs it); auto by variant",
+         "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature "
+         "(finite: ln phi needs it); auto by variant",
          true},
     };
     static constexpr int kSensitivity = key_index(kKeys, "sensitivity");

@@ -59,9 +59,8 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static constexpr const char* kName = "svt-experts";
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
-         "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random consistent "
-         "expert "
-         "(C8) with at most K switches",
+         "privacy parameter eps > 0 of the whole play sequence; inf = no noise: follow a random "
+         "consistent expert (C8) with at most K switches",
          true},
         {"variant", KeyType::Choice, "pure", 0.0, 0.0, "pure|approx",
          "pure: eta = eps/(2K), eps-DP (Thm 1); approx: eta = eps/sqrt(32 K ln(1/delta)), (eps, delta)-DP by "
@@ -76,16 +75,13 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
          "L*)"},
         {"threshold", KeyType::Choice, "paper", 0.0, 0.0, "paper|strict",
          "Lthr = L* + 4/eta + 8B/eps (paper, as printed) or + 16B/eps (strict: the accuracy of an eps/2 "
-         "sparse "
-         "vector, docs/spec/checks.md §4.13)"},
+         "sparse vector, docs/spec/checks.md §4.13)"},
         {"switch_budget", KeyType::Real, "auto", 1.0, kInf, "",
-         "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 d) "
-         "+ "
-         "24 ln(1/beta)); the privacy report composes K mechanisms"},
+         "K, the most exponential-mechanism switches (then the expert is frozen); auto = ceil(6 ceil(log2 "
+         "d) + 24 ln(1/beta)); the privacy report composes K mechanisms"},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see "
-         "above); "
-         "the report uses the value given",
+         "above); the report uses the value given",
          true},
     };
     static constexpr int kBeta = key_index(kKeys, "beta");
