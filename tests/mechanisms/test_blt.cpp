@@ -5,11 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -335,6 +342,97 @@ TEST(Blt, EveryDocumentedBufferCountRunsAndIsRecordedAndOthersAreRefused) {
     EXPECT_EQ(jw["points"][0]["warnings"].size(), 1u) << "the binary point warns";
     EXPECT_NE(jw["points"][0]["warnings"].dump().find("blt_buffers"), std::string::npos) << jw["points"][0]["warnings"];
     EXPECT_EQ(jw["points"][1]["warnings"].size(), 0u) << "the blt point does not";
+}
+
+// The fitted table is data (kernels/mechanisms/blt_table.csv) that cmake/BltTable.cmake turns into
+// blt_table.hpp's initializer. The compiled kEntries are the CSV's numbers, column for column (a swapped or
+// shifted column, or a stale generated file, fails here), and the generator refuses a damaged CSV, naming the
+// line, instead of building a table with a row missing or out of place.
+namespace blt_csv {
+std::vector<std::vector<std::string>> rows(const std::string& path) {
+    std::vector<std::vector<std::string>> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#' || line.rfind("buffers,", 0) == 0) continue;
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+        out.push_back(f);
+    }
+    return out;
+}
+
+/// Runs the generator on `csv`; returns its exit status, its output (white space folded) in *log.
+int generate(const std::filesystem::path& dir, const std::string& csv, std::string* log) {
+    const std::filesystem::path script = dir / "gen.cmake", out = dir / "gen.log";
+    std::ofstream(script) << "include(" << DPREGRET_SOURCE_DIR << "/cmake/BltTable.cmake)\n"
+                          << "dpregret_blt_table(" << csv << " " << (dir / "entries.inc").string() << ")\n";
+    const int rc = std::system(("cmake -P " + script.string() + " > " + out.string() + " 2>&1").c_str());
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    log->clear(); // CMake wraps its messages: one space for every run of white space
+    for (const char c : ss.str())
+        if (!std::isspace(static_cast<unsigned char>(c)) || (!log->empty() && log->back() != ' '))
+            log->push_back(std::isspace(static_cast<unsigned char>(c)) ? ' ' : c);
+    return rc;
+}
+} // namespace blt_csv
+
+TEST(BltTable, TheCompiledTableIsTheCsvAndADamagedCsvIsRefusedNamingItsLine) {
+    const std::string csv = std::string(DPREGRET_SOURCE_DIR) + "/kernels/mechanisms/blt_table.csv";
+    const auto rows = blt_csv::rows(csv);
+    ASSERT_EQ(rows.size(), std::size_t{mech::blt_table::kMaxBuffers} *
+                               (mech::blt_table::kMaxLog2 - mech::blt_table::kMinLog2 + 1));
+    for (const auto& f : rows) {
+        ASSERT_EQ(f.size(), 15u);
+        const int B = std::stoi(f[0]), k = std::stoi(f[1]);
+        const mech::blt_table::Entry& e = mech::blt_table::kEntries[B - 1][k - mech::blt_table::kMinLog2];
+        for (int b = 0; b < 6; ++b) {
+            EXPECT_EQ(e.u[b], std::strtod(f[2 + b].c_str(), nullptr))
+                << "B " << B << " 2^" << k << " u" << b + 1;
+            EXPECT_EQ(e.omega[b], std::strtod(f[8 + b].c_str(), nullptr))
+                << "B " << B << " 2^" << k << " omega" << b + 1;
+        }
+        EXPECT_EQ(e.loss, std::strtod(f[14].c_str(), nullptr)) << "B " << B << " 2^" << k;
+    }
+
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("dpr_blt_csv_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> lines;
+    {
+        std::ifstream in(csv);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    const auto write = [&](const std::vector<std::string>& ls) {
+        const std::string path = (dir / "table.csv").string();
+        std::ofstream out(path);
+        for (const std::string& l : ls) out << l << "\n";
+        return path;
+    };
+    std::string log;
+    ASSERT_EQ(blt_csv::generate(dir, write(lines), &log), 0) << log;
+    const std::size_t first = 5; // 0-based: four comment lines and the column names come first
+    ASSERT_EQ(lines[first].rfind("1,4,", 0), 0u);
+
+    std::vector<std::string> missing = lines; // B = 1, n = 2^8 left out: line 10 holds 2^9
+    missing.erase(missing.begin() + first + 4);
+    EXPECT_NE(blt_csv::generate(dir, write(missing), &log), 0);
+    EXPECT_NE(log.find("table.csv:10: buffers = 1, log2_n = 9; expected buffers = 1, log2_n = 8"),
+              std::string::npos)
+        << log;
+
+    std::vector<std::string> narrow = lines; // a row with a number missing
+    narrow[first + 2] = narrow[first + 2].substr(0, narrow[first + 2].rfind(','));
+    EXPECT_NE(blt_csv::generate(dir, write(narrow), &log), 0);
+    EXPECT_NE(log.find("table.csv:8: 14 fields"), std::string::npos) << log;
+
+    std::vector<std::string> short_table(lines.begin(),
+                                         lines.end() - 1); // B = 6, n = 2^24 missing at the end
+    EXPECT_NE(blt_csv::generate(dir, write(short_table), &log), 0);
+    EXPECT_NE(log.find("the table ends at"), std::string::npos) << log;
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace
