@@ -174,8 +174,7 @@ template <Geometry G>
 struct Keyless : Adversary<G> {
     static constexpr std::array<KeySpec, 0> kKeys{};
 
-    struct Params : Dims {
-    };
+    struct Params : Dims {};
 
     static Params resolve(const KeyValues&, const Problem& pb) { return Params{dims(pb)}; }
     static bool check(const KeyValues&, const Problem&, Diagnostic&) { return true; }

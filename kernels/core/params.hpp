@@ -50,8 +50,8 @@ struct KeySpec {
 
 inline constexpr int kMaxKeys = 24;
 
-/// The size of the problem as a component's Params carry it (p.d, p.T in device code): the Params of the learners and
-/// adversaries derive from it, and resolve() copies it from the Problem with dims(pb).
+/// The size of the problem as a component's Params carry it (p.d, p.T in device code): the Params of the
+/// learners and adversaries derive from it, and resolve() copies it from the Problem with dims(pb).
 struct Dims {
     std::uint32_t d; ///< number of experts / dimension
     std::uint64_t T; ///< rounds
