@@ -90,8 +90,7 @@ struct BcoDistance : PolytopeAdversary {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.centres = static_cast<std::uint32_t>(kv.get(kCentres, 4.0));
         p.layout = static_cast<std::uint32_t>(kv.get(kLayout, 1.0));
         p.domain = domain_of(kv, pb);

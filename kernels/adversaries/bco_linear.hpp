@@ -69,8 +69,7 @@ struct BcoLinear : PolytopeAdversary {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.spread = kv.get(kSpread, 1.0);
         p.domain = domain_of(kv, pb);
         return p;

@@ -42,8 +42,7 @@ struct Switching : Adversary<Geometry::Simplex> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.p = kv.get(kP, 0.5);
         p.gap = kv.get(kGap, 0.1);
         if (kv.given[kSwitchAt]) {

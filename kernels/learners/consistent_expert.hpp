@@ -27,8 +27,7 @@ struct ConsistentExpert : SvtExperts {
 
     static Params resolve(const KeyValues&, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.epsilon = kInf;
         p.approx = false;
         p.delta = 0.0;

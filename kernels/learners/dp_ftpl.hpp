@@ -144,8 +144,7 @@ struct DpFtpl : SumAndPrefixState<1> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.epsilon = kv.num[kEpsilon];
         p.delta = kv.get(kDelta, 0.0);
         p.private_noise = kv.get(kPrivacy, 1.0) != 0.0;

@@ -133,8 +133,7 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.loss = pb.loss == LossFamily::Absolute ? LossFamily::Absolute : LossFamily::Squared;
         p.row_d = static_cast<std::uint32_t>(loss_row_width(p.loss, pb.d));
         p.lipschitz = lipschitz_of(p.loss);

@@ -212,9 +212,8 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
+        static_cast<Dims&>(p) = dims(pb);
         p.n = B::params(pb.d);
-        p.T = pb.T;
         p.nu = B::nu(p.n);
         const mech::LossSetNorms y = B::loss_norms(pb.d);
         p.delta1 = y.delta1;

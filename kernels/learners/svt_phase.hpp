@@ -52,8 +52,7 @@ struct PureOrApprox {
                           key_index(L::kKeys, "variant") == kVariant &&
                           key_index(L::kKeys, "delta") == kDelta,
                       "a PureOrApprox learner lists epsilon, variant and delta first");
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.epsilon = kv.num[kEpsilon];
         p.approx = kv.get(kVariant, 0.0) == 1.0;
         p.delta = kv.get(kDelta, 1e-6);

@@ -88,8 +88,7 @@ struct TreeExperts : Learner<Geometry::Simplex> {
 
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.epsilon = kv.num[kEpsilon];
         const double B = std::min(kv.get(kSetSize, auto_set_size(pb.d, pb.T)), static_cast<double>(pb.d));
         p.B = static_cast<std::uint32_t>(std::max(1.0, B));

@@ -232,8 +232,7 @@ struct As17Ftrl {
                           key_index(L::kKeys, "node_scale") == kNodeScale,
                       "an As17Ftrl learner lists its keys in As17Ftrl's order");
         Params p{};
-        p.d = pb.d;
-        p.T = pb.T;
+        static_cast<Dims&>(p) = dims(pb);
         p.eta = kv.get(L::kEta, L::default_eta(pb.d, pb.T));
         p.epsilon = kv.num[L::kEpsilon];
         p.delta = kv.get(L::kDelta, 0.0);
