@@ -7,6 +7,8 @@
 // (host/cli/app.hpp). Commands appear in `dpregret --help` in this order.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+
 #include "host/cli/app.hpp"
 #include "host/mpi/world.hpp"
 
@@ -19,6 +21,12 @@ DPREGRET_COMMANDS(DPREGRET_DECLARE_COMMAND)
 } // namespace dpr::cli
 
 int main(int argc, char** argv) {
+    // A reader that goes away (`dpregret audit a.toml 2>&1 | head -1`, a closed ssh session, a log pipe) must not
+    // end the job: with SIGPIPE's default action the next progress line or closing line would kill the process,
+    // losing hours of simulation with no message. Ignored, such a write fails with EPIPE instead; the progress
+    // reporter then stops printing (host/progress/progress.hpp) and the results are written all the same. The
+    // Python interpreter ignores SIGPIPE likewise, so the package gets the same behaviour.
+    std::signal(SIGPIPE, SIG_IGN);
     dpr::mpi::init(&argc, &argv); // only under an MPI launcher (host/mpi/world.hpp)
     const int rc = dpr::cli::run_app(argc, argv, [](CLI::App& app) {
 #define DPREGRET_ADD_COMMAND(name) dpr::cli::add_##name##_command(app);

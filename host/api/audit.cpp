@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -103,6 +104,73 @@ AuditPlan plan_audit(const AuditSpec& spec) {
                              "audit measures how distinguishable the neighbours are, and cannot find a violation");
     p.work = 2 * cfg.run.instances * cfg.points[0].problem.T;
     return p;
+}
+
+namespace {
+
+/// File systems hand out whole blocks: a 100-byte file takes 4 KiB of the free space statvfs reports.
+constexpr std::uint64_t kBlockBytes = 4096;
+std::uint64_t in_blocks(std::uint64_t bytes) {
+    return sat_mul(bytes / kBlockBytes + (bytes % kBlockBytes != 0), kBlockBytes);
+}
+
+/// A string's length in audit.json: quoted and escaped exactly as nlohmann::json writes it.
+std::uint64_t json_text_bytes(const std::string& s) {
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+}
+
+/// NpyWriter's header for a 2 x N float64 array: the 10-byte preamble and the dict, padded to 64-byte alignment;
+/// the dict with two 20-digit dimensions is under 118 bytes.
+constexpr std::uint64_t kNpyHeaderBytes = 128;
+/// privacy_region.csv: its header line and at most 200 rows (the region's thresholds, deduplicated), each a
+/// threshold in shortest round-trip form (at most 24 characters: "-2.2250738585072014e-308"), four fractions in
+/// [0, 1] (at most 22: "4.6566128752457969e-10"), 4 commas and a newline. A continuous statistic writes about half
+/// of this (shorter fractions); the bound is what a disk must hold.
+constexpr std::uint64_t kRegionBytes = 64 + 200 * (24 + 4 * 22 + 5);
+/// audit.json without the texts counted below: about 60 keys with their numbers and indentation (under 2 KiB), R's
+/// rounds when it lists them (at most 64 numbers, one per line: 1.2 KiB), the event's description and the launch
+/// policy.
+constexpr std::uint64_t kJsonSkeletonBytes = 4096;
+
+} // namespace
+
+AuditDiskEstimate estimate_audit_disk(const AuditPlan& plan, const AuditSpec& spec) {
+    const config::Config& cfg = plan.config;
+    AuditDiskEstimate e;
+    if (spec.keep_statistic)
+        e.statistic = in_blocks(sat_add(kNpyHeaderBytes, sat_mul(2 * sizeof(double), cfg.run.instances)));
+    e.region = in_blocks(kRegionBytes);
+    std::uint64_t json = kJsonSkeletonBytes + json_text_bytes(cfg.resolved_toml) + json_text_bytes(spec.config_path) +
+                         json_text_bytes(spec.source_name) + json_text_bytes(plan.device);
+    for (const std::string& o : spec.overrides) json += 8 + json_text_bytes(o); // indentation, comma, newline
+    // Every resolved setting, counted twice: a path among them (neighbour_path) is written again elsewhere.
+    const auto add_settings = [&](const std::vector<std::pair<std::string, std::string>>& kv) {
+        for (const auto& [k, v] : kv) json += 8 + json_text_bytes(k) + 2 * json_text_bytes(v);
+    };
+    add_settings(cfg.points.at(0).settings);
+    for (const auto& x : cfg.extra) add_settings(x.settings);
+    const LearnerRuntime& learner = plan.records.at(0).learner;
+    json += json_text_bytes(learner.name) + json_text_bytes(learner.privacy.accountant) +
+            json_text_bytes(learner.privacy.mechanism) + json_text_bytes(plan.records.at(0).adversary.name);
+    e.json = in_blocks(json);
+    return e;
+}
+
+void check_audit_disk(const AuditPlan& plan, const AuditSpec& spec, const std::string& dir) {
+    const AuditDiskEstimate e = estimate_audit_disk(plan, spec);
+    const std::optional<std::uint64_t> free_disk = available_disk_bytes(dir);
+    if (fits_on_disk(e.total(), free_disk)) return;
+    const std::uint64_t M = plan.config.run.instances;
+    std::string parts;
+    if (spec.keep_statistic)
+        parts = "statistic.npy " + human_bytes(e.statistic) + " (--save-statistic: 2 x " + std::to_string(M) +
+                " trials x 8 bytes), ";
+    parts += "privacy_region.csv " + human_bytes(e.region) + ", audit.json " + human_bytes(e.json);
+    throw UsageError("this audit needs about " + human_bytes(e.total()) + " of disk in " + dir + " (" + parts +
+                     "), but " + human_bytes(*free_disk) + " is free there. Free space or choose another --out" +
+                     (spec.keep_statistic ? std::string(", or leave out --save-statistic (the bound does not need it) "
+                                                        "or reduce [run] instances")
+                                          : std::string()));
 }
 
 audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {

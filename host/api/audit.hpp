@@ -6,6 +6,8 @@
 //   plan_audit()     loads the file (its [audit] section too), resolves its single point, chooses the backend,
 //                    reads [audit] and checks the memory: everything that can refuse the input (UsageError, the
 //                    command's exit code 2), before anything is simulated;
+//   check_audit_disk() once the output directory exists: refuses (UsageError) files that would not fit its free
+//                    space (estimate_audit_disk), still before anything is simulated;
 //   execute_audit()  runs both sides and the bound (host/audit/learner_audit.hpp);
 //   audit_json()     audit.json's object; write_audit_files() writes statistic.npy (when kept),
 //                    privacy_region.csv and audit.json last, each complete or absent.
@@ -59,6 +61,21 @@ config::ConfigInputs audit_config_inputs(const LossArrays& arrays = {});
 
 /// The first half (see the header). Throws UsageError.
 AuditPlan plan_audit(const AuditSpec& spec);
+
+/// What an audit writes into its output directory (write_audit_files), estimated from the plan so that a disk too
+/// small is found before anything is simulated. Each part is at least what is written, in whole 4 KiB blocks.
+struct AuditDiskEstimate {
+    std::uint64_t statistic = 0; ///< statistic.npy (keep_statistic only): its header and 2 x trials x 8 bytes
+    std::uint64_t region = 0;    ///< privacy_region.csv: a header and at most 200 rows of 5 numbers
+    std::uint64_t json = 0;      ///< audit.json: a bounded skeleton and its texts (resolved TOML, settings, paths)
+    std::uint64_t total() const { return statistic + region + json; }
+};
+AuditDiskEstimate estimate_audit_disk(const AuditPlan& plan, const AuditSpec& spec);
+
+/// Refuses (UsageError, the command's exit code 2) an audit whose files (estimate_audit_disk) do not fit the space
+/// free in `dir`, naming each file's size and, when statistic.npy is kept, --save-statistic. Call it once `dir`
+/// exists and before execute_audit; an unknown free space passes (every write still checks its errors).
+void check_audit_disk(const AuditPlan& plan, const AuditSpec& spec, const std::string& dir);
 
 /// Runs the plan with spec's progress and interrupt callbacks. UsageError for input only the run can refuse (a
 /// neighbour file); std::runtime_error for a non-finite statistic. completed = false when interrupted.

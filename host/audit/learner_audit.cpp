@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -26,12 +27,98 @@ std::string fmt_real(double v) {
     return buf;
 }
 
-/// The fewest trials per side that leave kMinShareTrials in both shares.
+/// Most trials per side: both sides' instance ids (2 x instances) must stay below adversaries::kSharedSequence.
+constexpr std::uint64_t kMaxTrialsPerSide = (std::uint64_t{adversaries::kSharedSequence} - 1) / 2;
+
+/// The selection share of m trials per side, computed exactly as the audit computes it.
+std::uint64_t selection_share(double selection, std::uint64_t m) {
+    return static_cast<std::uint64_t>(std::ceil(selection * static_cast<double>(m)));
+}
+
+/// Whether m trials per side leave kMinShareTrials in both shares.
+bool shares_fit(double selection, std::uint64_t m) {
+    const std::uint64_t sel = selection_share(selection, m);
+    return sel >= kMinShareTrials && sel <= m && m - sel >= kMinShareTrials;
+}
+
+/// The first m at which `ok`, false up to some m and true from there on, holds, starting from a guess near it.
+template <class Ok>
+std::uint64_t first_true(std::uint64_t guess, const Ok& ok) {
+    while (guess > 0 && ok(guess - 1)) --guess;
+    while (!ok(guess)) ++guess;
+    return guess;
+}
+
+/// The fewest trials per side that leave kMinShareTrials in both shares; kMaxTrialsPerSide + 1 when no instance
+/// count an audit allows does. In closed form, because a search upwards from 20 took 150 s at selection = 1e-9 and
+/// never ended at 1e-300 (deaf to Ctrl-C meanwhile): the selection share ceil(s m) reaches 10 once s m > 9, and
+/// the evaluation share m - ceil(s m) never shrinks as m grows (s < 1), so each condition holds from its
+/// real-arithmetic bound on; a few steps of the exact test around that bound absorb the rounding of s m.
 std::uint64_t min_instances(double selection) {
-    for (std::uint64_t m = 2 * kMinShareTrials;; ++m) {
-        const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(selection * static_cast<double>(m)));
-        if (sel >= kMinShareTrials && m - sel >= kMinShareTrials) return m;
+    const double s = selection;
+    if (!(s > 0.0 && s < 1.0)) return kMaxTrialsPerSide + 1;
+    const double sel_bound = static_cast<double>(kMinShareTrials - 1) / s;
+    if (!(sel_bound < static_cast<double>(kMaxTrialsPerSide))) return kMaxTrialsPerSide + 1;
+    const std::uint64_t m_sel = first_true(static_cast<std::uint64_t>(sel_bound) + 1, [s](std::uint64_t m) {
+        return selection_share(s, m) >= kMinShareTrials;
+    });
+    const std::uint64_t m_eval =
+        first_true(static_cast<std::uint64_t>(std::ceil(static_cast<double>(kMinShareTrials) / (1.0 - s))),
+                   [s](std::uint64_t m) {
+                       const std::uint64_t sel = selection_share(s, m);
+                       return sel <= m && m - sel >= kMinShareTrials;
+                   });
+    return std::min(kMaxTrialsPerSide + 1, std::max({2 * kMinShareTrials, m_sel, m_eval}));
+}
+
+/// x rounded to two significant digits, up or down, as "%g" prints it (so that the value a message suggests is
+/// the value the user types).
+double round2(double x, bool up) {
+    const double p = std::pow(10.0, std::floor(std::log10(x)) - 1.0);
+    const double r = (up ? std::ceil(x / p) : std::floor(x / p)) * p;
+    return std::strtod(fmt_real(r).c_str(), nullptr);
+}
+
+/// The selections, within the key's range (0, 0.9], that leave kMinShareTrials in both shares of m trials per
+/// side: [*lo, *hi] with two-digit ends that work. False when none does (m < 20).
+bool selection_range(std::uint64_t m, double* lo, double* hi) {
+    constexpr double kMaxSelection = 0.9; // the key's range (audit_keys)
+    if (m < 2 * kMinShareTrials) return false;
+    const double md = static_cast<double>(m);
+    double a = round2(static_cast<double>(kMinShareTrials) / md, true);
+    for (int i = 0; i < 8 && !shares_fit(a, m); ++i) a = round2(a * (1 + 1e-3), true);
+    double b = std::min(kMaxSelection, round2((md - static_cast<double>(kMinShareTrials)) / md, false));
+    for (int i = 0; i < 8 && !shares_fit(b, m); ++i) b = round2(b * (1 - 1e-3), false);
+    if (!shares_fit(a, m) || !shares_fit(b, m) || a > b) return false;
+    *lo = a;
+    *hi = b;
+    return true;
+}
+
+/// Why m trials per side at this selection leave too few trials in a share, and what would work.
+std::string too_few_trials(double selection, std::uint64_t m) {
+    const std::string need = "an audit needs at least " + std::to_string(kMinShareTrials) +
+                             " trials per side in the selection share ([audit] selection = " + fmt_real(selection) +
+                             " of them) and " + std::to_string(kMinShareTrials) + " in the evaluation share (the rest)";
+    double lo = 0, hi = 0;
+    const bool here = selection_range(m, &lo, &hi);
+    const std::string with_these = here ? "with [run] instances = " + std::to_string(m) + ", [audit] selection in [" +
+                                              fmt_real(lo) + ", " + fmt_real(hi) + "]"
+                                        : std::string();
+    const std::uint64_t fewest = min_instances(selection);
+    if (fewest > kMaxTrialsPerSide) {
+        // No instance count helps: the selection itself is the problem.
+        double any_lo = 0, any_hi = 0;
+        selection_range(kMaxTrialsPerSide, &any_lo, &any_hi);
+        return "[audit] selection = " + fmt_real(selection) + " is too small: the event is chosen on ceil(selection x " +
+               "[run] instances) trials per side, which must be at least " + std::to_string(kMinShareTrials) +
+               ", and even the most instances an audit allows (" + std::to_string(kMaxTrialsPerSide) +
+               " per side) give fewer. Use [audit] selection in [" + fmt_real(any_lo) + ", " + fmt_real(any_hi) + "]" +
+               (here ? " (" + with_these + ")" : std::string()) + "; the default is 0.2";
     }
+    return "[run] instances = " + std::to_string(m) + ": " + need + "; with this selection that takes instances >= " +
+           std::to_string(fewest) + (here ? ", or " + with_these : std::string()) +
+           " (an audit that can find anything takes 1e5 or more)";
 }
 
 std::string fmt_round_list(const std::vector<std::uint64_t>& r) {
@@ -146,16 +233,12 @@ AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRunt
                                     learner.privacy.accountant + "\"); use bound = \"eps-delta\" or \"auto\"");
     s.bound = bound == 1 ? BoundKind::EpsDelta : bound == 2 || mu > 0.0 ? BoundKind::Gdp : BoundKind::EpsDelta;
     const std::uint64_t M = cfg.run.instances;
-    if (M > (std::uint64_t{adversaries::kSharedSequence} - 1) / 2)
+    if (M > kMaxTrialsPerSide)
         throw std::invalid_argument("[run] instances = " + std::to_string(M) +
-                                    ": an audit uses 2 x instances ids (both sides), at most 2147483647 per side");
-    const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(M)));
-    if (sel < kMinShareTrials || M - sel < kMinShareTrials)
-        throw std::invalid_argument(
-            "[run] instances = " + std::to_string(M) + ": an audit needs at least " + std::to_string(kMinShareTrials) +
-            " trials per side in the selection share ([audit] selection = " + fmt_real(s.selection) + " of them) and " +
-            std::to_string(kMinShareTrials) + " in the evaluation share; with this selection that takes instances >= " +
-            std::to_string(min_instances(s.selection)) + " (an audit that can find anything takes 1e5 or more)");
+                                    ": an audit uses 2 x instances ids (both sides), at most " +
+                                    std::to_string(kMaxTrialsPerSide) + " per side");
+    if (!shares_fit(s.selection, M)) throw std::invalid_argument(too_few_trials(s.selection, M));
+    const std::uint64_t sel = selection_share(s.selection, M);
     check_alpha_computable(s.alpha, M - sel, s.bound);
     if (kv.given[kRounds]) {
         for (std::uint64_t i = 0; i < kv.list_size[kRounds]; ++i) {

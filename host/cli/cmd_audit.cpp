@@ -31,9 +31,10 @@ struct AuditOptions {
 constexpr const char* kAbout =
     "Empirical DP audit of a learner: run it [run] instances times on a loss sequence D and as many\n"
     "times on its neighbour D' (round [audit] round replaced), observe a statistic of its released\n"
-    "plays, and give a lower bound eps_lb on its eps at confidence 1 - alpha (Clopper-Pearson on a\n"
-    "threshold event chosen on half the trials and counted on the other half). The verdict is\n"
-    "VIOLATION when eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
+    "per-round outputs, and give a lower bound eps_lb on its eps at confidence 1 - alpha\n"
+    "(Clopper-Pearson on a threshold event chosen on the first [audit] selection share of each side's\n"
+    "trials, default 0.2, and counted on the rest). The verdict is VIOLATION when eps_lb exceeds the\n"
+    "eps the learner claims, else consistent; exit code 0 either way.\n"
     "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).";
 
 void audit_command(const AuditOptions& o) {
@@ -63,7 +64,13 @@ void audit_command(const AuditOptions& o) {
         throw UsageError(e.what());
     }
     const std::string& dir = out.path();
+    // A second signal ends the process at once: it must still remove the lock file, and the directory if this
+    // audit created it (it holds nothing but the lock while the trials run).
+    set_interrupt_cleanup(out.lock_path(), out.created_leaf());
     try {
+        // Disk, like memory, before anything is simulated: --save-statistic at 1e8 trials writes 1.6 GB, and a
+        // full disk found at the end would cost the whole audit.
+        api::check_audit_disk(plan, spec, dir);
         std::ostringstream sink;
         ProgressReporter::Options popt;
         popt.label = "audit";

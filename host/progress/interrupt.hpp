@@ -13,11 +13,17 @@
 
 namespace dpr {
 
+/// What the first signal prints. It says what a second signal would cost rather than suggesting one: a user who
+/// is told to "send the signal again" does, and loses the clean stop (and an audit's or a run's unsaved work) to
+/// save a few seconds.
+inline constexpr const char* kInterruptMessage =
+    "\ninterrupted: stopping after the current chunk; a second signal would end the process at once and lose "
+    "the unfinished work\n";
+
 /// Installs the SIGINT and SIGTERM handlers (idempotent; re-arms them after a signal was handled).
 /// `message`, if not null, is written to stderr (with write(2)) when the first signal arrives; it must
 /// outlive the handlers (a string literal).
-void install_interrupt_handlers(const char* message = "\ninterrupted: stopping after the current chunk "
-                                                      "(send the signal again to stop at once)\n");
+void install_interrupt_handlers(const char* message = kInterruptMessage);
 /// True once SIGINT or SIGTERM arrived after install_interrupt_handlers().
 bool interrupted();
 /// The signal that set the flag (SIGINT or SIGTERM), 0 if none.

@@ -108,15 +108,31 @@ std::string ProgressReporter::line(std::uint64_t done, double elapsed, bool fina
 }
 
 void ProgressReporter::draw(bool final) {
+    if (silenced_) return;
     const std::string text = line(done_.load(std::memory_order_relaxed), now() - start_, final);
-    if (tty_) {
-        // Redraw in place; pad with spaces to erase the rest of a longer previous line.
-        std::string padded = text;
-        if (padded.size() < last_width_) padded.append(last_width_ - padded.size(), ' ');
-        last_width_ = text.size();
-        *out_ << '\r' << padded << (final ? "\n" : "") << std::flush;
-    } else {
-        *out_ << text << '\n' << std::flush;
+    bool failed = false;
+    try {
+        if (tty_) {
+            // Redraw in place; pad with spaces to erase the rest of a longer previous line.
+            std::string padded = text;
+            if (padded.size() < last_width_) padded.append(last_width_ - padded.size(), ' ');
+            last_width_ = text.size();
+            *out_ << '\r' << padded << (final ? "\n" : "") << std::flush;
+        } else {
+            *out_ << text << '\n' << std::flush;
+        }
+        failed = !*out_;
+    } catch (...) { // a stream with exceptions() set: the failure must not reach the simulation's threads
+        failed = true;
+    }
+    if (failed) {
+        // The reader is gone (EPIPE once SIGPIPE is ignored, host/main.cpp) or the device is full: stop printing
+        // rather than fail every chunk, and leave the stream usable for whoever writes next.
+        silenced_ = true;
+        try {
+            out_->clear();
+        } catch (...) {
+        }
     }
 }
 

@@ -9,6 +9,11 @@
 //
 // advance() is thread-safe and cheap: an atomic add and a clock read; whichever thread finds the redraw
 // interval elapsed draws, the others never wait for it.
+//
+// Progress is a courtesy, never a reason to stop: a write that fails (stderr is a pipe whose reader exited, a
+// closed terminal, a full disk under a log file) silences the reporter for good, and neither advance() nor
+// finish() throws, whatever exceptions() the stream has. The stream's error state is cleared again, so that a
+// later message (the command's closing line, an error) still gets its own chance to be written.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -67,6 +72,7 @@ class ProgressReporter {
     std::atomic<double> next_draw_;
     std::mutex draw_mutex_;
     bool finished_ = false;
+    bool silenced_ = false; ///< a write failed: draw nothing more (guarded by draw_mutex_, as draw() is)
     std::size_t last_width_ = 0;
 };
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,6 +116,66 @@ std::string error_of(const TempDir& dir, const std::string& toml, bool allow = f
         return e.what();
     }
     return "";
+}
+
+/// The message read_audit_settings refuses [audit] selection = `selection` at `instances` per side with, "" if none.
+std::string selection_error(const TempDir& dir, double selection, std::uint64_t instances) {
+    char sel[32];
+    std::snprintf(sel, sizeof sel, "%.17g", selection);
+    dir.write("audit.toml", std::string(kFtrl) + "[audit]\n");
+    const config::Config cfg = config::load_config(
+        dir.file("audit.toml"), {std::string("audit.selection=") + sel, "run.instances=" + std::to_string(instances)},
+        inputs());
+    const std::vector<PointRecord> recs = api::resolve_points(cfg);
+    try {
+        audit::read_audit_settings(cfg, recs.at(0).adversary, recs.at(0).learner);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+/// The number after `prefix` in `text` (0 if absent).
+double number_after(const std::string& text, const std::string& prefix) {
+    const std::size_t at = text.find(prefix);
+    return at == std::string::npos ? 0.0 : std::strtod(text.c_str() + at + prefix.size(), nullptr);
+}
+
+// The fewest instances that a refusal names for a selection used to come from a search upwards from 20, which took
+// 150 s at selection = 1e-9 and never ended at 1e-300. In closed form it must still be exact: that many instances
+// are accepted and one fewer is refused, from the key's largest selection down to where 2147483647 instances per
+// side are needed.
+TEST(LearnerAudit, TheFewestInstancesARefusalNamesAreExact) {
+    TempDir dir;
+    for (double s : {0.9, 0.75, 0.5, 0.2, 0.13, 0.1, 0.05, 0.011, 1e-3, 3.3e-4, 1e-5, 7e-8, 5e-9, 4.2e-9}) {
+        const std::string e = selection_error(dir, s, 19);
+        const double n = number_after(e, "takes instances >= ");
+        ASSERT_GT(n, 19.0) << s << ": " << e;
+        const auto N = static_cast<std::uint64_t>(n);
+        EXPECT_EQ(selection_error(dir, s, N), "") << s;
+        EXPECT_NE(selection_error(dir, s, N - 1), "") << s << " at " << N - 1;
+    }
+}
+
+// Below that no instance count helps: the refusal is about [audit] selection, and the smallest selection it names
+// works at the most instances an audit allows, while a clearly smaller one does not.
+TEST(LearnerAudit, ASelectionNoInstanceCountServesIsRefusedNamingTheSelectionsThatWork) {
+    TempDir dir;
+    constexpr std::uint64_t kMost = 2147483647;
+    for (double s : {4e-9, 1e-9, 1e-300, 4.9406564584124654e-324}) {
+        const std::string e = selection_error(dir, s, 1000);
+        EXPECT_EQ(e.rfind("[audit] selection = ", 0), 0u) << e;
+        EXPECT_NE(e.find(std::to_string(kMost) + " per side"), std::string::npos) << e;
+        const double lo = number_after(e, "Use [audit] selection in [");
+        ASSERT_GT(lo, 0.0) << e;
+        EXPECT_EQ(selection_error(dir, lo, kMost), "") << lo;
+        EXPECT_NE(selection_error(dir, lo / 1.25, kMost), "") << lo / 1.25;
+        // and for the instances given: the range it names holds at its ends.
+        const double lo_here = number_after(e, "with [run] instances = 1000, [audit] selection in [");
+        ASSERT_GT(lo_here, 0.0) << e;
+        EXPECT_EQ(selection_error(dir, lo_here, 1000), "") << lo_here;
+        EXPECT_NE(selection_error(dir, lo_here / 1.25, 1000), "") << lo_here / 1.25;
+    }
 }
 
 TEST(LearnerAudit, BadAuditKeysAreRefusedNamingTheKey) {
