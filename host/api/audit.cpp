@@ -183,6 +183,28 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {
         throw UsageError(e.what());
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
+    } catch (const std::bad_alloc&) {
+        // What the audit allocates (docs/AUDITS.md "Memory and stopping"): one executor batch of learner states, the
+        // selection shares, and with --save-statistic every trial's statistic. Name them with the keys that size them
+        // (the estimate passed, or --memory-limit none skipped it: the limits moved or the estimate fell short).
+        const config::Config& cfg = plan.config;
+        const std::uint64_t M = cfg.run.instances;
+        std::string batch = "[audit] batch", selection = "[audit] selection";
+        try {
+            const audit::AuditSettings s = audit::read_audit_settings(cfg, plan.job.adversary, plan.job.learner);
+            batch += " = " + std::to_string(std::min<std::uint64_t>(s.batch, M));
+            selection += " = " + io::format_double(s.selection);
+        } catch (...) { // the settings were read by plan_audit; without them the keys are named bare
+        }
+        throw std::runtime_error(
+            "out of memory while running the audit: it allocates one executor batch of learner states (" + batch +
+            " trials x " + human_bytes(plan.job.learner.state_bytes) + " for [learner] algorithm = \"" +
+            plan.job.learner.name + "\" at [adversary] d = " + std::to_string(cfg.points[0].problem.d) +
+            "), the selection shares (" + selection + " of [run] instances = " + std::to_string(M) +
+            ", 16 bytes per trial)" + (spec.keep_statistic ? " and every trial's statistic (--save-statistic)" : "") +
+            "; no results were written. Reduce [audit] batch, [run] instances or [adversary] d" +
+            (spec.keep_statistic ? ", or leave out --save-statistic" : "") +
+            ", or free memory (the address-space limit, ulimit -v, counts too)");
     }
 }
 

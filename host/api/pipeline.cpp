@@ -180,20 +180,44 @@ void check_launch(const config::Config& cfg, Backend backend) {
                          ": must be 0 (auto), 32 (a warp), 256 or 1024 (a block)");
 }
 
-MemoryLimit parse_memory_limit(const std::string& text) {
+MemoryLimit parse_memory_limit(const std::string& text) { return parse_memory_limit(text, read_process_memory()); }
+
+MemoryLimit parse_memory_limit(const std::string& text, const ProcessMemory& pm) {
     MemoryLimit m;
-    if (text.empty() || text == "auto") {
-        m.bytes = available_memory_bytes(&m.source);
-        if (m.bytes == 0) m.source = "unknown";
-        else { // the estimates count what this process holds already (resident_memory_bytes)
-            const std::uint64_t held = resident_memory_bytes();
-            m.bytes = sat_add(m.bytes, held);
-            m.source += ", plus the " + human_bytes(held) + " this process holds";
-        }
-        return m;
-    }
     if (text == "none") {
         m.check = false;
+        return m;
+    }
+    // The hard limits bound auto and an explicit size alike: the kernel enforces them whatever the option says. Each is
+    // what the estimate may reach: the room left under it plus what this process holds (the estimate counts that).
+    const std::uint64_t held = pm.resident;
+    if (pm.address_space) { // RLIMIT_AS counts the mapped address space (VmSize), not the resident set
+        const std::uint64_t room = pm.address_space > pm.address_space_used ? pm.address_space - pm.address_space_used : 0;
+        m.address_space = sat_add(room, held);
+        m.address_space_source = "RLIMIT_AS, the address-space limit of this process (ulimit -v, or a batch system's "
+                                 "memory limit enforced that way), is " + human_bytes(pm.address_space) + ", of which " +
+                                 human_bytes(pm.address_space_used) + " is mapped already";
+    }
+    if (pm.cgroup_limit) {
+        const std::uint64_t room = pm.cgroup_limit > pm.cgroup_used ? pm.cgroup_limit - pm.cgroup_used : 0;
+        m.cgroup = sat_add(room, held);
+        m.cgroup_source = "the cgroup memory limit " + pm.cgroup_file + " is " + human_bytes(pm.cgroup_limit) + ", of " +
+                          "which " + human_bytes(pm.cgroup_used) + " is used (not counting reclaimable page cache)";
+    }
+    if (text.empty() || text == "auto") {
+        m.bytes = pm.mem_available;
+        if (m.bytes == 0) {
+            m.source = "unknown";
+        } else { // the estimates count what this process holds already (resident_memory_bytes)
+            m.bytes = sat_add(m.bytes, held);
+            m.source = "MemAvailable in /proc/meminfo, plus the " + human_bytes(held) + " this process holds";
+        }
+        // MemAvailable is the memory free now; it moves by hundreds of MiB as other processes start and end (a
+        // compiler, a page-cache flush), and refusing a small run on it made the answer depend on the moment. An
+        // estimate below the floor, min(1 GiB, MemTotal / 4), is therefore not refused for it: what cannot fit is
+        // refused by the hard limits above, and a machine whose other processes hold more than three quarters of it
+        // still fails the allocation with a sentence (docs/OUTPUTS.md "Memory").
+        m.floor = pm.mem_total ? std::min(kAutoMemoryFloor, pm.mem_total / 4) : 0;
         return m;
     }
     const auto fail = [&] {
@@ -224,14 +248,30 @@ void check_memory(const MemoryEstimate& e, const MemoryLimit& limit, std::uint64
     std::string terms;
     for (const MemoryTerm& t : e.terms)
         if (t.bytes > 0) terms += "\n  " + human_bytes(t.bytes) + "  " + t.what;
-    const std::string advice = !advice_given.empty() ? "\n" + advice_given :
-        "\nReduce [run] instances, [adversary] d, [run] checkpoints or the number of points (or split the sweep "
-        "into several runs); --memory-limit none runs it anyway.";
-    if (limit.check && limit.bytes > 0 && e.host_bytes > limit.bytes)
+    const std::string reduce = "\nReduce [run] instances, [adversary] d, [run] checkpoints or the number of points (or "
+                               "split the sweep into several runs)";
+    const std::string advice = !advice_given.empty() ? "\n" + advice_given : reduce + "; --memory-limit none runs it anyway.";
+    // Above a hard limit --memory-limit none would only move the failure into the simulation: the advice is to raise it.
+    const auto hard_advice = [&](const char* raise) { return !advice_given.empty() ? advice : reduce + ", or " + raise + "."; };
+    if (!limit.check) return;
+    // The hard limits first: what exceeds them cannot fit, whatever the machine has free.
+    const std::uint64_t as_need = sat_add(e.host_bytes, e.address_space_extra);
+    if (limit.address_space > 0 && as_need > limit.address_space)
+        throw UsageError("this " + what + " needs about " + human_bytes(e.host_bytes) + " of memory" +
+                         (e.address_space_extra ? " and " + human_bytes(e.address_space_extra) + " of thread stacks" : "") +
+                         ", more address space than this process may map: " + limit.address_space_source +
+                         " (room for about " + human_bytes(limit.address_space) + "). The largest parts:" + terms +
+                         hard_advice("raise the limit (ulimit -v unlimited, or more memory from the batch system)"));
+    if (limit.cgroup > 0 && e.host_bytes > limit.cgroup)
+        throw UsageError("this " + what + " needs about " + human_bytes(e.host_bytes) + " of memory, more than its cgroup " +
+                         "has left: " + limit.cgroup_source + " (room for about " + human_bytes(limit.cgroup) +
+                         "). The largest parts:" + terms +
+                         hard_advice("raise the cgroup's limit (more memory from the batch system)"));
+    if (limit.bytes > 0 && e.host_bytes > limit.bytes && e.host_bytes > limit.floor)
         throw UsageError("this " + what + " needs about " + human_bytes(e.host_bytes) + " of memory, but " +
                          human_bytes(limit.bytes) + " is available (" + limit.source + "). The largest parts:" +
                          terms + advice);
-    if (limit.check && device_bytes > 0 && e.device_bytes > device_bytes)
+    if (device_bytes > 0 && e.device_bytes > device_bytes)
         throw UsageError("this run needs about " + human_bytes(e.device_bytes) + " of GPU memory for the learner " +
                          "state, but the GPU has " + human_bytes(device_bytes) + ". The largest parts:" + terms +
                          "\nReduce [run] instances or [adversary] d, or use --backend cpu.");

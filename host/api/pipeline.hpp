@@ -56,12 +56,29 @@ void check_launch(const config::Config& cfg, Backend backend);
 
 /// --memory-limit: "auto" (the memory available now, host/results/memory_estimate.hpp), "none" (no
 /// check), or a size in bytes with an optional binary suffix K, M, G or T ("512M", "1.5G").
+///
+/// What is refused (docs/OUTPUTS.md "Memory"): with auto or a size, an estimate above a hard limit of the process --
+/// the room left under RLIMIT_AS (which also counts the threads' stacks) or under its cgroup's memory limit, each plus
+/// what the process holds -- since the kernel refuses (RLIMIT_AS) or kills (the cgroup) beyond it; with auto, an
+/// estimate above MemAvailable plus what the process holds, unless it is at most `floor`; with a size, an estimate
+/// above it. none checks nothing.
 struct MemoryLimit {
     bool check = true;
-    std::uint64_t bytes = 0;  ///< 0 with check: unknown (then nothing is refused)
+    std::uint64_t bytes = 0;  ///< 0 with check: unknown (then it refuses nothing)
     std::string source;       ///< where the limit comes from, for the message
+    /// auto: an estimate up to this is not refused for `bytes` (min(kAutoMemoryFloor, MemTotal / 4)); 0 otherwise.
+    std::uint64_t floor = 0;
+    std::uint64_t address_space = 0; ///< what the estimate may reach under RLIMIT_AS; 0 = no such limit
+    std::string address_space_source;
+    std::uint64_t cgroup = 0;        ///< what the estimate may reach under the cgroup's limit; 0 = none
+    std::string cgroup_source;
 };
+/// The floor of --memory-limit auto: an estimate of at most 1 GiB (a quarter of the machine when that is less) is not
+/// refused for the memory available at the moment, which moves by that much as other processes come and go.
+inline constexpr std::uint64_t kAutoMemoryFloor = std::uint64_t{1} << 30;
 MemoryLimit parse_memory_limit(const std::string& text);
+/// The same with the process's memory as given (tests: a machine whose MemAvailable dipped, a ulimit).
+MemoryLimit parse_memory_limit(const std::string& text, const ProcessMemory& process);
 
 /// Refuses (UsageError, exit 2) a run whose estimated peak memory exceeds the limit, with the estimate,
 /// its largest terms and the keys that drive them. Also refuses device memory above `device_bytes`

@@ -1,11 +1,14 @@
 #include "host/results/memory_estimate.hpp"
 
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -30,7 +33,7 @@ std::string human_bytes(std::uint64_t bytes) {
     while (v >= 1024.0 && u < 6) v /= 1024.0, ++u;
     char buf[64];
     if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-    else std::snprintf(buf, sizeof buf, "%.3g %s", v, units[u]);
+    else std::snprintf(buf, sizeof buf, v < 1000.0 ? "%.3g %s" : "%.0f %s", v, units[u]); // not "1.01e+03 MiB"
     return buf;
 }
 
@@ -116,6 +119,9 @@ MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<
     const std::uint64_t resident = resident_memory_bytes();
     e.host_bytes = sat_add(sat_add(sat_add(retained, host_transient), outputs), resident);
     if (cuda) e.device_bytes = peak_mem.state;
+    // Each of the executor's threads - 1 workers (host/cpu/parallel.hpp) reserves a stack, and the command may start one
+    // more (progress): address space, which RLIMIT_AS counts although little of it is touched.
+    e.address_space_extra = sat_mul(std::max(threads, 1u), thread_stack_bytes());
     e.terms.push_back({std::string(cuda ? "device " : "") + "learner state of " + label + ": [run] instances = " +
                            std::to_string(I) + " x " + human_bytes(pr.learner.state_bytes),
                        peak_mem.state});
@@ -131,11 +137,18 @@ MemoryEstimate estimate_run_memory(const config::Config& cfg, const std::vector<
 
 namespace {
 
-/// A number from a one-line file such as /sys/fs/cgroup/memory.max; false for "max" or no file.
-bool read_number(const char* path, std::uint64_t& out) {
+/// The first word of a one-line file such as memory.max; "" if there is no file.
+std::string first_word(const std::string& path) {
     std::ifstream in(path);
     std::string s;
-    if (!(in >> s) || s == "max") return false;
+    in >> s;
+    return s;
+}
+
+/// A number from a one-line file such as /sys/fs/cgroup/memory.max; false for "max", no file or no number.
+bool read_number(const std::string& path, std::uint64_t& out) {
+    const std::string s = first_word(path);
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
     try {
         out = std::stoull(s);
     } catch (...) {
@@ -144,7 +157,111 @@ bool read_number(const char* path, std::uint64_t& out) {
     return true;
 }
 
+/// The value of `key` in a "key value [unit]" file (/proc/meminfo "MemAvailable:" in kB, memory.stat in bytes), times
+/// `unit`; false if absent.
+bool read_keyed(const std::string& path, const std::string& key, std::uint64_t unit, std::uint64_t& out) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string k;
+        std::uint64_t v = 0;
+        if (ls >> k >> v && k == key) {
+            out = sat_mul(v, unit);
+            return true;
+        }
+    }
+    return false;
+}
+
+/// cgroup v1 reports "no limit" as 2^63 rounded down to pages; anything this large is no limit.
+constexpr std::uint64_t kNoCgroupLimit = std::uint64_t{1} << 60;
+
+/// "/a/b/c" -> {"/a/b/c", "/a/b", "/a", "/"}: a cgroup and its ancestors, whose limits all bound it.
+std::vector<std::string> cgroup_ancestry(std::string path) {
+    std::vector<std::string> out;
+    while (!path.empty() && path.back() == '/') path.pop_back();
+    while (!path.empty()) {
+        out.push_back(path);
+        const std::size_t slash = path.rfind('/');
+        path = slash == std::string::npos ? std::string() : path.substr(0, slash);
+    }
+    out.push_back("");
+    return out;
+}
+
+/// The tightest cgroup room on the way from the process's cgroup to the root of one hierarchy: for every directory
+/// with a limit, room = limit - (usage - inactive page cache). Page cache on the inactive list is reclaimed before
+/// the limit is enforced, so it is not counted as used (it is most of a long-running process's usage after it read
+/// loss files).
+void tightest_cgroup(ProcessMemory& m, const std::string& mount, const std::string& path, const char* limit_file,
+                     const char* usage_file, std::initializer_list<const char*> inactive_keys) {
+    for (const std::string& rel : cgroup_ancestry(path)) {
+        const std::string dir = mount + rel;
+        std::uint64_t limit = 0, usage = 0, inactive = 0;
+        if (!read_number(dir + "/" + limit_file, limit) || limit >= kNoCgroupLimit) continue;
+        (void)read_number(dir + "/" + usage_file, usage); // unknown usage: the whole limit is the room
+        for (const char* key : inactive_keys)
+            if (read_keyed(dir + "/memory.stat", key, 1, inactive)) break;
+        const std::uint64_t used = usage > inactive ? usage - inactive : 0;
+        const std::uint64_t room = limit > used ? limit - used : 0;
+        const std::uint64_t best = m.cgroup_limit == 0 ? std::numeric_limits<std::uint64_t>::max()
+                                   : m.cgroup_limit > m.cgroup_used ? m.cgroup_limit - m.cgroup_used
+                                                                    : 0;
+        if (room < best) {
+            m.cgroup_limit = limit;
+            m.cgroup_used = used;
+            m.cgroup_file = dir + "/" + limit_file;
+        }
+    }
+}
+
 } // namespace
+
+ProcessMemory read_process_memory(const MemoryFiles& f, std::uint64_t address_space_limit) {
+    ProcessMemory m;
+    (void)read_keyed(f.meminfo, "MemTotal:", 1024, m.mem_total);
+    (void)read_keyed(f.meminfo, "MemAvailable:", 1024, m.mem_available);
+    (void)read_keyed(f.self + "/status", "VmSize:", 1024, m.address_space_used);
+    (void)read_keyed(f.self + "/status", "VmRSS:", 1024, m.resident);
+    m.address_space = address_space_limit;
+    // /proc/self/cgroup: "0::/path" (v2: the unified hierarchy, at the mount or, on hybrid systems, under unified/),
+    // "N:...,memory,...:/path" (v1: the memory controller's hierarchy under memory/).
+    std::ifstream in(f.self + "/cgroup");
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+        if (b == std::string::npos) continue;
+        const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
+        if (line.compare(0, a, "0") == 0 && controllers == ",,") {
+            for (const char* mount : {"", "/unified"})
+                tightest_cgroup(m, f.cgroup_root + mount, path, "memory.max", "memory.current", {"inactive_file"});
+        } else if (controllers.find(",memory,") != std::string::npos) {
+            tightest_cgroup(m, f.cgroup_root + "/memory", path, "memory.limit_in_bytes", "memory.usage_in_bytes",
+                            {"total_inactive_file", "inactive_file"});
+        }
+    }
+    return m;
+}
+
+ProcessMemory read_process_memory() {
+    struct rlimit rl {};
+    std::uint64_t as = 0;
+    if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) as = static_cast<std::uint64_t>(rl.rlim_cur);
+    return read_process_memory(MemoryFiles{}, as);
+}
+
+std::uint64_t thread_stack_bytes() {
+    // glibc reserves RLIMIT_STACK (8 MiB by default) for every thread's stack; pthread_attr_getstacksize of fresh
+    // attributes says what it will use.
+    pthread_attr_t attr;
+    std::size_t size = 0;
+    if (::pthread_attr_init(&attr) == 0) {
+        (void)::pthread_attr_getstacksize(&attr, &size);
+        ::pthread_attr_destroy(&attr);
+    }
+    return size ? size : std::uint64_t{8} << 20;
+}
 
 std::uint64_t resident_memory_bytes() {
     std::ifstream in("/proc/self/statm");
@@ -155,29 +272,14 @@ std::uint64_t resident_memory_bytes() {
 }
 
 std::uint64_t available_memory_bytes(std::string* source) {
-    std::uint64_t avail = 0;
-    {
-        std::ifstream in("/proc/meminfo");
-        std::string key, unit;
-        std::uint64_t kib = 0;
-        while (in >> key >> kib) {
-            std::getline(in, unit);
-            if (key == "MemAvailable:") {
-                avail = sat_mul(kib, 1024);
-                if (source) *source = "MemAvailable in /proc/meminfo";
-                break;
-            }
-        }
-    }
-    // cgroup v2, then v1: the room left under the limit.
-    std::uint64_t limit = 0, usage = 0;
-    if ((read_number("/sys/fs/cgroup/memory.max", limit) && read_number("/sys/fs/cgroup/memory.current", usage)) ||
-        (read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) &&
-         read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", usage))) {
-        const std::uint64_t room = limit > usage ? limit - usage : 0;
-        if (limit < (std::uint64_t{1} << 60) && (avail == 0 || room < avail)) {
+    const ProcessMemory m = read_process_memory();
+    std::uint64_t avail = m.mem_available;
+    if (avail && source) *source = "MemAvailable in /proc/meminfo";
+    if (m.cgroup_limit) {
+        const std::uint64_t room = m.cgroup_limit > m.cgroup_used ? m.cgroup_limit - m.cgroup_used : 0;
+        if (avail == 0 || room < avail) {
             avail = room;
-            if (source) *source = "the room left under the cgroup memory limit";
+            if (source) *source = "the room left under the cgroup memory limit (" + m.cgroup_file + ")";
         }
     }
     return avail;

@@ -51,6 +51,9 @@ struct MemoryEstimate {
     std::uint64_t host_bytes = 0;   ///< the total above
     std::uint64_t device_bytes = 0; ///< with the CUDA backend: state + checkpoint buffers of the largest point
     std::vector<MemoryTerm> terms;  ///< the contributions, largest first
+    /// Address space the run maps besides host_bytes: its threads' stacks (threads x thread_stack_bytes()), reserved
+    /// but barely touched. Only RLIMIT_AS, which counts mappings, sees it.
+    std::uint64_t address_space_extra = 0;
 };
 
 /// Estimates the run `recs` of `cfg` with `threads` CPU threads and loss chunks of at most `chunk_bytes`
@@ -85,6 +88,36 @@ bool fits_on_disk(std::uint64_t need, std::optional<std::uint64_t> free);
 /// config and its resolved points: about 4 KiB per point of a sweep), and an automatic limit adds it to the memory
 /// available, so that the estimate is of the process's peak.
 std::uint64_t resident_memory_bytes();
+
+/// What bounds the memory of this process (docs/OUTPUTS.md "Memory"): the machine's, the address-space limit, the
+/// cgroup's. 0 in a field = unknown or no limit.
+struct ProcessMemory {
+    std::uint64_t mem_total = 0;          ///< MemTotal of /proc/meminfo
+    std::uint64_t mem_available = 0;      ///< MemAvailable of /proc/meminfo: what can be taken now without swapping
+    std::uint64_t resident = 0;           ///< VmRSS of /proc/self/status: what this process holds
+    std::uint64_t address_space = 0;      ///< RLIMIT_AS (soft; ulimit -v, a batch system's cap enforced that way)
+    std::uint64_t address_space_used = 0; ///< VmSize of /proc/self/status: the mapped address space RLIMIT_AS counts
+    /// The cgroup limit that leaves the least room, over the process's cgroup and its ancestors (a batch job's limit
+    /// is often on the job's cgroup, above the step's): memory.max (v2) or memory.limit_in_bytes (v1).
+    std::uint64_t cgroup_limit = 0;
+    std::uint64_t cgroup_used = 0; ///< that cgroup's usage less its inactive page cache, which is reclaimed first
+    std::string cgroup_file;       ///< the file that holds cgroup_limit
+};
+
+/// Where read_process_memory looks; the defaults are this process's. Tests point them at fake contents.
+struct MemoryFiles {
+    std::string meminfo = "/proc/meminfo";
+    std::string self = "/proc/self";             ///< its status (VmSize, VmRSS) and cgroup (the cgroup's path)
+    std::string cgroup_root = "/sys/fs/cgroup";  ///< v2 at the root or under unified/, v1 under memory/
+};
+
+/// Reads the files of `files`; `address_space_limit` is RLIMIT_AS's soft limit (0 = none).
+ProcessMemory read_process_memory(const MemoryFiles& files, std::uint64_t address_space_limit);
+/// This process's: the default files and getrlimit(RLIMIT_AS).
+ProcessMemory read_process_memory();
+
+/// The stack a new thread reserves (glibc: RLIMIT_STACK, 8 MiB by default).
+std::uint64_t thread_stack_bytes();
 
 /// Memory the run may still take: MemAvailable of /proc/meminfo, lowered to the room left under the
 /// cgroup's memory limit if there is one. `source` (if not null) says which. 0 if unknown.
