@@ -231,13 +231,21 @@ class Loader {
 
     Where where_of(const std::string& section, const std::string& key, const toml::node& node) const {
         if (const std::string* arg = set_arg(section, key))
-            return Where{"--set " + *arg, {}, &in_.memory_paths};
-        return Where{position(node.source()), base_dir_, &in_.memory_paths};
+            return Where{"--set " + *arg + former_name_note(section, key), {}, &in_.memory_paths};
+        return Where{position(node.source()) + former_name_note(section, key), base_dir_, &in_.memory_paths};
     }
 
     std::string key_position(const std::string& section, const toml::key& key) const {
-        if (const std::string* arg = set_arg(section, std::string(key.str()))) return "--set " + *arg;
-        return position(key.source());
+        const std::string name(key.str());
+        if (const std::string* arg = set_arg(section, name)) return "--set " + *arg + former_name_note(section, name);
+        return position(key.source()) + former_name_note(section, name);
+    }
+
+    /// "; tree is the former name of mechanism" when the key was written under its former name, else "": a message
+    /// names the key by its name, and the user, who wrote the other, must see that they are one key.
+    std::string former_name_note(const std::string& section, const std::string& key) const {
+        const auto it = written_as_.find({section, key});
+        return it == written_as_.end() ? "" : "; " + it->second + " is the former name of " + key;
     }
 
     const toml::table* section(const std::string& name) const { return root_.get_as<toml::table>(name); }
@@ -285,6 +293,7 @@ class Loader {
                 toml::key renamed(std::string_view(name), toml::source_region(old->first.source()));
                 t->insert(std::move(renamed), std::move(old->second));
                 t->erase(old_name);
+                written_as_[{sec, name}] = old_name;
             }
         }
     }
@@ -338,6 +347,8 @@ class Loader {
         toml::table* table = root_.get_as<toml::table>(sec);
         if (table == nullptr) throw fail("[" + sec + "] in " + source_ + " is not a table");
         value->visit([&](auto&& v) { table->insert_or_assign(key, std::move(v)); });
+        if (renamed) written_as_[{sec, key}] = lhs.substr(dot + 1);
+        else written_as_.erase({sec, key}); // the value now comes from --set under the key's name
         set_args_[{sec, key}] = arg;
         set_order_.emplace(std::make_pair(sec, key), set_order_.size());
     }
@@ -537,6 +548,10 @@ class Loader {
                 }
                 const Axis axis = common_axis(x.name, spec, *node, /*sweepable=*/false);
                 const Converted& c = *axis.converted[0][0];
+                if (c.automatic) { // "auto" for an auto key: the key left out
+                    sv.settings.emplace_back(x.name + "." + spec.name, spec.default_text);
+                    continue;
+                }
                 sv.values.num[i] = c.num;
                 sv.values.given[i] = true;
                 if (c.str) {
@@ -708,7 +723,7 @@ class Loader {
             const KeySpec& spec = comp.keys[i];
             const int j = find_axis(sec, spec.name);
             const Converted* c = j >= 0 ? at(j, idx, ai, li) : nullptr;
-            if (c == nullptr) {
+            if (c == nullptr || c->automatic) { // "auto" given for an auto key: the key left out
                 if (spec.default_text == nullptr || *spec.default_text == '\0')
                     missing(sec, spec,
                             std::string(" (") + (sec == "learner" ? "algorithm" : "kind") + " \"" +
@@ -932,6 +947,8 @@ class Loader {
     std::map<std::pair<std::string, std::string>, std::string>
         set_args_; ///< (section, key) -> --set argument
     std::map<std::pair<std::string, std::string>, std::size_t> set_order_; ///< (section, key) -> first --set
+    /// (section, key) -> the former name (KeySpec::alias) the value was written under, in the file or in --set.
+    std::map<std::pair<std::string, std::string>, std::string> written_as_;
     std::string kind_choices_, algorithm_choices_;
     std::vector<std::string> sections_; ///< kSections, then the extra sections
     std::string section_list_;          ///< "[run], [adversary], [learner]" (and the extra ones)

@@ -35,7 +35,13 @@ struct Converted {
     std::shared_ptr<const std::vector<double>> list; ///< RealList
     std::string text;                                ///< for Point::swept / settings
     std::string identity;                            ///< equal identities = the same value (merging)
+    /// The string "auto" given for a key whose default is "auto" (computed by the component): read as the key left
+    /// out, so that writing the documented default means what leaving it out means.
+    bool automatic = false;
 };
+
+/// Whether `spec` is a number or list whose default is "auto" (the component computes it): it accepts "auto".
+bool accepts_auto(const KeySpec& spec);
 
 /// Converts `node` for `spec`, throwing ConfigError
 ///   "<subject> = <value> (<where>): must be <range_text(spec)><suffix>"

@@ -172,13 +172,26 @@ const char* type_name(KeyType type) {
     return "?";
 }
 
+bool accepts_auto(const KeySpec& spec) {
+    return (spec.type == KeyType::Real || spec.type == KeyType::Int || spec.type == KeyType::RealList) &&
+           spec.default_text != nullptr && std::string(spec.default_text) == "auto";
+}
+
 Converted convert(const KeySpec& spec, const toml::node& node, const std::string& subject,
                   const std::string& qualified, const Where& where, const std::string& suffix) {
     auto fail = [&](const std::string& why) -> ConfigError {
         return ConfigError(qualified, subject + " = " + render_brief(node) + " (" + where.text + "): " + why);
     };
-    const std::string must = "must be " + range_text(spec);
     Converted c;
+    // "auto" for a key whose default is auto is the default itself (docs/CONFIG.md "Values"); any other string for such a
+    // key says that "auto" is accepted too.
+    const auto text = node.as_string();
+    if (accepts_auto(spec) && text && text->get() == "auto") {
+        c.text = c.identity = "auto";
+        c.automatic = true;
+        return c;
+    }
+    const std::string must = "must be " + range_text(spec) + (accepts_auto(spec) && text ? " or \"auto\"" : "");
     switch (spec.type) {
     case KeyType::Real: {
         double x = 0;

@@ -21,7 +21,9 @@
 // The tree's inputs are chosen adaptively (g_t depends on x_t, a function of earlier releases); the Gaussian
 // tree keeps its guarantee under adaptive inputs (Denisov, McMahan, Rush, Smith, Thakurta 2022, Thm 2.1), as
 // Kairouz et al. use. Calibrations: `replace-one` solves rho for the key epsilon with Delta_2 = 2L
-// (mech::gaussian_node_scale_zcdp: the report then shows epsilon exactly); `add-remove` uses Kairouz's
+// (mech::gaussian_node_scale_zcdp: the zCDP conversion of the report is the key's epsilon exactly; the report is the
+// smaller of it and the classical Gaussian mechanism's 2 sqrt(rho ln(1.25/delta)) where that is below 1, so between
+// eps ~ 0.45 and ~ 1.01 it is up to about 1% below the key's: docs/spec/afkt23.md §C6 "Privacy"); `add-remove` uses Kairouz's
 // Delta_2 = L, half the noise, and therefore reports about twice the key's epsilon under replace-one.
 //
 // lambda (key `tuning`):

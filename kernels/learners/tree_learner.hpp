@@ -191,6 +191,18 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
                                            const char* calibration, const char* mechanism = nullptr) {
     PrivacyReport r;
     r.calibration = calibration;
+    if (m.sensitivity_squared() == 0.0) {
+        // T = 1: the learner releases P~_0 alone (P~_T is never released), which holds no loss and no node (k = ceil(log2
+        // 1) = 0 levels; BLT: no step enters a released prefix): AS17 Alg. 2, docs/spec/model.md §1.5 "T = 1". Nothing
+        // released depends on the losses, so it is (0, 0)-DP whatever its noise, as mech::tree_guarantee says for h' = 0.
+        // Checked before the noise: a learner whose scale is 0 there turns the noise off (dp-ftpl-*: sigma_reg = 0 and
+        // the paper's sigma_priv = 0 at k = 0), and "off" must not read as "no privacy" (it reported eps = inf).
+        r.epsilon = 0.0;
+        r.delta = 0.0;
+        r.mechanism = "none: nothing released depends on the losses (T = 1)";
+        r.noise_scale = m.on() ? m.scale : 0.0;
+        return r;
+    }
     if (!m.on()) {
         r.mechanism = "none (noise off)";
         return r;

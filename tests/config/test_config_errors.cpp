@@ -117,7 +117,8 @@ TEST(ConfigErrors, WrongType) {
               "[learner] eta = 2026-01-01 (config.toml:11:7): must be a number in (0, inf]");
     EXPECT_EQ(
         error_of(cfg({{5, "kind = \"switching\""}, {7, "switch_at = \"x\""}})),
-        "[adversary] switch_at = \"x\" (config.toml:7:13): must be a list of numbers in [1, 4294967295]");
+        "[adversary] switch_at = \"x\" (config.toml:7:13): must be a list of numbers in [1, 4294967295] or "
+        "\"auto\"");
     EXPECT_EQ(
         error_of(cfg({{5, "kind = \"switching\""}, {7, "switch_at = [[1], [\"a\"]]"}})),
         "[adversary] switch_at = [\"a\"] (config.toml:7:19): must be a list of numbers in [1, 4294967295] "
@@ -416,10 +417,40 @@ TEST(ConfigAliases, AKeyGivenByItsFormerNameIsReadAsTheKey) {
     };
     EXPECT_EQ(chosen("mechanism = \"padded\"\n", "learner.tree=binary"), 1.0);
     EXPECT_EQ(chosen("tree = \"binary\"\n", "learner.mechanism=padded"), 0.0);
-    // A bad value given under the former name is reported at its place.
+    // A bad value given under the former name is reported at its place, and says that the name written is the former
+    // name of the key the message names (issue 47: it named `mechanism` only, a key the file does not contain).
     EXPECT_EQ(error_of(kRenamedHead + "tree = \"bianry\"\n", {}, in),
-              "[learner] mechanism = \"bianry\" (config.toml:10:8): must be one of \"padded\", \"binary\"; did you "
-              "mean \"binary\"?");
+              "[learner] mechanism = \"bianry\" (config.toml:10:8; tree is the former name of mechanism): must be one "
+              "of \"padded\", \"binary\"; did you mean \"binary\"?");
+}
+
+// Every message about a value written under the former name says so: a bad value given with --set under it, an
+// error of the component's check() (here a sweep that cannot be read), a key of another algorithm. Given under the
+// key's name, the messages are as before.
+TEST(ConfigAliases, EveryErrorAboutAValueWrittenUnderTheFormerNameSaysItIsTheFormerName) {
+    const ConfigInputs in = inputs_with<FakeRenamed>();
+    const std::string note = "tree is the former name of mechanism";
+    const std::string set = error_of(kRenamedHead, {"learner.tree=bianry"}, in);
+    EXPECT_EQ(set, "[learner] mechanism = \"bianry\" (--set learner.tree=bianry; " + note +
+                       "): must be one of \"padded\", \"binary\"; did you mean \"binary\"?");
+    const std::string swept = error_of(kRenamedHead + "tree = [\"padded\", 3]\n", {}, in);
+    EXPECT_EQ(swept.rfind("[learner] mechanism = 3 (config.toml:10:", 0), 0u) << swept;
+    EXPECT_NE(swept.find("; " + note + "): must be one of"), std::string::npos) << swept;
+    // Written under the key's name: no note. --set under the name replaces a value the file wrote under the former one,
+    // and the message is then about the --set argument alone.
+    const std::string plain = error_of(kRenamedHead + "mechanism = \"bianry\"\n", {}, in);
+    EXPECT_EQ(plain.find("former name"), std::string::npos) << plain;
+    const std::string replaced = error_of(kRenamedHead + "tree = \"binary\"\n", {"learner.mechanism=bianry"}, in);
+    EXPECT_EQ(replaced.find("former name"), std::string::npos) << replaced;
+    // A key of another algorithm, written under its former name.
+    ConfigInputs two = fake_inputs();
+    two.learners = describe_all<TypeList<FakeRenamed, FakeHedge>>("learner");
+    const std::string other = error_of("[run]\nrounds = 100\n[adversary]\nkind = \"bernoulli\"\nd = 4\n[learner]\n"
+                                       "algorithm = \"hedge\"\ntree = \"binary\"\n",
+                                       {}, two);
+    EXPECT_NE(other.find("[learner] mechanism (config.toml:8:1; " + note + "): not a key of algorithm \"hedge\""),
+              std::string::npos)
+        << other;
 }
 
 TEST(ConfigAliases, BothNamesInOneFileAreRefused) {
@@ -441,4 +472,48 @@ TEST(ConfigAliases, ARenamedKeyKeepsThePointsStreams) {
         EXPECT_NE(after.points[0].stream, 0u);
         EXPECT_EQ(after.points[0].stream, before.points[0].stream) << value;
     }
+}
+
+// ---- "auto" --------------------------------------------------------------------------------------------------------
+
+// A number (or list) whose default is "auto" is computed by the component when it is left out (docs/KEYS.md lists
+// its default as auto): writing "auto" must mean the same, not be refused (issue 47: blt_buffers = "auto" was
+// refused, "must be an integer in [1, 6]"). The point is the one without the key: not given, the same settings, the
+// same stream key.
+TEST(ConfigAuto, TheStringAutoForAKeyWhoseDefaultIsAutoIsTheKeyLeftOut) {
+    const std::string head = "[run]\nrounds = 100\ncommon_random_numbers = false\n[adversary]\nkind = \"bernoulli\"\n"
+                             "d = 4\n";
+    const std::string learner = "[learner]\nalgorithm = \"dp-ftrl-experts\"\nepsilon = 1\n";
+    const Config left_out = parse(head + learner);
+    for (const auto& [adversary, learner_line] :
+         {std::pair<std::string, std::string>{"", "eta = \"auto\"\n"}, {"best = \"auto\"\n", ""}}) {
+        SCOPED_TRACE(adversary + learner_line);
+        const Config c = parse(head + adversary + learner + learner_line);
+        ASSERT_EQ(c.points.size(), 1u);
+        const Point& p = c.points[0];
+        for (int i = 0; i < kMaxKeys; ++i) {
+            EXPECT_EQ(p.learner_values.given[i], left_out.points[0].learner_values.given[i]) << i;
+            EXPECT_EQ(p.adversary_values.given[i], left_out.points[0].adversary_values.given[i]) << i;
+        }
+        EXPECT_EQ(p.settings, left_out.points[0].settings);
+        EXPECT_EQ(p.stream, left_out.points[0].stream);
+    }
+    // A list-valued key too, and through --set.
+    const Config sw = parse(head + learner, {"adversary.kind=switching", "adversary.switch_at=auto"});
+    ASSERT_EQ(sw.points.size(), 1u);
+    EXPECT_FALSE(sw.points[0].adversary_values.given[0]);
+}
+
+TEST(ConfigAuto, OtherStringsAreRefusedNamingAutoAndKeysWithoutAnAutoDefaultRefuseIt) {
+    EXPECT_EQ(error_of(cfg({{11, "eta = \"fast\""}})),
+              "[learner] eta = \"fast\" (config.toml:11:7): must be a number in (0, inf] or \"auto\"");
+    EXPECT_EQ(error_of(cfg({{7, "best = \"first\""}})),
+              "[adversary] best = \"first\" (config.toml:7:8): must be an integer in [0, 4294967294] or \"auto\"");
+    // A number out of range says nothing of auto (the user meant a number).
+    EXPECT_EQ(error_of(cfg({{11, "eta = -1"}})), "[learner] eta = -1 (config.toml:11:7): must be a number in (0, inf]");
+    // epsilon is required, delta defaults to 0: "auto" is not a value of theirs.
+    EXPECT_EQ(error_of(cfg({{10, "epsilon = \"auto\""}})),
+              "[learner] epsilon = \"auto\" (config.toml:10:11): must be a number in (0, inf]");
+    EXPECT_EQ(error_of(cfg({{11, "delta = \"auto\""}})),
+              "[learner] delta = \"auto\" (config.toml:11:9): must be a number in [0, 1)");
 }

@@ -597,6 +597,33 @@ TEST(As17FullInfo, PrivacyReportsTheGuaranteeTheNoiseProvidesOnHandComputedCases
     }
 }
 
+// T = 1 (issue 47): AS17 Alg. 2 releases L~_0 .. L~_{T-1}, so the one play x_1 = argmin <x, L~_0> reads L~_0 alone,
+// which holds no loss (L_0 = 0) and no node (k = ceil(log2 1) = 0: docs/spec/model.md §1.5 "T = 1"; docs/spec/as17.md
+// §A2). Nothing released depends on the losses: (0, 0)-DP, whatever the noise. dp-ftpl-* turned their noise off there
+// (sigma_reg = 0 at k = 0, and the paper's sigma_priv = L_Y k ln(k/delta)/eps = 0) and then reported eps = inf, "no
+// privacy". At T = 2 (k = 1) the same keys give a finite eps > 0: the report follows the release, it is not 0 for all.
+TEST(As17FullInfo, DpFtplAtOneRoundReportsThatNothingReleasedDependsOnTheLosses) {
+    for (const char* name : {"dp-ftpl-experts", "dp-ftpl-ball", "dp-ftpl-cube"}) {
+        SCOPED_TRACE(name);
+        const auto expect_nothing_released = [](const learners::PrivacyReport& one, const char* keys) {
+            EXPECT_EQ(one.epsilon, 0.0) << keys;
+            EXPECT_EQ(one.delta, 0.0) << keys;
+            EXPECT_EQ(one.gdp_mu, 0.0) << keys;
+        };
+        expect_nothing_released(privacy_of(name, {{"epsilon", 1.0}, {"delta", 1e-5}}, 4, 1), "paper");
+        expect_nothing_released(privacy_of(name, {{"epsilon", 1.0}, {"delta", 1e-5}, {"calibration", kStrict}}, 4, 1),
+                                "strict");
+        expect_nothing_released(privacy_of(name, {{"epsilon", 1.0}, {"delta", 1e-5}, {"privacy", 0}}, 4, 1), "the twin");
+        expect_nothing_released(privacy_of(name, {{"epsilon", 1.0}, {"delta", 1e-5}, {"mechanism", kBlt}}, 4, 1), "blt");
+        const auto two = privacy_of(name, {{"epsilon", 1.0}, {"delta", 1e-5}}, 4, 2);
+        EXPECT_GT(two.epsilon, 0.0);
+        EXPECT_TRUE(std::isfinite(two.epsilon));
+        EXPECT_EQ(two.delta, 1e-5);
+    }
+    // A learner with no noise at all (the twin ftrl-l2-cube, no prefix mechanism) still reports no privacy.
+    EXPECT_TRUE(std::isinf(privacy_of("ftrl-l2-cube", {}, 4, 1).epsilon));
+}
+
 TEST(As17FullInfo, GaussianNoiseWithoutDeltaIsRejectedNamingDelta) {
     static const auto infos = config::describe_all<learners::AllLearners>("learner");
     auto check = [](const char* name, test::KeyList keys, std::string* key) {
