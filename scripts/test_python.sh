@@ -16,6 +16,11 @@ rm -rf "$venv"
 start=$SECONDS
 "$venv/bin/python" -m pip install -q . --no-build-isolation --config-settings=build-dir=build/python
 echo "test_python: pip install . took $((SECONDS - start)) s"
-[ -x build/dpregret ] || scripts/build.sh dpregret
+# The command the package is compared with: build/dpregret (built if missing), or DPREGRET_CLI when it is set (a
+# command built from this tree elsewhere).
+if [ -z "${DPREGRET_CLI:-}" ]; then
+    [ -x build/dpregret ] || scripts/build.sh dpregret
+    export DPREGRET_CLI="$PWD/build/dpregret"
+fi
 cd build  # import the installed package, not python/dpregret from the source tree
-DPREGRET_CLI="$PWD/dpregret" "$venv/bin/python" -m pytest -q ../python/tests "$@"
+"$venv/bin/python" -m pytest -q ../python/tests "$@"

@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import mmap
+import operator
 import os
 import sys
 import tempfile
@@ -44,6 +46,9 @@ def info() -> dict:
 def keys(algorithm: str | None = None) -> list[dict]:
     """Every key an experiment accepts (`dpregret run --list-keys` as rows): section, component, key, type,
     default, min, max, choices, doc. `algorithm` keeps [run]'s keys and that learner's (or adversary kind's)."""
+    if algorithm is not None and not isinstance(algorithm, str):
+        raise TypeError(f"keys: algorithm must be a learner's or an adversary kind's name, a str "
+                        f"(got {type(algorithm).__name__})")
     rows = [dict(r) for r in _core.keys()]
     if algorithm is None:
         return rows
@@ -92,7 +97,11 @@ def sample(form: str, *, n: int, seed: int = 0, meta: bool = False, **params: An
     try:
         for k, v in params.items():
             if k == "scores" and not isinstance(v, (str, os.PathLike)):
-                scores = np.asarray(v, dtype=np.float64)
+                try:
+                    scores = np.asarray(v, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise TypeError(f"sample: scores must be a 1-d array of numbers or a path to a .npy or .csv file "
+                                    f"(got {type(v).__name__} that is not numbers)") from None
                 if not tmp:
                     tmp.append(tempfile.mkdtemp(prefix="dpregret-"))
                 v = os.path.join(tmp[0], "scores.npy")
@@ -115,6 +124,9 @@ def _overrides(set_: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
         return [set_]
     if isinstance(set_, Mapping):
         return [f"{k}={_toml.value(v, str(k))}" for k, v in set_.items()]
+    if not isinstance(set_, Iterable) or isinstance(set_, (bytes, bytearray)):
+        raise TypeError(f'set must be a dict {{"section.key": value}} or a list of "section.key=VALUE" strings '
+                        f"(got {type(set_).__name__})")
     out = list(set_)
     for o in out:
         if not isinstance(o, str):
@@ -126,16 +138,54 @@ def _overrides(set_: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
 _LOSSES_NAME = "<array: [adversary] losses>"
 
 
+def _in_a_file_mapping(a: np.ndarray) -> bool:
+    """Whether a's memory lies (in part) in a mapping of a file: np.memmap, np.load(..., mmap_mode=...), an mmap.mmap,
+    shared memory. Any process may truncate that file while the run reads it, and a read past its new end kills the
+    reading process with SIGBUS: the interpreter, not an exception. /proc/self/maps says it for any array (a mapping
+    with an inode is a file's); without it, the array's chain of bases is looked at."""
+    if a.nbytes == 0:
+        return False
+    start = a.__array_interface__["data"][0]
+    end = start + a.nbytes
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)  # address perms offset dev inode [path]
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                if lo < end and start < hi and fields[4] != "0":
+                    return True
+        return False
+    except (OSError, ValueError, IndexError):
+        base = a
+        while base is not None:
+            if isinstance(base, (np.memmap, mmap.mmap)):
+                return True
+            base = getattr(base, "base", None)
+        return False
+
+
 def _memory_losses(config: Mapping[str, Any], arrays: dict) -> dict:
     """A dict config whose [adversary] losses is an array: the run reads the array in place (no file, no copy
-    when it is float64 and C-contiguous; any other array is converted once) through a path that names it."""
+    when it is float64 and C-contiguous; any other array is converted once) through a path that names it. An array
+    in a file mapping (np.memmap) is copied once: see _in_a_file_mapping."""
     adv = config.get("adversary")
     if not isinstance(adv, Mapping) or "losses" not in adv:
         return dict(config)
     adv = dict(adv)
-    losses = np.ascontiguousarray(adv.pop("losses"), dtype=np.float64)
+    given = adv.pop("losses")
+    try:
+        losses = np.asarray(given)
+    except (TypeError, ValueError):  # a ragged list
+        losses = None
+    if losses is None or losses.dtype.kind not in "biuf":  # bool, int, unsigned, float
+        raise TypeError(f"[adversary] losses must be a (T, d) array of numbers (got {type(given).__name__}"
+                        f"{'' if losses is None else ' of ' + str(losses.dtype)}); a loss file is given as "
+                        f"[adversary] path")
     if losses.ndim != 2:
         raise ConfigError(f"[adversary] losses must be a (T, d) array (got shape {losses.shape})")
+    losses = np.ascontiguousarray(losses, dtype=np.float64)
+    if _in_a_file_mapping(losses):
+        losses = np.array(losses, dtype=np.float64, order="C", copy=True)
     if "path" in adv:
         raise ConfigError("[adversary] gives both losses and path; give one")
     arrays[_LOSSES_NAME] = losses
@@ -157,7 +207,7 @@ def _source(config: Any, arrays: dict) -> tuple[str, str, str]:
     if isinstance(config, Mapping):
         return "", _toml.dumps(_memory_losses(config, arrays)), "<dict>"
     if isinstance(config, os.PathLike):
-        return os.fspath(config), "", ""
+        return _path("config", config), "", ""
     if isinstance(config, str):
         if "\n" not in config and os.path.isfile(config):
             return config, "", ""
@@ -165,6 +215,47 @@ def _source(config: Any, arrays: dict) -> tuple[str, str, str]:
             return "", config, "<string>"
         return config, "", ""
     raise TypeError(f"config must be a path, TOML text or a dict of sections (got {type(config).__name__})")
+
+
+def _path(name: str, value: Any) -> str:
+    """A path argument (`out`, `directory`, a config file) as the core library takes it: a str."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name} must be a path: a str or an os.PathLike such as pathlib.Path "
+                        f"(got {type(value).__name__})")
+    path = os.fspath(value)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name}: the path {path!r} is not valid UTF-8; give it as a str that is") from None
+    return path
+
+
+def _backend(backend: Any) -> str:
+    if not isinstance(backend, str):
+        raise TypeError(f'backend must be "auto", "cpu" or "cuda" (got {type(backend).__name__})')
+    return backend
+
+
+def _memory_limit(memory_limit: Any) -> str:
+    if not isinstance(memory_limit, str):
+        raise TypeError(f'memory_limit must be a str: "auto", "none" or a size such as "8G", "512M" or '
+                        f'"1000000" (bytes) (got {type(memory_limit).__name__} {memory_limit!r})')
+    return memory_limit
+
+
+def _threads(threads: Any) -> int:
+    """threads as the core library takes it: 0 for every core."""
+    if threads is None:
+        return 0
+    try:
+        n = None if isinstance(threads, bool) else operator.index(threads)  # int and NumPy integers
+    except TypeError:
+        n = None
+    if n is None or not 1 <= n <= 4096:
+        raise ConfigError(f"threads must be an integer in 1..4096 (got {threads!r})")
+    return n
 
 
 def _want_progress(progress: bool | None) -> bool:
@@ -225,17 +316,52 @@ def _wait(job, progress: bool | None, label: str) -> None:
         raise KeyboardInterrupt(f"{label} was stopped")
 
 
-def _simulate(make, config: Any, set_, threads: int | None, progress: bool | None, label: str):
+def _write(save, directory: str, label: str) -> None:
+    """Runs a save (_core.Save: the files written on a thread of their own while Python waits with the GIL released)
+    and waits for it. Ctrl-C stops it between rows: the files are then all written (the Ctrl-C came after the last
+    was complete) or none, and the KeyboardInterrupt raised says which."""
+    try:
+        save.start()
+        while not save.wait(0.1):
+            pass
+    except BaseException as e:
+        save.cancel()
+        while not save.wait(0.1):
+            pass
+        if not isinstance(e, KeyboardInterrupt):
+            raise
+        try:
+            written = save.finish()
+        except Exception:
+            written = False  # a failed write leaves none of its files
+        if written:
+            raise KeyboardInterrupt(f"{label}: interrupted after the files were written: {directory} holds them "
+                                    f"all") from None
+        raise KeyboardInterrupt(f"{label}: interrupted; nothing was written into {directory}") from None
+    if not save.finish():  # only cancel() stops a save
+        raise KeyboardInterrupt(f"{label}: interrupted; nothing was written into {directory}")
+
+
+def _simulate(make, config: Any, set_, threads: int | None, progress: bool | None, label: str, out: str | None):
     """Plans a job with make(config_path, toml_text, source_name, overrides, arrays, threads) (ConfigError on bad
-    input), issues its warnings, runs it and returns it finished. The job holds the arrays it reads."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096):
-        raise ConfigError(f"threads must be an integer in 1..4096 (got {threads!r})")
+    input), issues its warnings, takes the directory `out` (if given: created, locked, checked for room before
+    anything is simulated), runs the job and writes its files into `out`; returns the job finished. The job holds
+    the arrays it reads. On any failure or Ctrl-C, `out` is given up with nothing written into it."""
+    threads = _threads(threads)
     arrays: dict[str, np.ndarray] = {}
     path, text, name = _source(config, arrays)
-    job = make(path, text, name, _overrides(set_), arrays, threads or 0)
+    job = make(path, text, name, _overrides(set_), arrays, threads)
     for w in job.warnings():
         warnings.warn(w, DPRegretWarning, stacklevel=3)
-    _wait(job, progress, label)
+    if out is not None:
+        job.take_out(out)
+    try:
+        _wait(job, progress, label)
+        if out is not None:
+            _write(job.save_out(), out, label)
+    except BaseException:
+        job.release_out()
+        raise
     return job
 
 
@@ -250,20 +376,19 @@ def run(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, ba
     backend:  "auto" (the GPU when one is visible and the run can use it), "cpu" or "cuda".
     threads:  CPU threads (default: every core); the results do not depend on it.
     progress: a tqdm bar on stderr (default: when stderr is a terminal or in a notebook; needs tqdm).
-    out:      also write the CLI's files into this directory (Result.save).
+    out:      also write the CLI's files into this directory (Result.save); taken (created, locked, checked for room)
+              before anything is simulated.
     memory_limit: "auto" (refuse a run estimated not to fit in the memory available), "none", or a size ("8G").
 
     Bad input raises ConfigError (a ValueError) with the command's message, before anything is simulated.
     Ctrl-C stops the run within a chunk and raises KeyboardInterrupt; nothing is written.
     """
-    if out is not None:
-        _core.check_save_dir(os.fspath(out), False)  # a used directory is refused before simulating
+    out = None if out is None else _path("out", out)
+    backend, memory_limit = _backend(backend), _memory_limit(memory_limit)
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Job(
-        path, text, name, overrides, arrays, backend, threads, memory_limit), config, set, threads, progress, "dpregret run")
-    result = Result(job)
-    if out is not None:
-        result.save(out)
-    return result
+        path, text, name, overrides, arrays, backend, threads, memory_limit), config, set, threads, progress,
+        "dpregret run", out)
+    return Result(job)
 
 
 _INT_COLUMNS = ("point", "d", "T", "t", "instances")
@@ -341,13 +466,25 @@ class Result:
         report it."""
         return self._get("diagnostics", lambda: {n: self._job.diagnostic(n) for n in self._job.diagnostic_names()})
 
+    def _point(self, point: Any) -> int:
+        n = self._job.point_count()
+        try:
+            p = None if isinstance(point, bool) else operator.index(point)  # int and NumPy integers
+        except TypeError:
+            p = None
+        if p is None:
+            raise TypeError(f"point must be an int, a point's index in 0..{n - 1} (got {type(point).__name__})")
+        if not 0 <= p < n:
+            raise IndexError(f"point {p} is not in 0..{n - 1}: the run has {n} point(s)")
+        return p
+
     def regret(self, point: int = 0, *, realized: bool = False) -> np.ndarray:
         """(instances, checkpoints): point `point`'s regret at every checkpoint (Result.checkpoints(point))."""
-        return self._job.point_values(point, realized)
+        return self._job.point_values(self._point(point), bool(realized))
 
     def checkpoints(self, point: int = 0) -> np.ndarray:
         """The rounds t at which point `point` records regret (log-spaced, always ending at T)."""
-        return np.array(self._job.checkpoints(point), dtype=np.int64)
+        return np.array(self._job.checkpoints(self._point(point)), dtype=np.int64)
 
     @property
     def summary(self):
@@ -363,8 +500,11 @@ class Result:
 
     def save(self, directory: str | os.PathLike) -> None:
         """Writes summary.csv, final_regret.csv and run.json (points.jsonl for more than 1000 points) into
-        `directory` (created if missing; refused if it already holds a run): the files `dpregret run` writes."""
-        self._job.save(os.fspath(directory))
+        `directory` (created if missing; refused if it already holds a run, or if the files would not fit on its
+        disk): the files `dpregret run` writes. Ctrl-C stops the writing: the KeyboardInterrupt says whether
+        nothing was written or (when it came too late) every file was."""
+        directory = _path("directory", directory)
+        _write(self._job.save(directory), directory, "Result.save")
 
     def __repr__(self) -> str:
         n = self._job.point_count()
@@ -382,16 +522,13 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     statistic: keep every trial's statistic (AuditResult.statistic; 2 x trials doubles).
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
-    if out is not None:
-        _core.check_save_dir(os.fspath(out), True)  # a used directory is refused before simulating
+    out = None if out is None else _path("out", out)
+    backend, memory_limit = _backend(backend), _memory_limit(memory_limit)
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
         path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
         bool(statistic)),
-        config, set, threads, progress, "dpregret audit")
-    result = AuditResult(job)
-    if out is not None:
-        result.save(out)
-    return result
+        config, set, threads, progress, "dpregret audit", out)
+    return AuditResult(job)
 
 
 class AuditResult:
@@ -449,8 +586,10 @@ class AuditResult:
         return self._job.statistic()
 
     def save(self, directory: str | os.PathLike) -> None:
-        """Writes audit.json, privacy_region.csv (and statistic.npy when kept) into `directory`: the command's files."""
-        self._job.save(os.fspath(directory))
+        """Writes audit.json, privacy_region.csv (and statistic.npy when kept) into `directory`: the command's files.
+        A Ctrl-C during the writing lets it end; the KeyboardInterrupt then says that the files were written."""
+        directory = _path("directory", directory)
+        _write(self._job.save(directory), directory, "AuditResult.save")
 
     def __str__(self) -> str:
         return self._job.verdict_line()

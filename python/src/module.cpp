@@ -12,7 +12,10 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 #include <nlohmann/json.hpp>
 
@@ -151,7 +155,7 @@ private:
 };
 
 /// Refuses an output directory that already holds a run's files (audit: an audit's audit.json), so that
-/// save() never replaces finished results. run(out=) and audit(out=) call it before simulating.
+/// save() never replaces finished results. lock_save_dir calls it: run(out=) and audit(out=) before simulating.
 void check_save_dir(const std::string& dir, bool audit) {
     namespace fs = std::filesystem;
     static const std::vector<std::string> run_files = {"run.json", "summary.csv", "final_regret.csv",
@@ -178,9 +182,62 @@ io::OutputDirectory lock_save_dir(const std::string& dir, bool audit) {
     return out;
 }
 
+/// Refuses the locked `out` (removing what opening it created) when `need` bytes, the estimate of what will be written
+/// into it, do not fit in the free space of its file system, as `dpregret run --out` does before simulating
+/// (host/cli/cmd_run.cpp open_output): a full disk would otherwise refuse the files after the work.
+void check_disk(io::OutputDirectory& out, std::uint64_t need, const std::string& what, const std::string& reduce) {
+    const std::optional<std::uint64_t> free_disk = available_disk_bytes(out.path());
+    if (fits_on_disk(need, free_disk)) return;
+    out.remove_created();
+    throw UsageError(what + " take about " + human_bytes(need) + " of disk in " + out.path() + ", but " +
+                     human_bytes(*free_disk) + " is free there. " +
+                     (reduce.empty() ? "Free space or choose another directory"
+                                     : "Free space, choose another directory, or " + reduce));
+}
+
+/// The memory_limit argument checked as the core library reads it (host/api/pipeline.hpp parse_memory_limit), with a
+/// message that names the argument rather than the command's flag.
+void check_memory_limit(const std::string& text) {
+    try {
+        (void)api::parse_memory_limit(text);
+    } catch (const UsageError&) {
+        throw UsageError("memory_limit must be \"auto\", \"none\" or a size such as \"512M\", \"16G\", \"1.5T\" or "
+                         "\"1000000\" (bytes; K, M, G, T are powers of 1024) (got \"" + text + "\")");
+    }
+}
+
+/// Writes files into a locked directory on a thread of its own (a Worker), so that Python waits with the GIL
+/// released and Ctrl-C can stop the writing: `write` polls `stop` between rows and returns false when it stopped,
+/// leaving none of its files. The outcome is then one of two, and finish() says which: true, every file written (the
+/// lock released); false or an exception, none written (what opening the directory created removed).
+class Save : public Worker {
+public:
+    using Write = std::function<bool(const io::OutputDirectory& out, const std::function<bool()>& stop)>;
+    Save(io::OutputDirectory out, Write write) : out_(std::move(out)), write_(std::move(write)) {}
+    ~Save() override { stop(); }
+
+private:
+    bool work() override {
+        bool written = false;
+        try {
+            written = write_(out_, [this] { return cancelled(); });
+        } catch (...) {
+            out_.remove_created();
+            throw;
+        }
+        if (written) out_ = io::OutputDirectory(); // releases the lock
+        else out_.remove_created();
+        return written;
+    }
+
+    io::OutputDirectory out_;
+    Write write_;
+};
+
 /// A loss matrix from memory ([adversary] losses of a dict config): float64, (T, d), C order, on the host.
 /// The run reads it in place (host/engine/loss_file.hpp LossArray); the Python layer makes it so with
-/// np.ascontiguousarray, which copies only an array that is not already.
+/// np.ascontiguousarray, which copies only an array that is not already, and copies an array in a file mapping (a
+/// file truncated while the run reads it would end the process with SIGBUS).
 using LossMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using LossMatrices = std::map<std::string, LossMatrix>;
 
@@ -210,6 +267,7 @@ public:
         spec_.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
         backend_requested_ = backend;
         config_label_ = config_path.empty() ? source_name : config_path;
+        check_memory_limit(memory_limit);
         plan_ = api::plan(spec_);
         const config::Config& cfg = plan_.config;
         const bool cuda = plan_.backend == Backend::Cuda;
@@ -235,7 +293,10 @@ public:
         }
     }
 
-    ~Job() override { stop(); }
+    ~Job() override {
+        stop();
+        out_.remove_created(); // run(out=)'s directory, when nothing was written into it
+    }
 
     std::string backend() const { return plan_.backend == Backend::Cuda ? "cuda" : "cpu"; }
     std::string why_not_cuda() const { return plan_.why_not_cuda; }
@@ -310,13 +371,36 @@ public:
         return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
 
-    /// Writes the CLI's files into `dir` (created if missing; refused if it already holds a run's files).
-    void save(const std::string& dir) const {
+    /// Writes the CLI's files into `dir` (created if missing; refused if it already holds a run's files, or if they
+    /// would not fit on its disk) by the Save it returns (start() it).
+    std::unique_ptr<Save> save(const std::string& dir) const {
         check_done();
-        const io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
-        nb::gil_scoped_release release;
-        if (!write_outputs(dir, plan_.config, plan_.records, meta(), [] { return false; }))
-            throw std::runtime_error("writing the results into " + dir + " was stopped");
+        io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
+        check_disk(out, disk_bytes(), "this run's result files", "reduce [run] instances, checkpoints or the sweep");
+        return saver(std::move(out));
+    }
+
+    /// run(out=DIR): takes DIR before anything is simulated, as `dpregret run --out` does (host/cli/cmd_run.cpp
+    /// open_output): created if missing, locked, proven writable, refused if it already holds a run or if the result
+    /// files would not fit on its disk. Held until save_out() writes into it or release_out() gives it up.
+    void take_out(const std::string& dir) {
+        if (out_held_) throw std::logic_error("take_out: a directory is held already");
+        io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
+        check_disk(out, disk_bytes(), "this run's result files", "reduce [run] instances, checkpoints or the sweep");
+        out_ = std::move(out);
+        out_held_ = true;
+    }
+    /// The Save of the finished run into take_out()'s directory.
+    std::unique_ptr<Save> save_out() {
+        check_done();
+        if (!out_held_) throw std::logic_error("save_out: no directory was taken (take_out)");
+        out_held_ = false;
+        return saver(std::move(out_));
+    }
+    /// Gives take_out()'s directory up (the run failed or was stopped): the lock released, what it created removed.
+    void release_out() {
+        out_.remove_created();
+        out_held_ = false;
     }
 
 private:
@@ -329,6 +413,18 @@ private:
         const bool completed = api::execute(plan_, spec_, hooks).completed;
         wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         return completed;
+    }
+
+    /// The disk the result files take (summary.csv, final_regret.csv, run.json, points.jsonl): a run in the package
+    /// writes no pieces (it is not resumable), so it writes what rank 0 of an MPI run writes.
+    std::uint64_t disk_bytes() const {
+        return estimate_run_disk(plan_.config, plan_.records, plan_.instance_count, DiskRole::MpiRoot);
+    }
+    std::unique_ptr<Save> saver(io::OutputDirectory out) const {
+        return std::make_unique<Save>(std::move(out), [this](const io::OutputDirectory& out,
+                                                             const std::function<bool()>& stop) {
+            return write_outputs(out.path(), plan_.config, plan_.records, meta(), stop);
+        });
     }
 
     const PointRecord& record(std::size_t p) const {
@@ -357,6 +453,8 @@ private:
     std::chrono::steady_clock::time_point t0_;
     std::uint64_t memory_estimate_ = 0;
     double wall_seconds_ = 0.0;
+    io::OutputDirectory out_; ///< take_out()'s directory, locked
+    bool out_held_ = false;
 };
 
 /// One audit (host/api/audit.hpp): planned on construction, run by start() on a thread of its own.
@@ -373,11 +471,15 @@ public:
         spec_.allow_planted = allow_planted;
         spec_.keep_statistic = keep_statistic;
         config_label_ = config_path.empty() ? source_name : config_path;
+        check_memory_limit(memory_limit);
         plan_ = api::plan_audit(spec_);
         total_ = plan_.work;
         warnings_ = plan_.warnings;
     }
-    ~Audit() override { stop(); }
+    ~Audit() override {
+        stop();
+        out_.remove_created(); // audit(out=)'s directory, when nothing was written into it
+    }
 
     /// audit.json's text.
     std::string json_text() const {
@@ -405,13 +507,33 @@ public:
             for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
         return to_array(std::move(v), {outcome_.region.size(), 5});
     }
-    /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit).
-    void save(const std::string& dir) const {
+    /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit) by the Save
+    /// it returns (start() it).
+    std::unique_ptr<Save> save(const std::string& dir) const {
         check_done();
-        const io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
-        const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
-        nb::gil_scoped_release release;
-        api::write_audit_files(dir, outcome_, j);
+        io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
+        check_room(out);
+        return saver(std::move(out));
+    }
+    /// audit(out=DIR): takes DIR before anything is simulated, as `dpregret audit --out` does: created if missing,
+    /// locked, proven writable, refused if it already holds an audit or if its files would not fit on its disk
+    /// (api::estimate_audit_disk). Held until save_out() or release_out().
+    void take_out(const std::string& dir) {
+        if (out_held_) throw std::logic_error("take_out: a directory is held already");
+        io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
+        check_room(out);
+        out_ = std::move(out);
+        out_held_ = true;
+    }
+    std::unique_ptr<Save> save_out() {
+        check_done();
+        if (!out_held_) throw std::logic_error("save_out: no directory was taken (take_out)");
+        out_held_ = false;
+        return saver(std::move(out_));
+    }
+    void release_out() {
+        out_.remove_created();
+        out_held_ = false;
     }
 
 private:
@@ -422,6 +544,25 @@ private:
         wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         return outcome_.completed;
     }
+    /// api::check_audit_disk, in the package's words (statistic=True, not --save-statistic).
+    void check_room(io::OutputDirectory& out) const {
+        const api::AuditDiskEstimate e = api::estimate_audit_disk(plan_, spec_);
+        if (!spec_.keep_statistic) return check_disk(out, e.total(), "this audit's files", "");
+        check_disk(out, e.total(),
+                   "this audit's files (statistic.npy " + human_bytes(e.statistic) + ": 2 x " +
+                       std::to_string(plan_.config.run.instances) + " trials x 8 bytes)",
+                   "leave out statistic=True (the bound does not need it) or reduce [run] instances");
+    }
+    /// write_audit_files cannot be stopped part way: a Ctrl-C during it lets it end, and Python then says that the
+    /// files were written.
+    std::unique_ptr<Save> saver(io::OutputDirectory out) const {
+        const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
+        return std::make_unique<Save>(std::move(out), [this, j](const io::OutputDirectory& out,
+                                                                const std::function<bool()>&) {
+            api::write_audit_files(out.path(), outcome_, j);
+            return true;
+        });
+    }
 
     LossMatrices arrays_; ///< first: destroyed after the plan that points into them
     api::AuditSpec spec_;
@@ -430,6 +571,8 @@ private:
     std::string started_at_, config_label_;
     std::chrono::steady_clock::time_point t0_;
     double wall_seconds_ = 0.0;
+    io::OutputDirectory out_; ///< take_out()'s directory, locked
+    bool out_held_ = false;
 };
 
 const char* type_name(KeyType t) {
@@ -533,6 +676,8 @@ NB_MODULE(_core, m) {
         .def("progress", &Worker::progress)
         .def("total", &Worker::total)
         .def("warnings", &Worker::warnings);
+    using dpr::python::Save;
+    nb::class_<Save, Worker>(m, "Save");
     nb::class_<Job, Worker>(m, "Job")
         .def(nb::init<const std::string&, const std::string&, const std::string&,
                       const std::vector<std::string>&, const dpr::python::LossMatrices&, const std::string&,
@@ -550,7 +695,10 @@ NB_MODULE(_core, m) {
         .def("diagnostic", &Job::diagnostic, "name"_a)
         .def("summary_csv", &Job::summary_csv)
         .def("run_json", &Job::run_json_text)
-        .def("save", &Job::save, "dir"_a);
+        .def("save", &Job::save, "dir"_a, nb::keep_alive<0, 1>())
+        .def("take_out", &Job::take_out, "dir"_a)
+        .def("save_out", &Job::save_out, nb::keep_alive<0, 1>())
+        .def("release_out", &Job::release_out);
     using dpr::python::Audit;
     nb::class_<Audit, Worker>(m, "Audit")
         .def(nb::init<const std::string&, const std::string&, const std::string&,
@@ -562,12 +710,14 @@ NB_MODULE(_core, m) {
         .def("verdict_line", &Audit::verdict_line)
         .def("statistic", &Audit::statistic)
         .def("region", &Audit::region)
-        .def("save", &Audit::save, "dir"_a);
+        .def("save", &Audit::save, "dir"_a, nb::keep_alive<0, 1>())
+        .def("take_out", &Audit::take_out, "dir"_a)
+        .def("save_out", &Audit::save_out, nb::keep_alive<0, 1>())
+        .def("release_out", &Audit::release_out);
     m.def("keys", &dpr::python::keys);
     m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
     m.def("sample_forms", &dpr::api::sample_forms);
     m.def("info", &dpr::python::info);
-    m.def("check_save_dir", &dpr::python::check_save_dir, "dir"_a, "audit"_a);
     m.attr("__version__") =
         dpr::build_info().version; // without info()'s GPU query, so that import stays cheap
 }

@@ -92,3 +92,30 @@ def test_an_audit_of_losses_from_memory_is_the_audit_of_the_same_file(audit_dir)
     mem = dpregret.audit(cfg, progress=False, statistic=True)
     np.testing.assert_array_equal(mem.statistic, filed.statistic)
     assert mem.epsilon_lb == filed.epsilon_lb and mem.event == filed.event
+
+
+def test_audit_out_is_taken_before_simulating(audit_dir, monkeypatch):
+    # As for run(out=) (test_out_dir.py): a directory that cannot be created is refused before any work, and the
+    # directory is locked from before the simulation until its files are written.
+    import fcntl
+    (audit_dir / "file").write_text("a regular file\n")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dpregret, "_wait", lambda *a, **k: pytest.fail("audit(out=) simulated first"))
+        with pytest.raises(dpregret.ConfigError, match="cannot create the directory"):
+            dpregret.audit("a.toml", out="file/o", progress=False)
+    wait = dpregret._wait
+    checked = []
+
+    def locked_then_wait(job, progress, label):
+        assert job.progress() == 0
+        with open(audit_dir / "o" / ".lock", "a") as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        checked.append(True)
+        wait(job, progress, label)
+
+    monkeypatch.setattr(dpregret, "_wait", locked_then_wait)
+    a = dpregret.audit("a.toml", out="o", progress=False)
+    assert checked and a.verdict == "consistent"
+    assert sorted(p.name for p in (audit_dir / "o").iterdir()) == ["audit.json", "privacy_region.csv"]
+
