@@ -17,6 +17,7 @@
 #include "host/io/csv.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
+#include "host/io/run_dir.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "host/version.hpp"
 
@@ -268,27 +269,33 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     return j;
 }
 
-void write_audit_files(const std::string& dir, const audit::AuditOutcome& a, const nlohmann::json& j) {
+void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& j) {
     // statistic.npy, privacy_region.csv, then audit.json last: its presence says the audit is complete.
     std::unique_ptr<io::AtomicFile> npy_file;
     if (!a.base.empty()) {
-        npy_file = std::make_unique<io::AtomicFile>(dir + "/statistic.npy");
+        npy_file = std::make_unique<io::AtomicFile>(dir, io::kAuditFiles[0]);
         io::NpyWriter w(npy_file->stream(), {2, a.trials});
         w.write(a.base.data(), a.base.size());
         w.write(a.neighbour.data(), a.neighbour.size());
         w.finish();
     }
-    io::AtomicFile region_file(dir + "/privacy_region.csv");
+    io::AtomicFile region_file(dir, io::kAuditFiles[1]);
     region_file.stream() << "threshold,base_ge,neighbour_ge,base_le,neighbour_le\n";
     for (const auto& r : a.region)
         region_file.stream() << io::format_double(r.threshold) << "," << io::format_double(r.base_ge) << ","
                              << io::format_double(r.neighbour_ge) << "," << io::format_double(r.base_le) << ","
                              << io::format_double(r.neighbour_le) << "\n";
-    io::AtomicFile json_file(dir + "/audit.json");
+    io::AtomicFile json_file(dir, io::kAuditFiles[2]);
     json_file.stream() << j.dump(2) << "\n";
-    if (npy_file) npy_file->commit();
-    region_file.commit();
-    json_file.commit();
+    try {
+        if (npy_file) npy_file->commit();
+        region_file.commit();
+        json_file.commit();
+    } catch (...) { // all or nothing: a file renamed before the failure goes again
+        if (npy_file) npy_file->remove_committed();
+        region_file.remove_committed();
+        throw;
+    }
 }
 
 std::string audit_verdict_line(const audit::AuditOutcome& a) {

@@ -23,6 +23,7 @@
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/io/dir.hpp"
 #include "host/results/outputs.hpp"
 
 namespace dpr::api {
@@ -87,8 +88,9 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
                           const std::string& config_label, const std::string& started, double wall_seconds);
 
 /// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv and
-/// audit.json last into `dir` (which must exist). Throws io::IoError, leaving none of them.
-void write_audit_files(const std::string& dir, const audit::AuditOutcome& a, const nlohmann::json& audit_json);
+/// audit.json last into `dir` (the output directory held by descriptor: io::OutputDirectory::dir(), never written
+/// through a link). Throws io::IoError, leaving none of them.
+void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& audit_json);
 
 /// The command's closing line: the verdict, the bound against the claim, the event and its counts.
 std::string audit_verdict_line(const audit::AuditOutcome& a);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "host/cli/errors.hpp"
+#include "host/io/dir.hpp"
 #include "host/version.hpp"
 
 namespace dpr::cli {
@@ -68,6 +69,9 @@ int run_app(int argc, const char* const* argv, const std::function<void(CLI::App
         }
         return kExitOk;
     } catch (const UsageError& e) {
+        std::cerr << "dpregret: error: " << e.what() << "\n";
+        return kExitUsage;
+    } catch (const io::UnsafePathError& e) { // a link or special file where dpregret writes: the user's to remove
         std::cerr << "dpregret: error: " << e.what() << "\n";
         return kExitUsage;
     } catch (const Interrupted& e) {

@@ -57,9 +57,7 @@ void audit_command(const AuditOptions& o) {
     io::OutputDirectory out;
     try {
         out = o.out.empty() ? io::OutputDirectory::create_unique("runs", "audit-" + utc_now("%Y%m%d-%H%M%S"))
-                            : io::OutputDirectory::open(o.out); // locked: a second process is refused
-        if (!o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "audit.json"))
-            throw UsageError("--out " + o.out + " already holds a complete audit (audit.json); choose another directory");
+                            : io::OutputDirectory::open(o.out, io::OutputKind::Audit); // locked; refuses results
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -85,7 +83,7 @@ void audit_command(const AuditOptions& o) {
             throw Interrupted(interrupt_signal());
         }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        api::write_audit_files(dir, a, api::audit_json(plan, a, spec, o.config, started, wall));
+        api::write_audit_files(out.dir(), a, api::audit_json(plan, a, spec, o.config, started, wall));
         std::cout << api::audit_verdict_line(a) << "\n";
         if (!o.quiet)
             std::cout << "dpregret: audit in " << dir << "/ (audit.json, privacy_region.csv"

@@ -88,7 +88,7 @@ void merge_command(const MergeOptions& o) {
                      "merge");
     io::OutputDirectory out;
     try {
-        out = io::OutputDirectory::open(o.out);
+        out = io::OutputDirectory::open(o.out, io::OutputKind::Run); // refuses a shard's directory: an input's
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -107,7 +107,7 @@ void merge_command(const MergeOptions& o) {
         meta.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
         bool written = false;
         try { // --bounded-memory reads final_regret.csv's rows from the shards again here
-            written = write_outputs(out.path(), cfg, recs, meta, [] { return interrupted(); });
+            written = write_outputs(out.dir(), cfg, recs, meta, [] { return interrupted(); });
         } catch (const ShardError& e) {
             throw UsageError(e.what());
         }
@@ -136,7 +136,7 @@ void add_merge_command(CLI::App& app) {
     auto opts = std::make_shared<MergeOptions>();
     CLI::App* cmd = app.add_subcommand("merge", kAbout);
     cmd->add_option("shards", opts->shards, "the K shard directories, in any order")->required();
-    cmd->add_option("--out", opts->out, "output directory (refused if it holds run.json)")->required();
+    cmd->add_option("--out", opts->out, "output directory (refused if it holds results of any kind: a run, an audit, a shard)")->required();
     CLI::Option* bounded = cmd->add_flag("--bounded-memory", opts->bounded_memory,
                   "keep no point's per-instance values in memory: read the shards in blocks, in several passes\n"
                   "(exact quantiles by radix selection: the same bytes as without it), for points of more than\n"

@@ -68,7 +68,7 @@ void print_keys() {
 /// are kept ... --resume DIR" when pieces were kept, "" otherwise.
 std::string keep_finished_work(const std::optional<ProgressStore>& progress, const std::vector<std::string>& shard_files,
                                io::OutputDirectory& out) {
-    for (const std::string& f : shard_files) std::remove(f.c_str());
+    for (const std::string& f : shard_files) out.dir().remove_file(f);
     const std::size_t done = progress ? progress->finished_pieces() : 0;
     if (progress && done == 0) progress->remove();
     out.remove_created();
@@ -98,8 +98,10 @@ Source load_source(const RunOptions& o) {
             throw UsageError("--resume DIR continues the run in DIR with its own config and settings; give no CONFIG, "
                              "--set, --shard, --out or --piece-instances with it");
         try {
-            if (ProgressStore::exists(o.resume)) src.resumed_dir = io::OutputDirectory::resume(o.resume, "--resume");
-            src.resumed = ProgressStore::open(o.resume); // says why a directory without .progress cannot be resumed
+            // Locked before its .progress is read; a directory without one is not locked, only told why not.
+            if (!ProgressStore::exists(o.resume)) throw UsageError(ProgressStore::nothing_to_resume(o.resume));
+            src.resumed_dir = io::OutputDirectory::resume(o.resume, "--resume");
+            src.resumed = ProgressStore::open(src.resumed_dir.dir());
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         } catch (const io::IoError& e) {
@@ -231,13 +233,7 @@ io::OutputDirectory open_output(const RunOptions& o, Source& src, const Slice& s
         // Locked first, then looked at.
         if (src.resumed) out = std::move(src.resumed_dir);
         else if (o.out.empty()) out = io::OutputDirectory::create_unique("runs", stem);
-        else out = io::OutputDirectory::open(o.out);
-        if (sl.sharded && !o.out.empty() && std::filesystem::exists(std::filesystem::path(o.out) / "shard.json"))
-            throw UsageError("--out " + o.out + " already holds a complete shard (shard.json); choose another directory");
-        if (!src.resumed && !o.out.empty() && ProgressStore::exists(o.out))
-            throw UsageError("--out " + o.out + " holds an unfinished run (" + ProgressStore::kDirName +
-                             "/) that no process is running: continue it with dpregret run --resume " + o.out +
-                             ", or remove " + o.out + "/" + ProgressStore::kDirName + " to start over");
+        else out = io::OutputDirectory::open(o.out, sl.sharded ? io::OutputKind::Shard : io::OutputKind::Run);
         // Disk, like memory, before anything is simulated: a full disk would stop the run at its end.
         std::uint64_t disk =
             estimate_run_disk(plan.config, plan.records, plan.instance_count,
@@ -288,7 +284,7 @@ std::optional<ProgressStore> open_progress(const RunOptions& o, Source& src, con
     spec.layout = static_cast<int>(rng::kStreamLayout);
     spec.inputs = src.inputs;
     try {
-        progress = ProgressStore::create(out.path(), spec);
+        progress = ProgressStore::create(out.dir(), spec);
     } catch (const io::IoError& e) {
         out.remove_created();
         throw UsageError(e.what());
@@ -333,7 +329,7 @@ void set_driver_hooks(const Slice& sl, const config::Config& cfg, io::OutputDire
     if (sl.sharded) {
         hooks.after_point = [&out, &shard_files, first = sl.first](PointRecord& r) {
             check_point_finite(r, first); // messages name global instance ids
-            for (std::string& f : write_shard_point(out.path(), r)) shard_files.push_back(std::move(f));
+            for (std::string& f : write_shard_point(out.dir(), r)) shard_files.push_back(std::move(f));
         };
     }
 }
@@ -462,8 +458,8 @@ void run_command(const RunOptions& o) {
         meta.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
         if (sl.sharded) {
             if (interrupted()) throw stopped();
-            write_shard_manifest(dir, cfg, recs, meta, sl.shard, sl.first, sl.count, src.inputs);
-        } else if (!write_outputs(dir, cfg, recs, meta, [] { return interrupted(); })) {
+            write_shard_manifest(out.dir(), cfg, recs, meta, sl.shard, sl.first, sl.count, src.inputs);
+        } else if (!write_outputs(out.dir(), cfg, recs, meta, [] { return interrupted(); })) {
             throw stopped();
         }
     } catch (const std::bad_alloc&) {

@@ -1,15 +1,19 @@
 #include "host/io/atomic_file.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include "host/io/durable.hpp"
 #include "host/io/error.hpp"
+
+#if !defined(__GLIBCXX__)
+#error                                                                                                       \
+    "host/io/atomic_file.cpp needs libstdc++ (__gnu_cxx::stdio_filebuf) to write a file opened by descriptor"
+#endif
+#include <ext/stdio_filebuf.h>
 
 namespace dpr::io {
 
@@ -21,21 +25,59 @@ std::string errno_text(int err) {
 
 } // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+struct AtomicFile::Buf {
+    explicit Buf(int fd) : fb(fd, std::ios::out | std::ios::binary, 1 << 16) {}
+    __gnu_cxx::stdio_filebuf<char> fb; // owns the descriptor until close()
+};
+
+AtomicFile::AtomicFile(const Dir& dir, std::string name) : dir_(dir.dup()), name_(std::move(name)) {
+    path_ = dir_.path_of(name_);
+    open_temp();
+}
+
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
     namespace fs = std::filesystem;
-    if (path_.empty()) throw IoError("cannot write to an empty path");
+    if (path.empty()) throw IoError("cannot write to an empty path");
     std::error_code ec;
-    if (fs::is_directory(path_, ec)) throw IoError("cannot write '" + path_ + "': it is a directory");
-    const fs::path parent = fs::path(path_).parent_path();
+    if (fs::is_directory(path, ec)) throw IoError("cannot write '" + path + "': it is a directory");
+    const fs::path p(path);
+    const fs::path parent = p.parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
-        throw IoError("cannot write '" + path_ + "': directory '" + parent.string() + "' does not exist");
-    temp_path_ = path_ + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-    errno = 0;
-    out_.open(temp_path_, std::ios::binary | std::ios::out | std::ios::trunc);
-    if (!out_.is_open()) {
-        const int err = errno;
-        throw IoError("cannot write '" + path_ + "': cannot create '" + temp_path_ + "': " + errno_text(err));
+        throw IoError("cannot write '" + path + "': directory '" + parent.string() + "' does not exist");
+    try {
+        dir_ = Dir::open(parent.empty() ? std::string(".") : parent.string(), "the directory of");
+    } catch (const UnsafePathError&) {
+        throw;
+    } catch (const IoError& e) {
+        throw IoError("cannot write '" + path + "': " + e.what());
     }
+    name_ = p.filename().string();
+    open_temp();
+}
+
+void AtomicFile::open_temp() {
+    if (name_.empty() || name_ == "." || name_ == ".." || name_.find('/') != std::string::npos)
+        throw IoError("cannot write '" + path_ + "': not a file name");
+    if (dir_.kind(name_) == EntryKind::Directory)
+        throw IoError("cannot write '" + path_ + "': it is a directory");
+    dir_.require_regular_or_missing(name_);
+    temp_name_ = name_ + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+    int err = 0;
+    UniqueFd fd = dir_.create_new(temp_name_, O_WRONLY, 0666, &err);
+    if (!fd && err == EEXIST) {
+        // A regular file of that name is a temporary file of a killed process that had this pid: stale,
+        // removed. Anything else (a link, a FIFO) was put there by someone else and is refused, naming it.
+        if (!dir_.has_file(temp_name_)) throw IoError("cannot create " + temp_path() + " (it exists)");
+        dir_.remove_file(temp_name_);
+        fd = dir_.create_new(temp_name_, O_WRONLY, 0666, &err);
+    }
+    if (!fd) {
+        if (err == EEXIST) dir_.require_regular_or_missing(temp_name_); // a link raced in: named as such
+        throw IoError("cannot write '" + path_ + "': cannot create '" + temp_path() +
+                      "': " + errno_text(err));
+    }
+    buf_ = std::make_unique<Buf>(fd.release());
+    out_ = std::make_unique<std::ostream>(&buf_->fb);
 }
 
 AtomicFile::~AtomicFile() {
@@ -43,39 +85,54 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::discard() noexcept {
-    if (out_.is_open()) out_.close();
-    if (!temp_path_.empty()) std::remove(temp_path_.c_str());
+    out_.reset();
+    if (buf_) {
+        buf_->fb.close();
+        buf_.reset();
+    }
+    if (!temp_name_.empty() && dir_.is_open()) dir_.remove_file(temp_name_);
 }
 
 void AtomicFile::check() const {
-    if (!out_.good()) throw IoError("writing '" + path_ + "' failed (disk full or I/O error)");
+    if (!out_ || !out_->good()) throw IoError("writing '" + path_ + "' failed (disk full or I/O error)");
 }
 
 void AtomicFile::commit() {
     if (committed_) throw IoError("'" + path_ + "' was already committed");
+    if (!buf_) throw IoError("'" + path_ + "' is not open");
     errno = 0;
-    out_.flush();
-    const bool wrote = out_.good();
-    out_.close();
-    const int err = errno;
-    if (!wrote || out_.fail()) {
+    out_->flush();
+    int err = errno;
+    bool ok = out_->good();
+    // The bytes are on disk before the name points to them.
+    if (ok && ::fsync(buf_->fb.fd()) != 0) {
+        err = errno;
+        ok = false;
+    }
+    if (ok) {
+        errno = 0;
+        ok = buf_->fb.close() != nullptr;
+        if (!ok) err = errno;
+    }
+    if (!ok) {
         discard();
         throw IoError("writing '" + path_ + "' failed: " + errno_text(err));
     }
+    out_.reset();
+    buf_.reset();
     try {
-        fsync_path(temp_path_); // the bytes are on disk before the name points to them
-    } catch (const IoError&) {
+        dir_.rename(temp_name_, name_);
+    } catch (...) {
         discard();
         throw;
     }
-    if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-        const int rerr = errno;
-        discard();
-        throw IoError("cannot rename '" + temp_path_ + "' to '" + path_ + "': " + errno_text(rerr));
-    }
     committed_ = true;
     // The rename itself survives a crash of the node once the directory is flushed.
-    fsync_directory(std::filesystem::path(path_).parent_path().string());
+    dir_.sync();
+}
+
+void AtomicFile::remove_committed() noexcept {
+    if (committed_) dir_.remove_file(name_);
 }
 
 } // namespace dpr::io

@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <ostream>
 
@@ -152,14 +151,7 @@ class HeaderParser {
     std::size_t i_ = 0;
 };
 
-std::uint64_t file_size_of(std::ifstream& in) {
-    in.seekg(0, std::ios::end);
-    const std::streamoff end = in.tellg();
-    in.seekg(0, std::ios::beg);
-    return end < 0 ? 0 : static_cast<std::uint64_t>(end);
-}
-
-NpyHeader parse_header(std::ifstream& in, const std::string& path, std::uint64_t file_size) {
+NpyHeader parse_header(std::istream& in, const std::string& path, std::uint64_t file_size) {
     const auto bad = [&](const std::string& what) -> IoError {
         return IoError(path + ": not a valid .npy file: " + what);
     };
@@ -232,15 +224,6 @@ NpyHeader parse_header(std::ifstream& in, const std::string& path, std::uint64_t
                       ")");
     }
     return h;
-}
-
-std::ifstream open_for_read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in.is_open()) {
-        const int err = errno;
-        throw IoError(path + ": cannot open: " + (err ? std::strerror(err) : "unknown error"));
-    }
-    return in;
 }
 
 } // namespace
@@ -327,14 +310,27 @@ void write_npy(const std::string& path, const Shape& shape, const double* data) 
     out.commit();
 }
 
-NpyHeader read_npy_header(const std::string& path) {
-    std::ifstream in = open_for_read(path);
-    return parse_header(in, path, file_size_of(in));
+void write_npy(const Dir& dir, const std::string& name, const Shape& shape, const double* data) {
+    AtomicFile out(dir, name);
+    write_npy(out.stream(), shape, data);
+    out.commit();
 }
 
-NpyArray read_npy(const std::string& path) {
-    std::ifstream in = open_for_read(path);
-    const NpyHeader h = parse_header(in, path, file_size_of(in));
+NpyHeader read_npy_header(InFile& f) {
+    f.stream().clear();
+    f.stream().seekg(0);
+    return parse_header(f.stream(), f.path(), f.size());
+}
+
+NpyHeader read_npy_header(const std::string& path) {
+    InFile f = InFile::open_path(path);
+    return read_npy_header(f);
+}
+
+NpyArray read_npy(InFile& f) {
+    const NpyHeader h = read_npy_header(f);
+    std::istream& in = f.stream();
+    const std::string& path = f.path();
     NpyArray a;
     a.shape = h.shape;
     a.stored_as = h.dtype;
@@ -346,13 +342,23 @@ NpyArray read_npy(const std::string& path) {
             throw IoError(path + ": read error in the data");
         if constexpr (!kLittleEndianHost) byteswap_inplace(a.values.data(), n);
     } else {
-        std::vector<float> f(n);
-        if (!in.read(reinterpret_cast<char*>(f.data()), static_cast<std::streamsize>(n * 4)))
+        std::vector<float> v(n);
+        if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * 4)))
             throw IoError(path + ": read error in the data");
-        if constexpr (!kLittleEndianHost) byteswap_inplace(f.data(), n);
-        for (std::size_t i = 0; i < n; ++i) a.values[i] = static_cast<double>(f[i]);
+        if constexpr (!kLittleEndianHost) byteswap_inplace(v.data(), n);
+        for (std::size_t i = 0; i < n; ++i) a.values[i] = static_cast<double>(v[i]);
     }
     return a;
+}
+
+NpyArray read_npy(const std::string& path) {
+    InFile f = InFile::open_path(path);
+    return read_npy(f);
+}
+
+NpyArray read_npy(const Dir& dir, const std::string& name) {
+    InFile f = InFile::open(dir, name);
+    return read_npy(f);
 }
 
 Matrix read_npy_matrix(const std::string& path) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host/io/dir.hpp"
 #include "host/io/matrix.hpp"
 
 namespace dpr::io {
@@ -54,6 +55,8 @@ class NpyWriter {
 void write_npy(std::ostream& os, const Shape& shape, const double* data);
 /// Writes `data` to `path` atomically (AtomicFile): on any error no file is left behind.
 void write_npy(const std::string& path, const Shape& shape, const double* data);
+/// The same for `name` in a directory held by descriptor (never through a link: host/io/dir.hpp).
+void write_npy(const Dir& dir, const std::string& name, const Shape& shape, const double* data);
 
 enum class NpyDtype { Float32, Float64 };
 
@@ -75,8 +78,13 @@ struct NpyArray {
 /// Parses and validates the header of `path` (does not read the data, but checks that the file size
 /// matches the declared shape). Useful to memory-map a large file.
 NpyHeader read_npy_header(const std::string& path);
+/// The same for an open file (host/io/dir.hpp), read from its start; the stream is left after the header.
+NpyHeader read_npy_header(InFile& file);
 /// Reads a float32/float64 little-endian C-order array of any shape.
 NpyArray read_npy(const std::string& path);
+NpyArray read_npy(InFile& file);
+/// `name` in a directory held by descriptor: never a link or a special file (UnsafePathError).
+NpyArray read_npy(const Dir& dir, const std::string& name);
 /// Reads a 2-D float32/float64 array as a (rows, cols) matrix; any other number of dimensions is an
 /// error naming the shape found.
 Matrix read_npy_matrix(const std::string& path);

@@ -1,10 +1,11 @@
 #include "host/results/merge_streamed.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "host/io/dir.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/stats/stream_select.hpp"
@@ -18,10 +19,13 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the shards' .npy files
 /// Rows of a float64 C-order .npy file of shape (rows, cols) or (rows), read front to back.
 class NpyRows {
   public:
-    NpyRows(const std::string& path, std::uint64_t rows, std::uint64_t cols, bool vector_shape) : path_(path), cols_(cols) {
+    NpyRows(const io::Dir& dir, const std::string& name, std::uint64_t rows, std::uint64_t cols, bool vector_shape)
+        : path_(dir.path_of(name)), cols_(cols) {
+        const std::string& path = path_;
         io::NpyHeader h;
         try {
-            h = io::read_npy_header(path);
+            in_.emplace(io::InFile::open(dir, name)); // by descriptor, never through a link
+            h = io::read_npy_header(*in_);
         } catch (const io::IoError& e) {
             throw ShardError(e.what());
         }
@@ -29,20 +33,20 @@ class NpyRows {
         if (h.shape != want)
             throw ShardError(path + ": shape " + io::shape_string(h.shape) + ", expected " + io::shape_string(want));
         if (h.dtype != io::NpyDtype::Float64) throw ShardError(path + ": float32 data; shards are written as float64");
-        in_.open(path, std::ios::binary);
-        in_.seekg(static_cast<std::streamoff>(h.data_offset));
-        if (!in_) throw ShardError(path + ": cannot open for reading");
+        std::istream& in = in_->stream();
+        in.seekg(static_cast<std::streamoff>(h.data_offset));
+        if (!in) throw ShardError(path + ": cannot open for reading");
     }
     /// The next `rows` rows into `to` (rows x cols doubles).
     void read(std::uint64_t rows, double* to) {
-        if (!in_.read(reinterpret_cast<char*>(to), static_cast<std::streamsize>(rows * cols_ * sizeof(double))))
+        if (!in_->stream().read(reinterpret_cast<char*>(to), static_cast<std::streamsize>(rows * cols_ * sizeof(double))))
             throw ShardError(path_ + ": read error");
     }
 
   private:
     std::string path_;
     std::uint64_t cols_;
-    std::ifstream in_;
+    std::optional<io::InFile> in_;
 };
 
 /// One of a point's arrays in the shard files (host/results/outcome_files.hpp): its file suffix, its columns per
@@ -68,7 +72,7 @@ bool for_each_block(const std::vector<ShardPiece>& pieces, const std::vector<Arr
         std::vector<NpyRows> files;
         files.reserve(arrays.size());
         for (const Array& a : arrays)
-            files.emplace_back(p.prefix + a.suffix, p.instances, a.cols, a.vector);
+            files.emplace_back(*p.dir, p.prefix + a.suffix, p.instances, a.cols, a.vector);
         for (std::uint64_t done = 0; done < p.instances;) {
             const std::uint64_t m = std::min(B, p.instances - done);
             for (std::size_t a = 0; a < arrays.size(); ++a) files[a].read(m, buf[a].data());

@@ -9,28 +9,30 @@
 
 namespace dpr {
 
-std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointResult& o, std::size_t ndiag,
-                                              bool per_instance_cmp) {
+std::vector<std::string> write_outcome_arrays(const io::Dir& dir, const std::string& prefix, const PointResult& o,
+                                              std::size_t ndiag, bool per_instance_cmp) {
     const std::uint64_t n = o.instances, nck = o.checkpoints.size();
-    std::vector<std::string> paths;
-    for (const char* suffix : kOutcomeSuffixes) paths.push_back(prefix + suffix);
-    io::write_npy(paths[0], {n, nck}, o.regret.data());
-    io::write_npy(paths[1], {n, nck}, o.realized_regret.data());
-    if (per_instance_cmp) io::write_npy(paths[2], {n, nck}, o.comparator.data());
-    else io::write_npy(paths[2], {nck}, o.comparator.data());
-    io::write_npy(paths[3], {n, ndiag}, o.diagnostics.data());
+    std::vector<std::string> names;
+    for (const char* suffix : kOutcomeSuffixes) names.push_back(prefix + suffix);
+    io::write_npy(dir, names[0], {n, nck}, o.regret.data());
+    io::write_npy(dir, names[1], {n, nck}, o.realized_regret.data());
+    if (per_instance_cmp) io::write_npy(dir, names[2], {n, nck}, o.comparator.data());
+    else io::write_npy(dir, names[2], {nck}, o.comparator.data());
+    io::write_npy(dir, names[3], {n, ndiag}, o.diagnostics.data());
     const std::vector<double> bad(o.first_nonfinite_round.begin(), o.first_nonfinite_round.end()); // < 2^53: exact
-    io::write_npy(paths[4], {n}, bad.data());
-    return paths;
+    io::write_npy(dir, names[4], {n}, bad.data());
+    return names;
 }
 
-void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
-                         bool per_instance_cmp, PointResult& o) {
+void read_outcome_arrays(const io::Dir& dir, const std::string& prefix, std::uint64_t instances, std::size_t ncheck,
+                         std::size_t ndiag, bool per_instance_cmp, PointResult& o) {
     const auto get = [&](const char* what, const io::Shape& want) {
-        const std::string path = prefix + what;
+        const std::string path = dir.path_of(prefix + what);
         io::NpyArray a;
         try {
-            a = io::read_npy(path);
+            a = io::read_npy(dir, prefix + what);
+        } catch (const io::UnsafePathError&) {
+            throw;
         } catch (const io::IoError& e) {
             throw std::runtime_error(e.what());
         }
@@ -53,7 +55,7 @@ void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std
             if (o.first_nonfinite_round[k] == 0)
                 for (std::size_t c = 0; c < ncheck; ++c)
                     if (!std::isfinite((*v)[k * ncheck + c]))
-                        throw std::runtime_error(prefix + what + ": element [" + std::to_string(k) + ", " +
+                        throw std::runtime_error(dir.path_of(prefix + what) + ": element [" + std::to_string(k) + ", " +
                                                  std::to_string(c) + "] is " + std::to_string((*v)[k * ncheck + c]) +
                                                  ", but that instance charged only finite losses (.nonfinite.npy): "
                                                  "the file was damaged or edited after dpregret wrote it");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/engine/point_runner.hpp"
+#include "host/io/dir.hpp"
 
 namespace dpr {
 
@@ -20,13 +21,14 @@ inline constexpr const char* kOutcomeSuffixes[] = {".regret.npy", ".realized.npy
                                                    ".diagnostics.npy", ".nonfinite.npy"};
 inline constexpr std::size_t kOutcomeArrays = sizeof kOutcomeSuffixes / sizeof kOutcomeSuffixes[0];
 
-/// Writes `o`'s arrays, each file atomically; returns the paths written.
-std::vector<std::string> write_outcome_arrays(const std::string& prefix, const PointResult& o, std::size_t ndiag,
-                                              bool per_instance_cmp);
+/// Writes `o`'s arrays into `dir` (by descriptor), each file atomically; returns the file names written.
+std::vector<std::string> write_outcome_arrays(const io::Dir& dir, const std::string& prefix, const PointResult& o,
+                                              std::size_t ndiag, bool per_instance_cmp);
 
 /// Reads the arrays of `instances` instances at `ncheck` checkpoints into `o` (its other fields untouched). Throws
-/// std::runtime_error naming the file when one is missing, unreadable or of another shape.
-void read_outcome_arrays(const std::string& prefix, std::uint64_t instances, std::size_t ncheck, std::size_t ndiag,
-                         bool per_instance_cmp, PointResult& o);
+/// std::runtime_error naming the file when one is missing, unreadable or of another shape (io::UnsafePathError
+/// when it is a link or a special file).
+void read_outcome_arrays(const io::Dir& dir, const std::string& prefix, std::uint64_t instances, std::size_t ncheck,
+                         std::size_t ndiag, bool per_instance_cmp, PointResult& o);
 
 } // namespace dpr

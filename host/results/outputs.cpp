@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iomanip>
 #include <memory>
 #include <sstream>
@@ -413,15 +412,14 @@ nlohmann::json run_json(const config::Config& cfg, const std::vector<PointRecord
     return j;
 }
 
-bool write_outputs(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+bool write_outputs(const io::Dir& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                    const RunMeta& meta, const std::function<bool()>& stop_fn) {
-    namespace fs = std::filesystem;
     const std::function<bool()> stop = stop_fn ? stop_fn : [] { return false; };
     // Every file is written in full to its temporary name before any is renamed; the AtomicFile
     // destructors remove the temporary files on every early exit.
     std::vector<std::unique_ptr<io::AtomicFile>> files;
     auto open = [&](const char* name) -> std::ostream& {
-        files.push_back(std::make_unique<io::AtomicFile>((fs::path(dir) / name).string()));
+        files.push_back(std::make_unique<io::AtomicFile>(dir, name));
         return files.back()->stream();
     };
     if (!write_summary(open("summary.csv"), cfg, recs, stop)) return false;
@@ -443,7 +441,7 @@ bool write_outputs(const std::string& dir, const config::Config& cfg, const std:
     // Rename run.json last. A failure or a signal between the renames removes what was renamed.
     std::size_t committed = 0;
     auto undo = [&] {
-        for (std::size_t i = 0; i < committed; ++i) std::remove(files[i]->path().c_str());
+        for (std::size_t i = 0; i < committed; ++i) files[i]->remove_committed();
     };
     try {
         for (; committed + 1 < files.size(); ++committed) files[committed]->commit();

@@ -24,6 +24,7 @@
 #include "host/config/config.hpp"
 #include "host/engine/point_runner.hpp"
 #include "host/engine/registry.hpp"
+#include "host/io/dir.hpp"
 #include "host/stats/summary.hpp"
 
 namespace dpr {
@@ -106,7 +107,8 @@ struct RunMeta {
 /// returns true once run.json is in place. `stop` is polled between rows and between files; when it
 /// returns true the writing is abandoned and false is returned, with none of the files left (neither
 /// temporary nor renamed). Throws io::IoError on a write failure, also leaving none of them.
-bool write_outputs(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+/// `dir` is the output directory held by descriptor (io::OutputDirectory::dir()): no file is written through a link.
+bool write_outputs(const io::Dir& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                    const RunMeta& meta, const std::function<bool()>& stop);
 
 /// The text of summary.csv and of final_regret.csv for finished records (write_outputs writes them to files); false

@@ -1,12 +1,16 @@
 #include "host/results/progress_store.hpp"
 
-#include <filesystem>
-#include <fstream>
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include "host/io/atomic_file.hpp"
+#include "host/io/dir.hpp"
 #include "host/io/durable.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
@@ -14,23 +18,31 @@
 #include "kernels/rng/stream.hpp"
 
 namespace dpr {
-namespace fs = std::filesystem;
 
 namespace {
 
 constexpr const char* kFormat = "dpregret-progress/1";
 
-void write_json(const std::string& path, const nlohmann::json& j) {
-    io::AtomicFile f(path);
+void write_json(const io::Dir& dir, const std::string& name, const nlohmann::json& j) {
+    io::AtomicFile f(dir, name);
     f.stream() << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     f.commit();
 }
 
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::invalid_argument("cannot read " + path);
+/// std::invalid_argument naming the file when it cannot be read or parsed (a link or special file: UnsafePathError,
+/// which the caller reports as such).
+nlohmann::json read_json(const io::Dir& dir, const std::string& name) {
+    const std::string path = dir.path_of(name);
+    std::optional<io::InFile> f;
     try {
-        return nlohmann::json::parse(in);
+        f.emplace(io::InFile::open(dir, name));
+    } catch (const io::UnsafePathError&) {
+        throw;
+    } catch (const io::IoError&) {
+        throw std::invalid_argument("cannot read " + path);
+    }
+    try {
+        return nlohmann::json::parse(f->stream());
     } catch (const nlohmann::json::exception& e) {
         throw std::invalid_argument(path + ": not valid JSON (" + std::string(e.what()) + ")");
     }
@@ -44,26 +56,26 @@ std::string ProgressStore::piece_name(std::size_t point, std::uint64_t piece) {
 
 std::string ProgressStore::group_name(std::size_t first_point) { return "g" + std::to_string(first_point); }
 
-std::string ProgressStore::file(const std::string& name, const char* ext) const {
-    return (fs::path(dir_) / (name + ext)).string();
-}
-
 bool ProgressStore::exists(const std::string& out_dir) {
-    std::error_code ec;
-    return fs::is_directory(fs::path(out_dir) / kDirName, ec);
+    struct stat st {};
+    const std::string p = out_dir.empty() || out_dir.back() == '/' ? out_dir + kDirName : out_dir + "/" + kDirName;
+    return ::lstat(p.c_str(), &st) == 0;
 }
 
-ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSpec& spec) {
+std::string ProgressStore::nothing_to_resume(const std::string& out_dir) {
+    return "--resume " + out_dir + ": no unfinished run there (no " + std::string(kDirName) +
+           "/; a completed run has run.json and nothing to resume)";
+}
+
+ProgressStore ProgressStore::create(const io::Dir& out, const ProgressSpec& spec) {
     ProgressStore s;
-    s.dir_ = (fs::path(out_dir) / kDirName).string();
+    s.out_ = out.dup();
     s.spec_ = spec;
-    std::error_code ec;
-    fs::remove_all(fs::path(out_dir) / kRemovedName, ec); // a finished run's store, its removal killed (remove())
-    ec.clear();
-    fs::create_directory(s.dir_, ec);
-    if (ec) throw io::IoError("cannot create " + s.dir_ + ": " + ec.message());
-    io::fsync_directory(out_dir);
-    write_json((fs::path(s.dir_) / "spec.json").string(),
+    out.remove_tree(kRemovedName); // a finished run's store, its removal killed (remove()); links removed, not followed
+    out.make_sub(kDirName);
+    s.store_ = out.open_sub(kDirName);
+    out.sync();
+    write_json(s.store_, "spec.json",
                {{"format", kFormat},
                 {"dpregret", {{"version", spec.version}, {"git_commit", spec.git_commit}}},
                 {"rng_stream_layout", spec.layout},
@@ -77,13 +89,13 @@ ProgressStore ProgressStore::create(const std::string& out_dir, const ProgressSp
     return s;
 }
 
-ProgressStore ProgressStore::open(const std::string& out_dir) {
+ProgressStore ProgressStore::open(const io::Dir& out) {
     ProgressStore s;
-    s.dir_ = (fs::path(out_dir) / kDirName).string();
-    if (!exists(out_dir))
-        throw std::invalid_argument("--resume " + out_dir + ": no unfinished run there (no " + std::string(kDirName) +
-                                    "/; a completed run has run.json and nothing to resume)");
-    const nlohmann::json j = read_json((fs::path(s.dir_) / "spec.json").string());
+    const std::string& out_dir = out.path();
+    if (out.kind(kDirName) == io::EntryKind::Missing) throw std::invalid_argument(nothing_to_resume(out_dir));
+    s.out_ = out.dup();
+    s.store_ = out.open_sub(kDirName); // a link or a file there: io::UnsafePathError
+    const nlohmann::json j = read_json(s.store_, "spec.json");
     if (j.value("format", "") != kFormat)
         throw std::invalid_argument("--resume " + out_dir + ": " + kDirName + "/spec.json is not of format " + kFormat);
     const BuildInfo& b = build_info();
@@ -110,38 +122,43 @@ ProgressStore ProgressStore::open(const std::string& out_dir) {
     s.spec_.group_work = j.at("group_work").get<double>();
     s.spec_.shard = j.value("shard", "");
     try {
-        s.spec_.inputs = inputs_from_json(j.at("inputs"), s.dir_ + "/spec.json");
+        s.spec_.inputs = inputs_from_json(j.at("inputs"), s.store_.path_of("spec.json"));
     } catch (const std::exception& e) {
         throw std::invalid_argument("--resume " + out_dir + ": " + e.what());
     }
-    // Temporary files of the killed process (its pieces in flight): never complete, removed.
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(s.dir_, ec))
-        if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path(), ec);
+    // Temporary files of the killed process (its pieces in flight): never complete, removed (a link is removed
+    // itself).
+    for (const std::string& name : s.store_.names())
+        if (name.find(".tmp.") != std::string::npos) s.store_.remove_file(name);
     return s;
 }
 
 std::uint64_t ProgressStore::stored_bytes() const {
     std::uint64_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec))
-        if (e.is_regular_file(ec)) n += e.file_size(ec);
+    try {
+        for (const std::string& name : store_.names()) {
+            struct stat st {};
+            if (::fstatat(store_.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                n += static_cast<std::uint64_t>(st.st_size);
+        }
+    } catch (const io::IoError&) {
+        // an unreadable store counts as empty: the disk estimate then asks for all of it
+    }
     return n;
 }
 
 std::size_t ProgressStore::finished_pieces() const {
     std::size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec)) {
-        const std::string name = e.path().filename().string();
-        if (name != "spec.json" && name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) ++n;
+    try {
+        for (const std::string& name : store_.names())
+            if (name != "spec.json" && name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) ++n;
+    } catch (const io::IoError&) {
     }
     return n;
 }
 
 bool ProgressStore::has(const std::string& name) const {
-    std::error_code ec;
-    return fs::exists(file(name, ".json"), ec);
+    return store_.kind(name + ".json") != io::EntryKind::Missing;
 }
 
 namespace {
@@ -159,9 +176,9 @@ void ProgressStore::save(const std::string& name, const std::vector<PieceShape>&
                          const std::vector<const PointResult*>& outcomes) const {
     std::uint64_t total = 0;
     for (const PieceShape& sh : shapes) total += piece_values(sh);
-    const std::string array = file(name, ".npy");
+    const std::string array = name + ".npy";
     {
-        io::AtomicFile f(array);
+        io::AtomicFile f(store_, array);
         io::NpyWriter npy(f.stream(), {total});
         for (std::size_t k = 0; k < shapes.size(); ++k) {
             const PieceShape& sh = shapes[k];
@@ -178,7 +195,7 @@ void ProgressStore::save(const std::string& name, const std::vector<PieceShape>&
         f.check();
         f.commit();
     }
-    const io::FileDigest d = io::digest_file(array);
+    const io::FileDigest d = io::digest_file(store_, array);
     nlohmann::json entries = nlohmann::json::array();
     for (std::size_t k = 0; k < shapes.size(); ++k) {
         const PointResult& o = *outcomes[k];
@@ -189,14 +206,14 @@ void ProgressStore::save(const std::string& name, const std::vector<PieceShape>&
                            {"launch_policy", o.launch_policy},
                            {"wall_seconds", o.wall_seconds}});
     }
-    write_json(file(name, ".json"), {{"points", entries}, {"values", total}, {"bytes", d.bytes}, {"crc32", d.crc_text()}});
+    write_json(store_, name + ".json", {{"points", entries}, {"values", total}, {"bytes", d.bytes}, {"crc32", d.crc_text()}});
 }
 
 std::vector<PointResult> ProgressStore::load(const std::string& name, const std::vector<PieceShape>& shapes) const {
-    const std::string marker = file(name, ".json"), array = file(name, ".npy");
+    const std::string marker = store_.path_of(name + ".json"), array = store_.path_of(name + ".npy");
     std::vector<PointResult> out;
     try {
-        const nlohmann::json j = read_json(marker);
+        const nlohmann::json j = read_json(store_, name + ".json");
         const nlohmann::json& entries = j.at("points");
         std::uint64_t total = 0;
         for (const PieceShape& sh : shapes) total += piece_values(sh);
@@ -207,8 +224,8 @@ std::vector<PointResult> ProgressStore::load(const std::string& name, const std:
         io::FileDigest want;
         want.bytes = j.at("bytes").get<std::uint64_t>();
         want.crc32 = io::parse_crc_text(j.at("crc32").get<std::string>(), marker);
-        io::check_digest(array, want);
-        const io::NpyArray a = io::read_npy(array);
+        io::check_digest(store_, name + ".npy", want);
+        const io::NpyArray a = io::read_npy(store_, name + ".npy");
         if (a.shape != io::Shape{total})
             throw std::invalid_argument(array + ": shape " + io::shape_string(a.shape) + ", expected (" +
                                         std::to_string(total) + ",)");
@@ -246,6 +263,8 @@ std::vector<PointResult> ProgressStore::load(const std::string& name, const std:
         throw std::invalid_argument(marker + ": damaged (" + std::string(e.what()) + ")");
     } catch (const std::invalid_argument&) {
         throw;
+    } catch (const io::UnsafePathError&) {
+        throw; // a link or special file in the store is refused, not recomputed around
     } catch (const std::runtime_error& e) { // io::IoError
         throw std::invalid_argument(e.what());
     }
@@ -253,26 +272,23 @@ std::vector<PointResult> ProgressStore::load(const std::string& name, const std:
 }
 
 void ProgressStore::remove() const noexcept {
-    // One rename takes the store out of the output directory, then its files go. A kill during remove_all would
+    // One rename takes the store out of the output directory, then its files go. A kill during the removal would
     // otherwise leave a .progress without spec.json beside a complete run.json: a directory that can neither be
     // resumed nor reused. Now a kill leaves the whole store (--resume recomputes nothing) or none of it, at worst
-    // with .progress.removed beside the outputs, which the next run in the directory removes.
-    std::error_code ec;
-    const fs::path parent = fs::path(dir_).parent_path();
-    const fs::path gone = parent / kRemovedName;
-    fs::remove_all(gone, ec); // left by an earlier kill
-    fs::rename(dir_, gone, ec);
-    if (ec) {
-        fs::remove_all(dir_, ec);
+    // with .progress.removed beside the outputs, which the next run in the directory removes. Everything by the
+    // output directory's descriptor: a link is removed itself, never followed.
+    if (!out_.is_open()) return;
+    out_.remove_tree(kRemovedName); // left by an earlier kill
+    if (::renameat(out_.fd(), kDirName, out_.fd(), kRemovedName) != 0) {
+        out_.remove_tree(kDirName);
         return;
     }
     try {
-        io::fsync_directory(parent.string());
+        out_.sync();
     } catch (const io::IoError&) {
         // The rename stands or the store is whole: either is a consistent directory.
     }
-    fs::remove_all(gone, ec);
+    out_.remove_tree(kRemovedName);
 }
-
 
 } // namespace dpr

@@ -13,12 +13,17 @@
 // Every file is written durably (io::AtomicFile: fsync, rename, fsync of the directory), and a piece's marker
 // records the size and CRC-32 of each of its arrays: a piece whose marker or arrays are torn, truncated or
 // damaged fails load() and is computed again by the resumed run; it never costs the other pieces.
+//
+// The store and every file in it are reached by descriptor from the output directory's (host/io/dir.hpp): a
+// .progress, spec.json or piece that is a link or a special file is refused (io::UnsafePathError), never followed.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "host/results/input_digest.hpp"
 #include "host/engine/point_runner.hpp"
+#include "host/io/dir.hpp"
+#include "host/io/run_dir.hpp"
+#include "host/results/input_digest.hpp"
 
 namespace dpr {
 
@@ -39,17 +44,19 @@ struct ProgressSpec {
 
 class ProgressStore {
   public:
-    static constexpr const char* kDirName = ".progress";
+    static constexpr const char* kDirName = io::kProgressDirName;
     /// What remove() renames .progress to before deleting its files (left only if killed in between).
-    static constexpr const char* kRemovedName = ".progress.removed";
+    static constexpr const char* kRemovedName = io::kProgressRemovedName;
 
-    /// A fresh store in <out_dir>/.progress (spec.json written atomically). Throws io::IoError.
-    static ProgressStore create(const std::string& out_dir, const ProgressSpec& spec);
-    /// The store of an unfinished run; throws std::invalid_argument saying why DIR cannot be resumed (no
+    /// A fresh store in <out>/.progress (spec.json written atomically). Throws io::IoError.
+    static ProgressStore create(const io::Dir& out, const ProgressSpec& spec);
+    /// The store of an unfinished run; throws std::invalid_argument saying why the directory cannot be resumed (no
     /// .progress, another version or layout), removing temporary files a killed process left.
-    static ProgressStore open(const std::string& out_dir);
-    /// True if <out_dir>/.progress exists (an unfinished run).
+    static ProgressStore open(const io::Dir& out);
+    /// True if <out_dir>/.progress exists, in whatever form (an unfinished run; open() checks what it is).
     static bool exists(const std::string& out_dir);
+    /// Why `--resume out_dir` has nothing to continue (no .progress there).
+    static std::string nothing_to_resume(const std::string& out_dir);
 
     const ProgressSpec& spec() const { return spec_; }
 
@@ -82,8 +89,8 @@ class ProgressStore {
     void remove() const noexcept;
 
   private:
-    std::string file(const std::string& name, const char* ext) const;
-    std::string dir_;
+    io::Dir out_;   ///< the output directory
+    io::Dir store_; ///< its .progress
     ProgressSpec spec_;
 };
 

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@
 #include "host/io/durable.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
+#include "host/io/run_dir.hpp"
 #include "host/version.hpp"
 #include "kernels/rng/stream.hpp"
 
@@ -22,24 +23,37 @@ namespace {
 
 constexpr const char* kFormat = "dpregret-shard/1";
 
-/// <dir>/p<index>: the prefix of a point's arrays (host/results/outcome_files.hpp).
-std::string point_prefix(const std::string& dir, std::size_t index) {
-    return (std::filesystem::path(dir) / ("p" + std::to_string(index))).string();
-}
+/// p<index>: the prefix of a point's arrays (host/results/outcome_files.hpp).
+std::string point_prefix(std::size_t index) { return "p" + std::to_string(index); }
 
-nlohmann::json read_json(const std::string& path) {
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+/// A shard directory, opened as the user gave it.
+std::shared_ptr<const io::Dir> open_shard(const std::string& dir) {
     std::error_code ec;
     if (!std::filesystem::exists(dir, ec))
-        throw ShardError(dir.string() + ": no such directory (give the directories that `dpregret run --shard I/K --out "
-                                        "DIR` wrote)");
+        throw ShardError(dir + ": no such directory (give the directories that `dpregret run --shard I/K --out DIR` "
+                               "wrote)");
     if (!std::filesystem::is_directory(dir, ec))
-        throw ShardError(dir.string() + ": not a directory (a shard is the directory `dpregret run --shard I/K --out "
-                                        "DIR` wrote)");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ShardError(path + ": cannot read it (not a complete shard: a shard directory gets shard.json last)");
+        throw ShardError(dir + ": not a directory (a shard is the directory `dpregret run --shard I/K --out DIR` "
+                               "wrote)");
     try {
-        return nlohmann::json::parse(in);
+        return std::make_shared<const io::Dir>(io::Dir::open(dir, "merge:"));
+    } catch (const io::IoError& e) {
+        throw ShardError(e.what());
+    }
+}
+
+nlohmann::json read_manifest(const io::Dir& dir) {
+    const std::string path = dir.path_of(io::kShardManifest);
+    std::optional<io::InFile> in;
+    try {
+        in.emplace(io::InFile::open(dir, io::kShardManifest));
+    } catch (const io::UnsafePathError& e) {
+        throw ShardError(e.what());
+    } catch (const io::IoError&) {
+        throw ShardError(path + ": cannot read it (not a complete shard: a shard directory gets shard.json last)");
+    }
+    try {
+        return nlohmann::json::parse(in->stream());
     } catch (const nlohmann::json::exception& e) {
         throw ShardError(path + ": not valid JSON (" + std::string(e.what()) + ")");
     }
@@ -73,8 +87,8 @@ void shard_range(const ShardSpec& s, std::uint64_t N, std::uint64_t* first, std:
     *count = b - a;
 }
 
-std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r) {
-    std::vector<std::string> paths = write_outcome_arrays(point_prefix(dir, r.point->index), r.result,
+std::vector<std::string> write_shard_point(const io::Dir& dir, PointRecord& r) {
+    std::vector<std::string> paths = write_outcome_arrays(dir, point_prefix(r.point->index), r.result,
                                                           r.learner.diagnostic_names.size(), r.point->per_instance);
     PointResult& o = r.result;
     std::vector<double>().swap(o.regret);
@@ -85,7 +99,7 @@ std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& 
     return paths;
 }
 
-void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+void write_shard_manifest(const io::Dir& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                           const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count,
                           const std::vector<InputFile>& inputs) {
     using nlohmann::json;
@@ -111,7 +125,7 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
     for (const PointRecord& r : recs) {
         json files = json::object();
         for (const char* suffix : kOutcomeSuffixes) {
-            const io::FileDigest d = io::digest_file(point_prefix(dir, r.point->index) + suffix);
+            const io::FileDigest d = io::digest_file(dir, point_prefix(r.point->index) + suffix);
             files[suffix] = {{"bytes", d.bytes}, {"crc32", d.crc_text()}};
         }
         points.push_back({{"point", r.point->index},
@@ -122,7 +136,7 @@ void write_shard_manifest(const std::string& dir, const config::Config& cfg, con
                           {"files", files}});
     }
     j["points"] = points;
-    io::AtomicFile f((std::filesystem::path(dir) / "shard.json").string());
+    io::AtomicFile f(dir, io::kShardManifest);
     f.stream() << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     f.commit();
 }
@@ -131,7 +145,11 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
     if (dirs.empty()) throw ShardError("merge needs at least one shard directory");
     const BuildInfo& b = build_info();
     std::vector<nlohmann::json> js;
-    for (const std::string& d : dirs) js.push_back(read_json((std::filesystem::path(d) / "shard.json").string()));
+    std::vector<std::shared_ptr<const io::Dir>> handles;
+    for (const std::string& d : dirs) {
+        handles.push_back(open_shard(d));
+        js.push_back(read_manifest(*handles.back()));
+    }
     const nlohmann::json& j0 = js[0];
     const std::uint64_t k = j0.at("shard").at("count").get<std::uint64_t>();
     std::vector<std::ptrdiff_t> slot(k, -1);
@@ -192,6 +210,7 @@ ShardSet read_shards(const std::vector<std::string>& dirs) {
     for (std::uint64_t i = 0; i < k; ++i) {
         const nlohmann::json& j = js[static_cast<std::size_t>(slot[i])];
         set.dirs.push_back(dirs[static_cast<std::size_t>(slot[i])]);
+        set.handles.push_back(handles[static_cast<std::size_t>(slot[i])]);
         set.manifests.push_back(std::make_shared<const nlohmann::json>(j));
         const std::string dev = j.at("device").get<std::string>();
         if (std::find(devices.begin(), devices.end(), dev) == devices.end()) devices.push_back(dev);
@@ -239,7 +258,8 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
             if (o.launch_policy.find(pol) == std::string::npos) o.launch_policy += " | " + pol;
         }
         o.wall_seconds += pj->at("wall_seconds").get<double>();
-        pieces.push_back({point_prefix(dir, p), j.at("shard").at("instances").get<std::uint64_t>()});
+        pieces.push_back({set.handles[s], point_prefix(p), j.at("shard").at("instances").get<std::uint64_t>()});
+        const io::Dir& shard_dir = *pieces.back().dir;
         try { // every array exactly as the shard wrote it: no flipped bit, no swapped or truncated file
             const nlohmann::json& files = pj->at("files");
             for (const char* suffix : kOutcomeSuffixes) {
@@ -247,7 +267,7 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
                 io::FileDigest want;
                 want.bytes = d.at("bytes").get<std::uint64_t>();
                 want.crc32 = io::parse_crc_text(d.at("crc32").get<std::string>(), dir + "/shard.json");
-                io::check_digest(pieces.back().prefix + suffix, want);
+                io::check_digest(shard_dir, pieces.back().prefix + suffix, want);
             }
         } catch (const nlohmann::json::exception& e) {
             throw ShardError(dir + "/shard.json: point " + std::to_string(p) + ": its array checksums are damaged (" +
@@ -258,9 +278,9 @@ std::vector<ShardPiece> scan_point(const ShardSet& set, PointRecord& r) {
         if (!r.point->per_instance) {
             std::vector<double> cmp;
             try {
-                const io::NpyArray a = io::read_npy(pieces.back().prefix + ".comparator.npy");
+                const io::NpyArray a = io::read_npy(shard_dir, pieces.back().prefix + ".comparator.npy");
                 if (a.shape != io::Shape{o.checkpoints.size()})
-                    throw ShardError(pieces.back().prefix + ".comparator.npy: shape " + io::shape_string(a.shape) +
+                    throw ShardError(shard_dir.path_of(pieces.back().prefix + ".comparator.npy") + ": shape " + io::shape_string(a.shape) +
                                      ", expected " + io::shape_string({o.checkpoints.size()}));
                 cmp = a.values;
             } catch (const io::IoError& e) {
@@ -296,7 +316,7 @@ void merge_point(const ShardSet& set, PointRecord& r, std::uint64_t expected) {
     for (const ShardPiece& p : pieces) {
         PointResult piece;
         try {
-            read_outcome_arrays(p.prefix, p.instances, o.checkpoints.size(), nd, r.point->per_instance, piece);
+            read_outcome_arrays(*p.dir, p.prefix, p.instances, o.checkpoints.size(), nd, r.point->per_instance, piece);
         } catch (const std::runtime_error& e) {
             throw ShardError(e.what());
         }

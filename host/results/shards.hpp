@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "host/config/config.hpp"
+#include "host/io/dir.hpp"
 #include "host/results/input_digest.hpp"
 #include "host/results/outputs.hpp"
 
@@ -45,18 +46,21 @@ struct ShardError : std::runtime_error {
 };
 
 /// Writes a finished point's per-instance arrays into the shard directory (each file atomically) and releases
-/// them from the record; returns the paths written.
-std::vector<std::string> write_shard_point(const std::string& dir, PointRecord& r);
+/// them from the record; returns the file names written (in `dir`).
+std::vector<std::string> write_shard_point(const io::Dir& dir, PointRecord& r);
 
 /// Writes shard.json last: the shard is complete. It records the size and CRC-32 of every point's arrays (read back
 /// from `dir`) and the digests of the run's input files, which merge verifies.
-void write_shard_manifest(const std::string& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
+void write_shard_manifest(const io::Dir& dir, const config::Config& cfg, const std::vector<PointRecord>& recs,
                           const RunMeta& meta, const ShardSpec& shard, std::uint64_t first, std::uint64_t count,
                           const std::vector<InputFile>& inputs);
 
 /// What merge needs from a set of shards, after checking that they belong together.
 struct ShardSet {
-    std::vector<std::string> dirs; ///< in shard order 0 .. k-1
+    std::vector<std::string> dirs; ///< in shard order 0 .. k-1, as given
+    /// The same directories, held by descriptor (host/io/dir.hpp): every file of a shard is read from here, never
+    /// through a link, so a shard directory opened once cannot be swapped for another during the merge.
+    std::vector<std::shared_ptr<const io::Dir>> handles;
     std::string config_path;     ///< the absolute path merge reloads (meta.config_path: as the shards were given it)
     std::vector<std::string> overrides;
     std::string resolved_toml;
@@ -66,14 +70,15 @@ struct ShardSet {
     std::vector<std::shared_ptr<const nlohmann::json>> manifests;
 };
 
-/// Reads shard.json of every directory and checks that they are the k shards of one run of this binary's
+/// Opens every directory and reads its shard.json, and checks that they are the k shards of one run of this binary's
 /// version and layout: the same resolved configuration (however its --set overrides were spelled), the same input
 /// file contents, and instance ranges that tile [0, N) exactly (ShardError with the reason otherwise).
 ShardSet read_shards(const std::vector<std::string>& dirs);
 
-/// One shard's arrays of one point: host/results/outcome_files.hpp's files under `prefix`.
+/// One shard's arrays of one point: host/results/outcome_files.hpp's files named `prefix`<suffix> in `dir`.
 struct ShardPiece {
-    std::string prefix;
+    std::shared_ptr<const io::Dir> dir;
+    std::string prefix; ///< "p<point>"
     std::uint64_t instances = 0;
 };
 

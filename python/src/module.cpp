@@ -161,8 +161,9 @@ void check_save_dir(const std::string& dir, bool audit) {
     static const std::vector<std::string> run_files = {"run.json", "summary.csv", "final_regret.csv",
                                                        "points.jsonl"};
     static const std::vector<std::string> audit_files = {"audit.json"};
-    for (const std::string& name : audit ? audit_files : run_files)
-        if (fs::exists(fs::path(dir) / name))
+    std::error_code ec;
+    for (const std::string& name : audit ? audit_files : run_files) // a link there is refused by the lock's open
+        if (fs::is_regular_file(fs::symlink_status(fs::path(dir) / name, ec)))
             throw UsageError(dir + " already holds " + name + " of " + (audit ? "an audit" : "a run") +
                              "; save into a new or empty directory");
 }
@@ -174,7 +175,7 @@ io::OutputDirectory lock_save_dir(const std::string& dir, bool audit) {
     check_save_dir(dir, audit);
     io::OutputDirectory out;
     try {
-        out = io::OutputDirectory::open(dir);
+        out = io::OutputDirectory::open(dir, audit ? io::OutputKind::Audit : io::OutputKind::Run);
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
@@ -423,7 +424,7 @@ private:
     std::unique_ptr<Save> saver(io::OutputDirectory out) const {
         return std::make_unique<Save>(std::move(out), [this](const io::OutputDirectory& out,
                                                              const std::function<bool()>& stop) {
-            return write_outputs(out.path(), plan_.config, plan_.records, meta(), stop);
+            return write_outputs(out.dir(), plan_.config, plan_.records, meta(), stop);
         });
     }
 
@@ -559,7 +560,7 @@ private:
         const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
         return std::make_unique<Save>(std::move(out), [this, j](const io::OutputDirectory& out,
                                                                 const std::function<bool()>&) {
-            api::write_audit_files(out.path(), outcome_, j);
+            api::write_audit_files(out.dir(), outcome_, j);
             return true;
         });
     }

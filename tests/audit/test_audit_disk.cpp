@@ -43,7 +43,7 @@ Written audit_and_measure(const TempDir& dir, const std::string& config_name, bo
     EXPECT_TRUE(a.completed);
     const std::string out = dir.file("out-" + std::to_string(keep_statistic) + "-" + std::to_string(overrides.size()));
     fs::create_directories(out);
-    api::write_audit_files(out, a,
+    api::write_audit_files(io::Dir::open(out, "--out"), a,
                            api::audit_json(plan, a, spec, spec.config_path, "2024-01-01T00:00:00Z", 12345.678901234));
     w.statistic = size_or_zero(out + "/statistic.npy");
     w.region = size_or_zero(out + "/privacy_region.csv");

@@ -15,7 +15,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,53 +87,61 @@ inline CliResult run_cli(const TempDir& dir, const std::string& args, const std:
     return r;
 }
 
-/// A `dpregret run CONFIG --out OUT --quiet [extra...]` blocked inside its output writing: its summary.csv.tmp.<pid> is a
-/// FIFO (made by the child before it execs, so the pid is the run's) that the test holds open and does not read,
-/// so the run fills the pipe and waits there. pid < 0 if that state was not reached.
+/// In a forked child: replaces it with the binary under test, given `args` (exits 92 if that fails).
+[[noreturn]] inline void exec_binary(std::vector<std::string> args) {
+    const std::string bin = binary();
+    args.insert(args.begin(), bin);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(92);
+}
+
+/// A `dpregret run CONFIG --out OUT --quiet [extra...]` held inside its output writing: the test waits until its
+/// summary.csv.tmp.<pid> exists and stops it there (SIGSTOP), so that it holds its lock and its .progress while the
+/// test acts; SIGKILL ends it, SIGCONT lets it go on. (Tests used to plant a FIFO at that name for the run to block
+/// in; dpregret now refuses a special file where it writes, docs/OUTPUTS.md "Links and special files".) The config
+/// must make the output writing last long enough (a second) to be caught. pid < 0 if that state was not reached.
 struct BlockedWriter {
     pid_t pid = -1;
-    int fd = -1;       ///< the test's (read) end of the FIFO
-    std::string fifo;  ///< its path
+    std::string temp; ///< the path of its summary.csv.tmp.<pid>
+    std::string err;  ///< the file its stderr goes to
 };
 
 inline BlockedWriter run_blocked_in_output(const TempDir& dir, const std::string& config, const std::string& out_name,
                                            std::vector<std::string> extra = {}) {
+    static TempDir capture;
     BlockedWriter w;
     std::filesystem::create_directories(dir.file(out_name));
     const std::string out = dir.file(out_name);
+    w.err = capture.file("stderr." + out_name);
     const pid_t pid = ::fork();
     if (pid == 0) {
-        const std::string fifo = out + "/summary.csv.tmp." + std::to_string(::getpid());
-        if (::mkfifo(fifo.c_str(), 0644) != 0) ::_exit(90);
         if (::chdir(dir.path().c_str()) != 0) ::_exit(91);
         const int null = ::open("/dev/null", O_WRONLY);
+        const int err = ::open(w.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         ::dup2(null, 1);
-        ::dup2(null, 2);
-        const std::string bin = binary();
-        std::vector<std::string> words = {bin, "run", config, "--out", out_name, "--quiet"};
+        ::dup2(err, 2);
+        std::vector<std::string> words = {"run", config, "--out", out_name, "--quiet"};
         words.insert(words.end(), extra.begin(), extra.end());
-        std::vector<char*> argv;
-        for (std::string& w : words) argv.push_back(w.data());
-        argv.push_back(nullptr);
-        ::execv(bin.c_str(), argv.data());
-        ::_exit(92);
+        exec_binary(words);
     }
     w.pid = pid;
-    w.fifo = out + "/summary.csv.tmp." + std::to_string(pid);
-    for (int i = 0; i < 3000 && w.fd < 0; ++i) { // the FIFO appears at once; open our end without blocking
-        w.fd = ::open(w.fifo.c_str(), O_RDONLY | O_NONBLOCK);
-        if (w.fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    w.temp = out + "/summary.csv.tmp." + std::to_string(pid);
+    struct stat st {};
+    bool seen = false;
+    for (int i = 0; i < 600000 && !seen; ++i) { // up to a minute, in steps of 0.1 ms
+        seen = ::stat(w.temp.c_str(), &st) == 0;
+        if (!seen) {
+            if (::waitpid(pid, nullptr, WNOHANG) == pid) break; // it ended without reaching its output
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
     }
-    if (w.fd < 0) return w;
-    // Wait until the run has filled the pipe (tens of KiB that stop growing): it is then blocked writing.
-    int queued = 0, last = -1, still = 0;
-    for (int i = 0; i < 6000 && !(queued >= 16384 && still >= 30); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ::ioctl(w.fd, FIONREAD, &queued);
-        still = queued == last ? still + 1 : 0;
-        last = queued;
-    }
-    if (queued < 16384) w.pid = -w.pid;
+    if (seen) ::kill(pid, SIGSTOP);
+    // Stopped while still writing: its temporary file is there and run.json is not.
+    const bool inside = seen && ::stat(w.temp.c_str(), &st) == 0 && ::stat((out + "/run.json").c_str(), &st) != 0;
+    if (!inside) w.pid = -w.pid;
     return w;
 }
 

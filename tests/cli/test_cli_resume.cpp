@@ -101,8 +101,8 @@ TEST(CliResume, KilledAtRandomMomentsAndResumedGivesTheUninterruptedBytes) {
     EXPECT_EQ(slurp(dir.file("auto/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
 }
 
-// SIGKILL while summary.csv is being written (the run blocks writing it into a FIFO): every piece is in
-// .progress, so the resumed run simulates nothing and writes the same bytes.
+// SIGKILL while summary.csv is being written (the run stopped there): every piece is in .progress, so the resumed
+// run simulates nothing and writes the same bytes; the killed writer's temporary file is removed as stale.
 TEST(CliResume, AKillDuringTheOutputWriteIsResumed) {
     TempDir dir;
     std::string seeds;
@@ -111,19 +111,17 @@ TEST(CliResume, AKillDuringTheOutputWriteIsResumed) {
                             "]\n[adversary]\nkind = \"bernoulli\"\nd = 2\n[learner]\nalgorithm = \"hedge\"\n");
     ASSERT_EQ(run_cli(dir, "run c.toml --out full --quiet").rc, 0);
     const BlockedWriter w = run_blocked_in_output(dir, "c.toml", "out");
-    ASSERT_GT(w.pid, 0) << "the run never reached its output (" << w.fifo << ")";
+    ASSERT_GT(w.pid, 0) << "the run never reached its output (" << w.temp << ")";
     const pid_t pid = w.pid;
-    const int fd = w.fd;
-    const std::string fifo = w.fifo;
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    ::close(fd);
     ASSERT_TRUE(WIFSIGNALED(status));
     EXPECT_FALSE(fs::exists(dir.file("out/run.json")));
-    fs::remove(fifo); // the killed writer's half-written temporary file (a FIFO here)
+    ASSERT_TRUE(fs::exists(w.temp)) << "the killed writer's half-written temporary file";
     const CliResult r = run_cli(dir, "run --resume out --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_FALSE(fs::exists(w.temp)) << "removed as the temporary file of a process that is gone";
     EXPECT_EQ(slurp(dir.file("out/summary.csv")), slurp(dir.file("full/summary.csv")));
     EXPECT_EQ(slurp(dir.file("out/final_regret.csv")), slurp(dir.file("full/final_regret.csv")));
 }

@@ -476,7 +476,7 @@ TEST(OutputDirectory, AnUnwritableLockFileLeavesNoDirectoryBehind) {
         rlimit lim{0, 0};
         if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(3);
         try {
-            (void)OutputDirectory::open(out);
+            (void)OutputDirectory::open(out, OutputKind::Run);
         } catch (const IoError& e) {
             ::_exit(std::string(e.what()).find("cannot write the lock file") != std::string::npos ? 0 : 4);
         }
