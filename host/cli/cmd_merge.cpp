@@ -92,6 +92,8 @@ void merge_command(const MergeOptions& o) {
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
+    // A second signal ends the process at once: it still removes the lock file and a directory merge created.
+    set_interrupt_cleanup(out.lock_path(), out.created_leaf());
     try {
         for (PointRecord& r : recs) {
             if (interrupted()) throw Interrupted(interrupt_signal());

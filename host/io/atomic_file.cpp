@@ -3,17 +3,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <streambuf>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "host/io/error.hpp"
-
-#if !defined(__GLIBCXX__)
-#error                                                                                                       \
-    "host/io/atomic_file.cpp needs libstdc++ (__gnu_cxx::stdio_filebuf) to write a file opened by descriptor"
-#endif
-#include <ext/stdio_filebuf.h>
 
 namespace dpr::io {
 
@@ -25,9 +21,48 @@ std::string errno_text(int err) {
 
 } // namespace
 
-struct AtomicFile::Buf {
-    explicit Buf(int fd) : fb(fd, std::ios::out | std::ios::binary, 1 << 16) {}
-    __gnu_cxx::stdio_filebuf<char> fb; // owns the descriptor until close()
+/// The temporary file's stream buffer: a 64 KiB buffer over the descriptor that remembers why a write failed
+/// (ENOSPC, EDQUOT, EIO, EFBIG), so that the error names the reason instead of "unknown error".
+struct AtomicFile::Buf : std::streambuf {
+    explicit Buf(int f) : fd(f), buf(1 << 16) { setp(buf.data(), buf.data() + buf.size()); }
+    ~Buf() override { close(); }
+
+    /// Writes out what is buffered; false (and `error` set) on failure.
+    bool drain() {
+        const char* p = pbase();
+        while (p < pptr()) {
+            const ssize_t n = ::write(fd, p, static_cast<std::size_t>(pptr() - p));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                error = n < 0 ? errno : EIO;
+                return false;
+            }
+            p += n;
+        }
+        setp(buf.data(), buf.data() + buf.size());
+        return true;
+    }
+    int_type overflow(int_type c) override {
+        if (error || !drain()) return traits_type::eof();
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        return traits_type::not_eof(c);
+    }
+    int sync() override { return error || !drain() ? -1 : 0; }
+    /// Closes the descriptor (idempotent); false (and `error` set) if the close failed.
+    bool close() {
+        if (fd < 0) return true;
+        const int rc = ::close(fd);
+        fd = -1;
+        if (rc != 0 && !error) error = errno;
+        return rc == 0;
+    }
+
+    int fd;
+    int error = 0;
+    std::vector<char> buf;
 };
 
 AtomicFile::AtomicFile(const Dir& dir, std::string name) : dir_(dir.dup()), name_(std::move(name)) {
@@ -77,7 +112,7 @@ void AtomicFile::open_temp() {
                       "': " + errno_text(err));
     }
     buf_ = std::make_unique<Buf>(fd.release());
-    out_ = std::make_unique<std::ostream>(&buf_->fb);
+    out_ = std::make_unique<std::ostream>(buf_.get());
 }
 
 AtomicFile::~AtomicFile() {
@@ -86,35 +121,29 @@ AtomicFile::~AtomicFile() {
 
 void AtomicFile::discard() noexcept {
     out_.reset();
-    if (buf_) {
-        buf_->fb.close();
-        buf_.reset();
-    }
+    buf_.reset(); // closes the descriptor
     if (!temp_name_.empty() && dir_.is_open()) dir_.remove_file(temp_name_);
 }
 
 void AtomicFile::check() const {
-    if (!out_ || !out_->good()) throw IoError("writing '" + path_ + "' failed (disk full or I/O error)");
+    if (out_ && out_->good()) return;
+    const int err = buf_ ? buf_->error : 0;
+    throw IoError("writing '" + path_ + "' failed: " + (err ? errno_text(err) : "disk full or I/O error"));
 }
 
 void AtomicFile::commit() {
     if (committed_) throw IoError("'" + path_ + "' was already committed");
     if (!buf_) throw IoError("'" + path_ + "' is not open");
-    errno = 0;
     out_->flush();
-    int err = errno;
-    bool ok = out_->good();
+    bool ok = out_->good() && buf_->error == 0;
     // The bytes are on disk before the name points to them.
-    if (ok && ::fsync(buf_->fb.fd()) != 0) {
-        err = errno;
+    if (ok && ::fsync(buf_->fd) != 0) {
+        buf_->error = errno;
         ok = false;
     }
-    if (ok) {
-        errno = 0;
-        ok = buf_->fb.close() != nullptr;
-        if (!ok) err = errno;
-    }
+    if (ok) ok = buf_->close();
     if (!ok) {
+        const int err = buf_->error;
         discard();
         throw IoError("writing '" + path_ + "' failed: " + errno_text(err));
     }

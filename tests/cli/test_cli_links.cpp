@@ -100,8 +100,7 @@ void make_unfinished(const TempDir& dir, const std::string& out) {
     ASSERT_TRUE(fs::exists(dir.file(out + "/.progress/spec.json")));
 }
 
-// ---- .lock
-// ---------------------------------------------------------------------------------------------------------
+// ---- .lock ------------------------------------------------------------------------------------------------
 
 // The reproducer: `ln -s ~/thesis.tex o/.lock; dpregret run c.toml --out o` truncated thesis.tex and
 // wrote "pid N on host H since T" into it. Every command that locks a directory, with the link to a file and
@@ -138,8 +137,7 @@ TEST(CliLinks, ALockFileThatIsALinkIsRefusedByRunMergeAuditAndResume) {
     EXPECT_EQ(run_cli(dir, "run --resume unfinished --quiet").rc, 0);
 }
 
-// ---- the result files, the store, the probe
-// --------------------------------------------------------------------
+// ---- the result files, the store, the probe ---------------------------------------------------------------
 
 // A link at the name of any file a command writes is refused when the directory is opened: before anything is
 // simulated, and before anything is written.
@@ -344,8 +342,7 @@ TEST(CliLinks, MergeRefusesShardFilesThatAreLinksOrFifos) {
     EXPECT_EQ(run_cli(dir, "merge s0 s1 --out m --quiet").rc, 0);
 }
 
-// ---- results of different kinds
-// -------------------------------------------------------------------------------
+// ---- results of different kinds ---------------------------------------------------------------------------
 
 // run --out accepted a completed audit's or a shard's directory, and merge --out one of its own input shards:
 // the files of two results then lay side by side (a merge wrote summary.csv into s0). Each is refused, naming

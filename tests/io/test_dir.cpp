@@ -13,8 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+#include <cstring>
+
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,7 +40,9 @@ using dpr::test::TempDir;
 
 namespace {
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void spit(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
 
 std::vector<std::string> listing(const std::string& dir) {
     std::vector<std::string> names;
@@ -78,8 +84,7 @@ std::string unsafe_error_of(F&& f) {
 
 } // namespace
 
-// ---- Dir
-// ------------------------------------------------------------------------------------------------------
+// ---- Dir --------------------------------------------------------------------------------------------------
 
 TEST(Dir, ReadsRefuseLinksAndSpecialFilesWithoutHangingOnAFifo) {
     TempDir t;
@@ -140,8 +145,7 @@ TEST(Dir, RenameRefusesADestinationThatIsALinkOrADirectory) {
     EXPECT_EQ(slurp(t.file("out/a.tmp.1")), "new");
 }
 
-// ---- AtomicFile
-// ------------------------------------------------------------------------------------------------
+// ---- AtomicFile -------------------------------------------------------------------------------------------
 
 // The temporary name is predictable (<name>.tmp.<pid>): a link planted there used to be opened with O_TRUNC
 // and written through.
@@ -195,8 +199,37 @@ TEST(AtomicFileLinks, AStaleRegularTemporaryFileOfThisPidIsReplaced) {
     EXPECT_EQ(listing(t.file("out")), std::vector<std::string>{"x.csv"});
 }
 
-// ---- DirectoryLock
-// ---------------------------------------------------------------------------------------------
+// A write that the system refuses (here EFBIG, from a file-size limit, as a full disk gives ENOSPC) is
+// reported with the system's reason, not "unknown error", and leaves nothing. Run in a child, whose limit
+// does not touch the test runner.
+TEST(AtomicFileErrors, AFailedWriteNamesTheSystemsReason) {
+    TempDir t;
+    fs::create_directory(t.file("out"));
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lim{4096, 4096};
+        if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(3);
+        try {
+            const Dir out = Dir::open(t.file("out"), "--out");
+            AtomicFile f(out, "summary.csv");
+            f.stream() << std::string(1 << 20, 'x');
+            f.commit();
+        } catch (const IoError& e) {
+            const std::string m = e.what();
+            ::_exit(contains(m, "summary.csv' failed: " + std::string(std::strerror(EFBIG))) ? 0 : 4);
+        }
+        ::_exit(5);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "3: setrlimit failed, 4: the message lacks the reason, 5: no error";
+    EXPECT_EQ(listing(t.file("out")), std::vector<std::string>{});
+}
+
+// ---- DirectoryLock ----------------------------------------------------------------------------------------
 
 TEST(DirectoryLockLinks, ALockFileThatIsALinkOrSpecialIsRefusedAndItsTargetUntouched) {
     TempDir t;
@@ -277,8 +310,7 @@ TEST(DirectoryLockLinks, AHeldLockIsNamedThroughAReadOnlyDescriptor) {
     EXPECT_TRUE(lock.held());
 }
 
-// ---- OutputDirectory
-// -------------------------------------------------------------------------------------------
+// ---- OutputDirectory --------------------------------------------------------------------------------------
 
 // Every name dpregret writes in an output directory, as a link to a file and to a directory: refused when the
 // directory is opened (before anything is simulated), naming it; nothing of the victims changes.
