@@ -51,7 +51,10 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     std::sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& x, const MemoryTerm& y) { return x.bytes > y.bytes; });
     std::uint64_t device_bytes = 0;
     if (cuda) device_bytes = static_cast<std::uint64_t>(cuda_api::query_devices().memory_gib * 1073741824.0);
-    check_memory(e, limit, device_bytes);
+    check_memory(e, limit, device_bytes,
+                 "Reduce [audit] batch (the executor batch), [run] instances (the selection shares) or [adversary] d, "
+                 "leave out --save-statistic, or lift the limit with --memory-limit none.",
+                 "audit");
 }
 
 } // namespace
