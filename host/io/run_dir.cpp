@@ -58,7 +58,7 @@ long long temp_pid(const std::string& name) {
 }
 
 /// Creates the missing components of `dir` (shallowest first), recording each one created.
-void create_path(const fs::path& dir, std::vector<std::string>& created) {
+void create_path(const fs::path& dir, std::vector<std::string>& created, const std::string& what) {
     std::vector<fs::path> missing;
     std::error_code ec;
     for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
@@ -69,28 +69,28 @@ void create_path(const fs::path& dir, std::vector<std::string>& created) {
         if (fs::create_directory(*it, ec))
             created.push_back(it->string());
         else if (ec)
-            throw IoError("--out " + dir.string() + ": cannot create the directory " + it->string() + " (" +
+            throw IoError(what + " " + dir.string() + ": cannot create the directory " + it->string() + " (" +
                           ec.message() + ")");
     }
     if (!fs::is_directory(dir, ec))
-        throw IoError("--out " + dir.string() + ": exists and is not a directory");
+        throw IoError(what + " " + dir.string() + ": exists and is not a directory");
 }
 
 /// --out given as a link: followed only when the link is the user's own (or root's). A link that another user
 /// placed at the path the user named would send every result file, and .lock, into a directory of that user's
 /// choosing.
-void check_out_link(const std::string& dir) {
+void check_out_link(const std::string& dir, const std::string& what) {
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
     if (st.st_uid == ::geteuid() || st.st_uid == 0) return;
-    throw UnsafePathError("--out " + dir + " is a symbolic link that belongs to another user (uid " +
+    throw UnsafePathError(what + " " + dir + " is a symbolic link that belongs to another user (uid " +
                           std::to_string(st.st_uid) +
                           "); dpregret follows a link given as the output directory only "
                           "when you own it. Give the directory it points to, or another directory");
 }
 
 /// Proves that a file can be created, written and removed in `dir`.
-void probe(const Dir& dir) {
+void probe(const Dir& dir, const std::string& what) {
     const std::string name = kProbePrefix + std::to_string(static_cast<long long>(::getpid()));
     int err = 0;
     UniqueFd fd = dir.create_new(name, O_WRONLY, 0644, &err);
@@ -100,7 +100,7 @@ void probe(const Dir& dir) {
     }
     if (!fd) {
         if (err == EEXIST) dir.require_regular_or_missing(name);
-        throw IoError("--out " + dir.path() + ": cannot create files in the directory (" +
+        throw IoError(what + " " + dir.path() + ": cannot create files in the directory (" +
                       std::strerror(err) + "); choose a writable directory");
     }
     const char byte = 0;
@@ -109,7 +109,7 @@ void probe(const Dir& dir) {
     fd.reset();
     dir.remove_file(name);
     if (!wrote)
-        throw IoError("--out " + dir.path() + ": cannot write into the directory (" + std::strerror(werr) +
+        throw IoError(what + " " + dir.path() + ": cannot write into the directory (" + std::strerror(werr) +
                       ")");
 }
 
@@ -166,46 +166,48 @@ std::string results_in(const Dir& dir) {
 namespace {
 
 /// Refuses a directory that holds results: they would mix with this command's (or be replaced by them).
-void refuse_results(const Dir& dir, OutputKind kind) {
+void refuse_results(const Dir& dir, OutputKind kind, const std::string& what) {
     const std::string there = results_in(dir);
     if (there.empty()) return;
     const std::string& p = dir.path();
     if (there.find(kProgressDirName) != std::string::npos) {
         if (kind == OutputKind::Audit)
-            throw IoError("--out " + p + " holds " + there +
+            throw IoError(what + " " + p + " holds " + there +
                           "; an audit's files would mix with its results. Choose "
                           "another directory");
-        throw IoError("--out " + p + " holds " + there +
+        throw IoError(what + " " + p + " holds " + there +
                       " that no process is running: continue it with dpregret "
                       "run --resume " +
                       p + ", or remove " + dir.path_of(kProgressDirName) + " to start over");
     }
-    throw IoError("--out " + p + " already holds " + there +
+    throw IoError(what + " " + p + " already holds " + there +
                   "; results of different runs or kinds would mix in one "
                   "directory. Choose another directory");
 }
 
 } // namespace
 
-OutputDirectory OutputDirectory::open(const std::string& dir, OutputKind kind) {
+OutputDirectory OutputDirectory::open(const std::string& dir, OutputKind kind, const std::string& what) {
     OutputDirectory out;
     out.path_ = dir;
-    check_out_link(dir);
+    check_out_link(dir, what);
     {
         std::error_code ec;
         if (fs::is_directory(dir, ec)) { // a cheap first look, before anything is created or locked
-            const Dir d = Dir::open(dir, "--out");
+            const Dir d = Dir::open(dir, what);
             const std::string there = results_in(d);
-            if (!there.empty() && there.find(kProgressDirName) == std::string::npos) refuse_results(d, kind);
+            if (!there.empty() && there.find(kProgressDirName) == std::string::npos)
+                refuse_results(d, kind, what);
         }
     }
-    create_path(dir, out.created_);
+    create_path(dir, out.created_, what);
     try {
-        out.dir_ = Dir::open(dir, "--out");
-        out.lock_ = DirectoryLock::acquire(out.dir_, "--out");
-        refuse_results(out.dir_, kind); // again under the lock: another process may have finished in between
+        out.dir_ = Dir::open(dir, what);
+        out.lock_ = DirectoryLock::acquire(out.dir_, what);
+        refuse_results(out.dir_, kind,
+                       what); // again under the lock: another process may have finished in between
         check_names(out.dir_);
-        probe(out.dir_);
+        probe(out.dir_, what);
         remove_stale(out.dir_, out.stale_);
     } catch (...) {
         out.remove_created();
@@ -216,7 +218,7 @@ OutputDirectory OutputDirectory::open(const std::string& dir, OutputKind kind) {
 
 OutputDirectory OutputDirectory::create_unique(const std::string& parent, const std::string& stem) {
     OutputDirectory out;
-    create_path(parent, out.created_);
+    create_path(parent, out.created_, "--out");
     try {
         std::error_code ec;
         for (unsigned k = 1; k < 100000; ++k) {
@@ -229,7 +231,7 @@ OutputDirectory OutputDirectory::create_unique(const std::string& parent, const 
                 const Dir parent_dir = Dir::open(parent, "--out");
                 out.dir_ = parent_dir.open_sub(p.filename().string());
                 out.lock_ = DirectoryLock::acquire(out.dir_, "--out");
-                probe(out.dir_);
+                probe(out.dir_, "--out");
                 return out;
             }
             const int err = errno;

@@ -34,8 +34,9 @@ enum class OutputKind { Run, Shard, Audit };
 class OutputDirectory {
   public:
     /// Throws IoError naming the directory and the reason, UnsafePathError for a link or special file where
-    /// dpregret writes (and for --out itself when it is a link that belongs to another user).
-    static OutputDirectory open(const std::string& dir, OutputKind kind);
+    /// dpregret writes (and for --out itself when it is a link that belongs to another user). `what` names
+    /// the directory in messages: the option ("--out") or, for a library caller, its argument.
+    static OutputDirectory open(const std::string& dir, OutputKind kind, const std::string& what = "--out");
     static OutputDirectory create_unique(const std::string& parent, const std::string& stem);
     /// An existing directory (`dpregret run --resume DIR`), locked; nothing created. `what` names the option.
     static OutputDirectory resume(const std::string& dir, const std::string& what);

@@ -175,7 +175,7 @@ io::OutputDirectory lock_save_dir(const std::string& dir, bool audit) {
     check_save_dir(dir, audit);
     io::OutputDirectory out;
     try {
-        out = io::OutputDirectory::open(dir, audit ? io::OutputKind::Audit : io::OutputKind::Run);
+        out = io::OutputDirectory::open(dir, audit ? io::OutputKind::Audit : io::OutputKind::Run, "directory");
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
