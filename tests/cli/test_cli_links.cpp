@@ -220,7 +220,7 @@ TEST(CliLinks, AFifoAtAResultNameIsRefusedWithoutHanging) {
     fs::create_directory(dir.file("o"));
     ASSERT_EQ(::mkfifo(dir.file("o/summary.csv").c_str(), 0644), 0);
     const auto t0 = std::chrono::steady_clock::now();
-    const CliResult r = run_cli(dir, "run c.toml --out o --quiet", "timeout 60");
+    const CliResult r = run_cli(dir, "run c.toml --out o --quiet", "timeout -s KILL 60");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_TRUE(contains(r.err, "o/summary.csv is a FIFO")) << r.err;
@@ -334,7 +334,7 @@ TEST(CliLinks, MergeRefusesShardFilesThatAreLinksOrFifos) {
     }
     fs::rename(dir.file("s1/shard.json"), dir.file("saved.json"));
     ASSERT_EQ(::mkfifo(dir.file("s1/shard.json").c_str(), 0644), 0);
-    const CliResult r = run_cli(dir, "merge s0 s1 --out m --quiet", "timeout 60");
+    const CliResult r = run_cli(dir, "merge s0 s1 --out m --quiet", "timeout -s KILL 60");
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_TRUE(contains(r.err, "s1/shard.json is a FIFO")) << r.err;
     fs::remove(dir.file("s1/shard.json"));
