@@ -229,9 +229,12 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     j["epsilon_lb"] = num(b.epsilon_lb);
     if (b.kind == audit::BoundKind::Gdp) j["mu_lb"] = b.mu_lb;
     j["confidence"] = 1.0 - b.alpha;
-    j["event"] = {{"describe", b.event.describe()},
-                  {"tail", b.event.upper_tail ? "upper" : "lower"},
-                  {"threshold", num(b.event.threshold)},
+    const bool set_event = b.event.kind == audit::AuditEvent::Kind::Set;
+    j["event"] = {{"kind", b.event.kind_name()},
+                  {"describe", b.event.describe()},
+                  {"tail", set_event ? nlohmann::json(nullptr) : nlohmann::json(b.event.upper_tail ? "upper" : "lower")},
+                  {"threshold", set_event ? nlohmann::json(nullptr) : num(b.event.threshold)},
+                  {"set_size", set_event ? nlohmann::json(b.event.set.size()) : nlohmann::json(nullptr)},
                   {"numerator_side", b.event.a_is_numerator ? "base" : "neighbour"},
                   {"k_numerator", b.k1}, {"n_numerator", b.n1}, {"k_denominator", b.k0}, {"n_denominator", b.n0},
                   {"selection_score", b.selection_score},

@@ -122,12 +122,20 @@ double gdp_epsilon(double mu, double delta) {
 
 const char* bound_kind_name(BoundKind k) { return k == BoundKind::Gdp ? "gdp" : "eps-delta"; }
 
-std::string ThresholdEvent::describe() const {
+bool AuditEvent::contains(double x) const {
+    if (kind == Kind::Set) return std::binary_search(set.begin(), set.end(), x);
+    return upper_tail ? x >= threshold : x <= threshold;
+}
+
+std::string AuditEvent::describe() const {
+    if (kind == Kind::Set)
+        return fmt::format("X in S, {} values: {}; P[first] {} P[second]", set.size(), set_origin,
+                           a_is_numerator ? "over" : "under");
     return fmt::format("X {} {:.17g}, P[first] {} P[second]", upper_tail ? ">=" : "<=", threshold,
                        a_is_numerator ? "over" : "under");
 }
 
-AuditBound bound_from_counts(BoundKind kind, const ThresholdEvent& e, std::uint64_t k1, std::uint64_t n1,
+AuditBound bound_from_counts(BoundKind kind, const AuditEvent& e, std::uint64_t k1, std::uint64_t n1,
                              std::uint64_t k0, std::uint64_t n0, double delta, double alpha) {
     AuditBound b;
     b.kind = kind;
@@ -215,12 +223,19 @@ std::vector<double> candidate_thresholds(const std::vector<double>& a_sorted, co
     return ts;
 }
 
-ThresholdEvent select_event(const std::vector<double>& a_sorted, const std::vector<double>& b_sorted,
+AuditEvent select_event(const std::vector<double>& a_sorted, const std::vector<double>& b_sorted,
                             std::uint64_t n_eval, const SelectionSpec& s, double* score) {
     if (a_sorted.empty() || b_sorted.empty()) throw std::invalid_argument("select_event: empty selection share");
     const double ne = static_cast<double>(std::max<std::uint64_t>(n_eval, 1));
     const double na = static_cast<double>(a_sorted.size()), nb = static_cast<double>(b_sorted.size());
-    ThresholdEvent best{true, a_sorted[a_sorted.size() / 2], true};
+    const auto threshold_event = [](bool upper, double t, bool a_num) {
+        AuditEvent e;
+        e.upper_tail = upper;
+        e.threshold = t;
+        e.a_is_numerator = a_num;
+        return e;
+    };
+    AuditEvent best = threshold_event(true, a_sorted[a_sorted.size() / 2], true);
     double best_score = -1.0;
     for (double t : candidate_thresholds(a_sorted, b_sorted, n_eval, s))
         for (bool upper : {true, false}) {
@@ -232,11 +247,141 @@ ThresholdEvent select_event(const std::vector<double>& a_sorted, const std::vect
                 const double p0 = a_num ? cp_upper_real(cb, nb, s.gamma) : cp_upper_real(ca, na, s.gamma);
                 const double v = bound_of_limits(s.kind, cp_lower_real(p1 * ne, ne, s.alpha / 2),
                                                  cp_upper_real(p0 * ne, ne, s.alpha / 2), s.delta);
-                if (v > best_score) best_score = v, best = ThresholdEvent{upper, t, a_num};
+                if (v > best_score) best_score = v, best = threshold_event(upper, t, a_num);
             }
         }
     if (score) *score = std::max(0.0, best_score);
     return best;
+}
+
+namespace {
+
+/// The sets select_set_event proposes from one side's building half X against the other's, Y.
+enum class SetFamily { OnlyHere, SeenButHeavy };
+
+/// Whether value x (seen at count `here` in X's building half, `there` in Y's) is in the family's set.
+bool in_family(SetFamily f, std::uint64_t here, std::uint64_t there, std::uint64_t heavy) {
+    if (here == 0) return false;
+    return f == SetFamily::OnlyHere ? there == 0 : here < heavy;
+}
+
+/// Occurrences of x in a sorted run, advancing `at` (runs are walked in increasing x).
+std::uint64_t count_and_advance(SortedValues v, std::size_t& at, double x) {
+    while (at < v.n && v.p[at] < x) ++at;
+    std::size_t end = at;
+    while (end < v.n && v.p[end] == x) ++end;
+    return end - at;
+}
+
+/// How many values of the sorted `sample` lie in the family's set built from (x_build, y_build).
+std::uint64_t count_in_family(SetFamily f, SortedValues x_build, SortedValues y_build, SortedValues sample,
+                              std::uint64_t heavy) {
+    std::size_t ix = 0, iy = 0;
+    std::uint64_t hits = 0;
+    for (std::size_t i = 0; i < sample.n;) {
+        const double v = sample.p[i];
+        std::size_t j = i;
+        while (j < sample.n && sample.p[j] == v) ++j;
+        const std::uint64_t here = count_and_advance(x_build, ix, v), there = count_and_advance(y_build, iy, v);
+        if (in_family(f, here, there, heavy)) hits += j - i;
+        i = j;
+    }
+    return hits;
+}
+
+/// The family's set itself: the distinct values of x_build that belong to it.
+std::vector<double> family_set(SetFamily f, SortedValues x_build, SortedValues y_build, std::uint64_t heavy) {
+    std::vector<double> out;
+    std::size_t iy = 0;
+    for (std::size_t i = 0; i < x_build.n;) {
+        const double v = x_build.p[i];
+        std::size_t j = i;
+        while (j < x_build.n && x_build.p[j] == v) ++j;
+        if (in_family(f, j - i, count_and_advance(y_build, iy, v), heavy)) out.push_back(v);
+        i = j;
+    }
+    return out;
+}
+
+} // namespace
+
+AuditEvent select_set_event(SortedValues a_build, SortedValues b_build, SortedValues a_score, SortedValues b_score,
+                            std::uint64_t n_eval, const SelectionSpec& s, double* score) {
+    AuditEvent best;
+    best.kind = AuditEvent::Kind::Set;
+    double best_score = 0.0;
+    if (a_score.n == 0 || b_score.n == 0) {
+        if (score) *score = 0.0;
+        return best;
+    }
+    const double ne = static_cast<double>(std::max<std::uint64_t>(n_eval, 1));
+    const double na = static_cast<double>(a_score.n), nb = static_cast<double>(b_score.n);
+    bool found = false;
+    SetFamily best_family = SetFamily::OnlyHere;
+    bool best_from_a = true;
+    for (bool from_a : {true, false}) {
+        const SortedValues xb = from_a ? a_build : b_build, yb = from_a ? b_build : a_build;
+        const std::uint64_t heavy =
+            std::max<std::uint64_t>(2, static_cast<std::uint64_t>(std::ceil(s.heavy_share * static_cast<double>(xb.n))));
+        for (SetFamily f : {SetFamily::OnlyHere, SetFamily::SeenButHeavy}) {
+            const double ca = static_cast<double>(count_in_family(f, xb, yb, a_score, heavy));
+            const double cb = static_cast<double>(count_in_family(f, xb, yb, b_score, heavy));
+            for (bool a_num : {true, false}) {
+                const double p1 = a_num ? cp_lower_real(ca, na, s.gamma) : cp_lower_real(cb, nb, s.gamma);
+                const double p0 = a_num ? cp_upper_real(cb, nb, s.gamma) : cp_upper_real(ca, na, s.gamma);
+                const double v = bound_of_limits(s.kind, cp_lower_real(p1 * ne, ne, s.alpha / 2),
+                                                 cp_upper_real(p0 * ne, ne, s.alpha / 2), s.delta);
+                if (v > best_score) {
+                    best_score = v;
+                    found = true;
+                    best_family = f;
+                    best_from_a = from_a;
+                    best.a_is_numerator = a_num;
+                }
+            }
+        }
+    }
+    if (found) {
+        const SortedValues xb = best_from_a ? a_build : b_build, yb = best_from_a ? b_build : a_build;
+        const std::uint64_t heavy =
+            std::max<std::uint64_t>(2, static_cast<std::uint64_t>(std::ceil(s.heavy_share * static_cast<double>(xb.n))));
+        best.set = family_set(best_family, xb, yb, heavy);
+        const char* side = best_from_a ? "first" : "second";
+        best.set_origin =
+            best_family == SetFamily::OnlyHere
+                ? fmt::format("the values seen in the {} side's building half of the selection share and not in the "
+                              "other's", side)
+                : fmt::format("the values seen in the {} side's building half of the selection share, its heavy atoms "
+                              "(at least {} of {} trials) excluded", side, heavy, xb.n);
+    }
+    if (score) *score = best_score;
+    return best;
+}
+
+SelectionHalves split_selection(std::vector<double> trials) {
+    SelectionHalves h;
+    h.values = std::move(trials);
+    h.half = h.values.size() / 2;
+    std::sort(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.half));
+    std::sort(h.values.begin() + static_cast<std::ptrdiff_t>(h.half), h.values.end());
+    return h;
+}
+
+void merge_halves(SelectionHalves& h) {
+    std::inplace_merge(h.values.begin(), h.values.begin() + static_cast<std::ptrdiff_t>(h.half), h.values.end());
+    h.half = 0; // no longer split
+}
+
+AuditEvent choose_event(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval, const SelectionSpec& s,
+                        double* score) {
+    double set_score = 0.0, threshold_score = 0.0;
+    AuditEvent set = select_set_event(a.build(), b.build(), a.score(), b.score(), n_eval, s, &set_score);
+    merge_halves(a);
+    merge_halves(b);
+    AuditEvent threshold = select_event(a.values, b.values, n_eval, s, &threshold_score);
+    const bool take_set = set_score > threshold_score;
+    if (score) *score = take_set ? set_score : threshold_score;
+    return take_set ? std::move(set) : std::move(threshold);
 }
 
 EdgeHistogram::EdgeHistogram(std::vector<double> edges) : edges_(std::move(edges)), counts_(2 * edges_.size() + 1, 0) {}
@@ -264,7 +409,7 @@ std::uint64_t EdgeHistogram::at_most(std::size_t j) const {
     return c;
 }
 
-std::uint64_t EdgeHistogram::count(const ThresholdEvent& e) const {
+std::uint64_t EdgeHistogram::count(const AuditEvent& e) const {
     const auto it = std::lower_bound(edges_.begin(), edges_.end(), e.threshold);
     if (it == edges_.end() || *it != e.threshold) throw std::logic_error("EdgeHistogram::count: threshold is no edge");
     const std::size_t j = static_cast<std::size_t>(it - edges_.begin());
@@ -277,33 +422,32 @@ std::uint64_t EdgeHistogram::total() const {
     return c;
 }
 
-AuditBound threshold_audit(const std::vector<double>& a, const std::vector<double>& b, double delta, double alpha,
+AuditBound two_sample_audit(const std::vector<double>& a, const std::vector<double>& b, double delta, double alpha,
                            int candidates, BoundKind kind, double selection) {
-    if (a.size() < 4 || b.size() < 4) throw std::invalid_argument("threshold_audit: need at least 4 trials per side");
-    if (candidates < 1) throw std::invalid_argument("threshold_audit: candidates must be >= 1");
-    if (!(selection > 0.0 && selection < 1.0)) throw std::invalid_argument("threshold_audit: selection must be in (0, 1)");
+    if (a.size() < 4 || b.size() < 4) throw std::invalid_argument("two_sample_audit: need at least 4 trials per side");
+    if (candidates < 1) throw std::invalid_argument("two_sample_audit: candidates must be >= 1");
+    if (!(selection > 0.0 && selection < 1.0)) throw std::invalid_argument("two_sample_audit: selection must be in (0, 1)");
     const auto share = [&](const std::vector<double>& v) {
         const std::size_t m = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(selection * static_cast<double>(v.size()))),
                                                       1, v.size() - 1);
-        std::vector<double> h(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m));
-        std::sort(h.begin(), h.end());
-        return h;
+        return split_selection(std::vector<double>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)));
     };
-    const std::vector<double> a1 = share(a), b1 = share(b);
+    SelectionHalves a1 = share(a), b1 = share(b);
     SelectionSpec s;
     s.kind = kind;
     s.delta = delta;
     s.alpha = alpha;
     s.candidates = candidates;
     double score = 0.0;
-    const std::uint64_t n_eval = std::min(a.size() - a1.size(), b.size() - b1.size());
-    const ThresholdEvent e = select_event(a1, b1, n_eval, s, &score);
-    EdgeHistogram ha({e.threshold}), hb({e.threshold});
-    for (std::size_t i = a1.size(); i < a.size(); ++i) ha.add(a[i]);
-    for (std::size_t i = b1.size(); i < b.size(); ++i) hb.add(b[i]);
-    const EdgeHistogram& num = e.a_is_numerator ? ha : hb;
-    const EdgeHistogram& den = e.a_is_numerator ? hb : ha;
-    AuditBound r = bound_from_counts(kind, e, num.count(e), num.total(), den.count(e), den.total(), delta, alpha);
+    const std::size_t ma = a1.values.size(), mb = b1.values.size();
+    const std::uint64_t n_eval = std::min(a.size() - ma, b.size() - mb);
+    const AuditEvent e = choose_event(a1, b1, n_eval, s, &score);
+    std::uint64_t ka = 0, kb = 0;
+    for (std::size_t i = ma; i < a.size(); ++i) ka += e.contains(a[i]);
+    for (std::size_t i = mb; i < b.size(); ++i) kb += e.contains(b[i]);
+    const std::uint64_t na = a.size() - ma, nb = b.size() - mb;
+    AuditBound r = e.a_is_numerator ? bound_from_counts(kind, e, ka, na, kb, nb, delta, alpha)
+                                    : bound_from_counts(kind, e, kb, nb, ka, na, delta, alpha);
     r.selection_score = score;
     return r;
 }

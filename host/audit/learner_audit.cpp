@@ -175,7 +175,10 @@ config::SectionSchema audit_section() { return config::SectionSchema{"audit", au
 
 std::uint64_t audit_extra_bytes(const AuditSettings& s, std::uint64_t trials, bool keep_statistic) {
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(trials)));
-    return sat_add(sat_mul(2 * sizeof(double), sel), keep_statistic ? sat_mul(2 * sizeof(double), trials) : 0);
+    // Both selection shares, and half of one more: the buffer that merges a share's sorted halves, or, after it, a
+    // set event's values (at most the distinct values of one building half).
+    const std::uint64_t selection = sat_add(sat_mul(2 * sizeof(double), sel), sat_mul(sizeof(double), sel / 2 + 1));
+    return sat_add(selection, keep_statistic ? sat_mul(2 * sizeof(double), trials) : 0);
 }
 
 AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRuntime& base, const LearnerRuntime& learner) {
@@ -412,56 +415,67 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         o.neighbour.resize(M);
     }
 
-    // 1. The selection shares, stored and sorted (the two sides' sorts in parallel).
-    std::vector<double> sel[2];
+    // 1. The selection shares, stored in trial order, then each half sorted (the two sides in parallel): the first
+    //    half of each builds the set events, the second scores them (epsilon_bound.hpp select_set_event).
+    std::vector<double> sel_trials[2];
     for (int side = 0; side < 2; ++side) {
-        sel[side].reserve(ms);
+        sel_trials[side].reserve(ms);
         if (!simulate(side, 0, ms, [&](std::uint64_t, const std::vector<double>& v) {
-                sel[side].insert(sel[side].end(), v.begin(), v.end());
+                sel_trials[side].insert(sel_trials[side].end(), v.begin(), v.end());
             }))
             return o;
     }
+    SelectionHalves sel[2];
     {
-        std::thread other([&] { std::sort(sel[1].begin(), sel[1].end()); });
-        std::sort(sel[0].begin(), sel[0].end());
+        std::thread other([&] { sel[1] = split_selection(std::move(sel_trials[1])); });
+        sel[0] = split_selection(std::move(sel_trials[0]));
         other.join();
     }
     if (stopped()) return o;
 
-    // 2. The event, and the thresholds of the privacy region (pooled quantiles of the selection shares).
+    // 2. The event (the best threshold or set event; the halves end merged, each share sorted whole), and the
+    //    thresholds of the privacy region (pooled quantiles of the selection shares).
     SelectionSpec spec;
     spec.kind = s.bound;
     spec.delta = o.learner.privacy.delta;
     spec.alpha = s.alpha;
     spec.candidates = s.candidates;
     double score = 0.0;
-    const ThresholdEvent event = select_event(sel[0], sel[1], M - ms, spec, &score);
+    const AuditEvent event = choose_event(sel[0], sel[1], M - ms, spec, &score);
+    const std::vector<double>& sorted0 = sel[0].values;
+    const std::vector<double>& sorted1 = sel[1].values;
     constexpr int kRegionRows = 200;
-    std::vector<double> edges{event.threshold};
+    std::vector<double> edges;
+    if (event.kind == AuditEvent::Kind::Threshold) edges.push_back(event.threshold);
     for (int i = 0; i < kRegionRows; ++i)
-        edges.push_back(kth_of_two(sel[0], sel[1],
+        edges.push_back(kth_of_two(sorted0, sorted1,
                                    static_cast<std::uint64_t>((i + 0.5) / kRegionRows * static_cast<double>(2 * ms))));
-    std::vector<double> region_thresholds(edges.begin() + 1, edges.end());
+    std::vector<double> region_thresholds(edges.end() - kRegionRows, edges.end());
     std::sort(edges.begin(), edges.end());
     edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
 
     // 3. The evaluation shares, counted streaming; the selection shares join the region's (descriptive) counts.
     EdgeHistogram eval[2] = {EdgeHistogram(edges), EdgeHistogram(edges)};
     EdgeHistogram all[2] = {EdgeHistogram(edges), EdgeHistogram(edges)};
+    std::uint64_t in_set[2] = {0, 0}; // a set event's evaluation counts
+    const bool set_event = event.kind == AuditEvent::Kind::Set;
     for (int side = 0; side < 2; ++side) {
         if (!simulate(side, ms, M - ms, [&](std::uint64_t, const std::vector<double>& v) {
-                for (double x : v) eval[side].add(x);
+                for (double x : v) {
+                    eval[side].add(x);
+                    if (set_event) in_set[side] += event.contains(x);
+                }
             }))
             return o;
-        for (double x : sel[side]) all[side].add(x);
+        for (double x : sel[side].values) all[side].add(x);
         all[side].add_bins(eval[side].counts());
-        std::vector<double>().swap(sel[side]);
+        std::vector<double>().swap(sel[side].values);
     }
     o.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    const EdgeHistogram& num = event.a_is_numerator ? eval[0] : eval[1];
-    const EdgeHistogram& den = event.a_is_numerator ? eval[1] : eval[0];
-    o.bound = bound_from_counts(s.bound, event, num.count(event), num.total(), den.count(event), den.total(),
+    const int num = event.a_is_numerator ? 0 : 1, den = 1 - num;
+    const auto hits = [&](int side) { return set_event ? in_set[side] : eval[side].count(event); };
+    o.bound = bound_from_counts(s.bound, event, hits(num), eval[num].total(), hits(den), eval[den].total(),
                                 o.learner.privacy.delta, s.alpha);
     o.bound.selection_score = score;
     double last = std::nan("");

@@ -562,7 +562,8 @@ class AuditResult:
 
     @property
     def event(self) -> dict:
-        """The threshold event: how it reads, its tail and threshold, and its counts on each side."""
+        """The event (kind "threshold" or "set"): how it reads, its tail and threshold or its set's size, and its counts
+        on each side."""
         return self.info["event"]
 
     @property

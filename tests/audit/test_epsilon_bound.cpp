@@ -1,5 +1,6 @@
 // The audit statistics (host/audit/epsilon_bound.hpp: "the auditor is itself tested"):
-// Clopper-Pearson bounds against closed forms and their coverage, and the threshold audit on mechanisms whose
+// Clopper-Pearson bounds against closed forms and their coverage, set events on lattices (seen where thresholds see
+// nothing, never built from the trials that score them, valid at alpha), and the audit on mechanisms whose
 // eps is known -- the Laplace mechanism (tight to 0.98 at eps = 1 with 1e6 trials per side, never above its eps
 // in >= 95 of 100 audits), a planted Laplace mechanism with half the noise it claims (flagged), and the
 // Gaussian mechanism at its exact (eps, delta) (Balle & Wang 2018's curve; the bound stays below it); and the
@@ -91,7 +92,7 @@ TEST(EpsilonBound, FormulaMonotoneInDeltaAndZeroWhenNothingSeparates) {
 TEST(LaplaceAudit_Stat, EpsOneIsAuditedCloseToTightWithAMillionTrials) {
     // Laplace(1) at 0 and at 1 (sensitivity 1, eps = 1): ratio e on {X >= t}, t >= 1. 1e6 trials per side, 95%.
     const auto a = mechanism(0, 1, 1000000, 1.0, 1.0), b = mechanism(0, 0, 1000000, 0.0, 1.0);
-    const AuditBound r = threshold_audit(a, b, 0.0, 0.05);
+    const AuditBound r = two_sample_audit(a, b, 0.0, 0.05);
     RecordProperty("eps_lb", std::to_string(r.epsilon_lb));
     EXPECT_GE(r.epsilon_lb, 0.98) << r.event.describe();
     EXPECT_LE(r.epsilon_lb, 1.0) << r.event.describe();
@@ -100,7 +101,7 @@ TEST(LaplaceAudit_Stat, EpsOneIsAuditedCloseToTightWithAMillionTrials) {
 TEST(LaplaceAudit_Stat, NeverAboveTheTrueEpsInAtLeast95Of100Audits) {
     int over = 0;
     for (std::uint32_t rep = 1; rep <= 100; ++rep) {
-        const AuditBound r = threshold_audit(mechanism(rep, 1, 100000, 1.0, 1.0), mechanism(rep, 0, 100000, 0.0, 1.0),
+        const AuditBound r = two_sample_audit(mechanism(rep, 1, 100000, 1.0, 1.0), mechanism(rep, 0, 100000, 0.0, 1.0),
                                              0.0, 0.05);
         over += r.epsilon_lb > 1.0;
     }
@@ -111,7 +112,7 @@ TEST(LaplaceAudit_Stat, NeverAboveTheTrueEpsInAtLeast95Of100Audits) {
 TEST(LaplaceAudit_Stat, APlantedMechanismWithHalfItsClaimedNoiseIsFlagged) {
     // Claims eps = 1 but draws Laplace(1/2): really eps = 2. 1e5 trials per side flag it (eps_lb > 1); the same
     // budget does not flag the correct mechanism (checked above, in 100 audits).
-    const AuditBound r = threshold_audit(mechanism(200, 1, 100000, 1.0, 0.5), mechanism(200, 0, 100000, 0.0, 0.5), 0.0,
+    const AuditBound r = two_sample_audit(mechanism(200, 1, 100000, 1.0, 0.5), mechanism(200, 0, 100000, 0.0, 0.5), 0.0,
                                          0.05);
     EXPECT_GT(r.epsilon_lb, 1.0) << "VIOLATION not detected: " << r.event.describe();
     EXPECT_LE(r.epsilon_lb, 2.0);
@@ -130,7 +131,7 @@ TEST(GaussianAudit_Stat, StaysBelowTheExactEpsAtItsDelta) {
     for (int i = 0; i < 200; ++i) ((delta_of(0.5 * (lo + hi)) > delta) ? lo : hi) = 0.5 * (lo + hi);
     const double eps_true = hi;
     const auto a = mechanism(0, 3, 1000000, 1.0, 1.0, true), b = mechanism(0, 2, 1000000, 0.0, 1.0, true);
-    const AuditBound r = threshold_audit(a, b, delta, 0.05);
+    const AuditBound r = two_sample_audit(a, b, delta, 0.05);
     RecordProperty("eps_true", std::to_string(eps_true));
     RecordProperty("eps_lb", std::to_string(r.epsilon_lb));
     EXPECT_LE(r.epsilon_lb, eps_true) << r.event.describe();
@@ -179,8 +180,8 @@ TEST(GaussianDp, TheCurveIsTheGaussianMechanismsAndEpsilonInvertsIt) {
 // bound finds on the same trials (the power the (eps, delta) bound throws away).
 TEST(GaussianAudit_Stat, TheGdpBoundIsTightBelowMuAndStrongerThanEpsDelta) {
     const auto a = mechanism(0, 3, 1000000, 1.0, 1.0, true), b = mechanism(0, 2, 1000000, 0.0, 1.0, true);
-    const AuditBound g = threshold_audit(a, b, 1e-5, 0.05, 256, BoundKind::Gdp);
-    const AuditBound e = threshold_audit(a, b, 1e-5, 0.05, 256, BoundKind::EpsDelta);
+    const AuditBound g = two_sample_audit(a, b, 1e-5, 0.05, 256, BoundKind::Gdp);
+    const AuditBound e = two_sample_audit(a, b, 1e-5, 0.05, 256, BoundKind::EpsDelta);
     RecordProperty("mu_lb", std::to_string(g.mu_lb));
     EXPECT_LE(g.mu_lb, 1.0) << g.event.describe();
     EXPECT_GT(g.mu_lb, 0.98) << g.event.describe();
@@ -188,12 +189,12 @@ TEST(GaussianAudit_Stat, TheGdpBoundIsTightBelowMuAndStrongerThanEpsDelta) {
     EXPECT_GT(g.epsilon_lb, e.epsilon_lb + 0.5) << "gdp " << g.epsilon_lb << " eps-delta " << e.epsilon_lb;
     int over = 0;
     for (std::uint32_t rep = 0; rep < 100; ++rep)
-        over += threshold_audit(mechanism(rep, 11, 100000, 1.0, 1.0, true), mechanism(rep, 10, 100000, 0.0, 1.0, true),
+        over += two_sample_audit(mechanism(rep, 11, 100000, 1.0, 1.0, true), mechanism(rep, 10, 100000, 0.0, 1.0, true),
                                 1e-5, 0.05, 256, BoundKind::Gdp)
                     .mu_lb > 1.0;
     EXPECT_LE(over, 5);
     // Half the noise (really mu = 2) is flagged against a claimed mu = 1.
-    EXPECT_GT(threshold_audit(mechanism(7, 1, 100000, 1.0, 0.5, true), mechanism(7, 0, 100000, 0.0, 0.5, true), 1e-5,
+    EXPECT_GT(two_sample_audit(mechanism(7, 1, 100000, 1.0, 0.5, true), mechanism(7, 0, 100000, 0.0, 0.5, true), 1e-5,
                               0.05, 256, BoundKind::Gdp)
                   .mu_lb,
               1.0);
@@ -249,8 +250,110 @@ TEST(ThresholdSearch, CandidatesReachTheTailsOrAreEveryDistinctValue) {
     EXPECT_EQ(candidate_thresholds(d1, d2, 100, s), (std::vector<double>{0, 1, 2, 3, 7}));
 }
 
-/// A sample of unsigned statistics as doubles (threshold_audit's input).
+/// A sample of unsigned statistics as doubles (two_sample_audit's input).
 std::vector<double> as_doubles(const std::vector<std::uint32_t>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+// ---- set events (docs/AUDITS.md "Set events") ---------------------------------------------------------------------
+
+/// The Laplace samples of `mechanism` rounded to a grid: to even multiples of `step` (offset 0) or odd ones (offset 1),
+/// the structure of a floating-point mechanism whose two neighbours land on different subsets of one grid.
+std::vector<double> on_grid(std::vector<double> x, double step, int offset) {
+    for (double& v : x) v = (2.0 * std::round(v / (2.0 * step)) + offset) * step;
+    return x;
+}
+
+// Interleaved grids with the same Laplace profile: every tail differs by at most one grid step between the sides, so
+// the best threshold shows little; the set of values seen only under D is (nearly) never hit under D', and the set
+// event shows it.
+TEST(SetEvents, AnInterleavedLatticeIsSeenByASetEventAndNotByAThreshold) {
+    const std::vector<double> a = on_grid(mechanism(1, 0, 200000, 0.0, 1.0), 1.0 / 256, 0);
+    const std::vector<double> b = on_grid(mechanism(1, 1, 200000, 0.0, 1.0), 1.0 / 256, 1);
+    const AuditBound r = two_sample_audit(a, b, 0.0, 0.05);
+    EXPECT_EQ(r.event.kind, AuditEvent::Kind::Set) << r.event.describe();
+    EXPECT_GT(r.epsilon_lb, 3.0) << r.event.describe();
+    EXPECT_EQ(r.k0, 0u) << "no value of the set is on the other side's grid";
+    // Thresholds alone (the selection on the whole shares) see at most the one-step shift: ln of a tail ratio of
+    // e^{1/256}, nothing the counts can resolve.
+    std::vector<double> a1(a.begin(), a.begin() + 40000), b1(b.begin(), b.begin() + 40000);
+    std::sort(a1.begin(), a1.end());
+    std::sort(b1.begin(), b1.end());
+    SelectionSpec spec;
+    double score = 0.0;
+    (void)select_event(a1, b1, 160000, spec, &score);
+    EXPECT_LT(score, 0.1);
+}
+
+// A continuous statistic never repeats a value: no set event scores, and the audit keeps its threshold.
+TEST(SetEvents, AContinuousStatisticScoresNoSetEventAndKeepsItsThreshold) {
+    const std::vector<double> a = mechanism(2, 0, 100000, 1.0, 1.0), b = mechanism(2, 1, 100000, 0.0, 1.0);
+    SelectionHalves ha = split_selection({a.begin(), a.begin() + 20000});
+    SelectionHalves hb = split_selection({b.begin(), b.begin() + 20000});
+    double score = -1.0;
+    const AuditEvent e = select_set_event(ha.build(), hb.build(), ha.score(), hb.score(), 80000, SelectionSpec{}, &score);
+    EXPECT_EQ(score, 0.0);
+    EXPECT_TRUE(e.set.empty());
+    const AuditBound r = two_sample_audit(a, b, 0.0, 0.05);
+    EXPECT_EQ(r.event.kind, AuditEvent::Kind::Threshold);
+    EXPECT_GT(r.epsilon_lb, 0.8);
+}
+
+// The sets come from the building half only and leave out heavy atoms: a value that is a fifth of the building half
+// (a clip bound) is never in a "seen" set, and a value seen under both sides is never in a "seen only" set.
+TEST(SetEvents, TheSetIsBuiltFromTheBuildingHalfWithoutHeavyAtoms) {
+    // Building halves: A sees {0 (x200), 1..800 (once each)}, B sees {0 (x200), 401..1200}; scoring halves: A on
+    // 1..400 and B on 801..1200, each 4 times, and both on the clip atom 0.
+    std::vector<double> a_build(200, 0.0), b_build(200, 0.0), a_score, b_score;
+    for (int v = 1; v <= 800; ++v) a_build.push_back(v);
+    for (int v = 401; v <= 1200; ++v) b_build.push_back(v);
+    for (int r = 0; r < 4; ++r)
+        for (int v = 1; v <= 400; ++v) a_score.push_back(v), b_score.push_back(v + 800);
+    for (int r = 0; r < 200; ++r) a_score.push_back(0.0), b_score.push_back(0.0);
+    for (std::vector<double>* v : {&a_build, &b_build, &a_score, &b_score}) std::sort(v->begin(), v->end());
+    const auto view = [](const std::vector<double>& v) { return SortedValues{v.data(), v.size()}; };
+    double score = 0.0;
+    const AuditEvent e =
+        select_set_event(view(a_build), view(b_build), view(a_score), view(b_score), 100000, SelectionSpec{}, &score);
+    EXPECT_GT(score, 1.0);
+    EXPECT_EQ(e.kind, AuditEvent::Kind::Set);
+    ASSERT_FALSE(e.set.empty());
+    EXPECT_FALSE(std::binary_search(e.set.begin(), e.set.end(), 0.0)) << "the heavy (clip) atom is left out";
+    for (double v : e.set) {
+        const bool only_a = v >= 1 && v <= 400, only_b = v >= 801 && v <= 1200;
+        EXPECT_TRUE(e.a_is_numerator ? only_a : only_b) << v << " (" << e.set_origin << ")";
+    }
+}
+
+// Valid whatever the law: with the same discrete law on both sides, a set event chosen on the selection share and
+// counted on the rest exceeds eps = 0 in at most alpha of the audits (up to four standard errors). The selection
+// here trusts its counts more than the audit does (gamma = 0.5), so that a set event is proposed in most audits and
+// the test exercises them: a set built from, or scored on, the evaluation trials would be flagged far more often.
+TEST(SetEvents_Stat, ASetEventOnIdenticalDiscreteLawsIsFlaggedAtMostAlphaOfTheTime) {
+    const int reps = 200;
+    int flagged = 0, proposed = 0;
+    SelectionSpec spec;
+    spec.gamma = 0.5;
+    for (int rep = 0; rep < reps; ++rep) {
+        const std::uint32_t r = 100 + static_cast<std::uint32_t>(rep);
+        const std::vector<double> a = on_grid(mechanism(r, 0, 20000, 0.0, 3.0), 0.25, 0);
+        const std::vector<double> b = on_grid(mechanism(r, 1, 20000, 0.0, 3.0), 0.25, 0);
+        const std::size_t m = 4000; // the selection share: 0.2
+        SelectionHalves ha = split_selection({a.begin(), a.begin() + m}), hb = split_selection({b.begin(), b.begin() + m});
+        double score = 0.0;
+        const AuditEvent e = select_set_event(ha.build(), hb.build(), ha.score(), hb.score(), a.size() - m, spec, &score);
+        if (e.set.empty()) continue;
+        ++proposed;
+        std::uint64_t ka = 0, kb = 0;
+        for (std::size_t i = m; i < a.size(); ++i) ka += e.contains(a[i]), kb += e.contains(b[i]);
+        const std::uint64_t n = a.size() - m;
+        const double lb = e.a_is_numerator ? epsilon_lower_bound(ka, n, kb, n, 0.0, 0.05)
+                                           : epsilon_lower_bound(kb, n, ka, n, 0.0, 0.05);
+        flagged += lb > 0.0;
+    }
+    RecordProperty("proposed", proposed);
+    RecordProperty("flagged", flagged);
+    EXPECT_GE(proposed, reps / 4) << "too few set events to test";
+    EXPECT_LE(flagged, 0.05 * reps + 4.0 * std::sqrt(0.05 * 0.95 * reps)) << proposed << " set events";
+}
 
 TEST(SparseVectorAudit_Stat, AboveThresholdIsConsistentAndThePlantedVariantIsAViolation) {
     // Queries 0, ..., 0, 100 against the neighbouring stream shifted by the sensitivity (q - 1), eps = 1; the
@@ -259,11 +362,11 @@ TEST(SparseVectorAudit_Stat, AboveThresholdIsConsistentAndThePlantedVariantIsAVi
     const double eps = 1.0;
     const std::uint32_t runs = 200000;
     const auto [q, q2] = test::neighbouring_svt_queries(12);
-    const AuditBound ok = threshold_audit(as_doubles(test::halting_indices(eps, q, runs, 41, false)),
+    const AuditBound ok = two_sample_audit(as_doubles(test::halting_indices(eps, q, runs, 41, false)),
                                           as_doubles(test::halting_indices(eps, q2, runs, 42, false)), 0.0, 0.05);
     EXPECT_LE(ok.epsilon_lb, eps) << ok.event.describe();
     EXPECT_GT(ok.epsilon_lb, 0.1) << "the audit sees some of the privacy loss";
-    const AuditBound bad = threshold_audit(as_doubles(test::halting_indices(eps, q, runs, 41, true)),
+    const AuditBound bad = two_sample_audit(as_doubles(test::halting_indices(eps, q, runs, 41, true)),
                                            as_doubles(test::halting_indices(eps, q2, runs, 42, true)), 0.0, 0.05);
     RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
     RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));
@@ -279,11 +382,11 @@ TEST(ExpMechAudit_Stat, ConsistentAtItsEpsAndThePlantedDoubleTemperatureIsAViola
     s[0] = 0.0;
     s2[0] = 1.0;
     const std::uint32_t runs = 200000;
-    const AuditBound ok = threshold_audit(as_doubles(test::exp_mech_draws(s, 0.5, runs, 51)),
+    const AuditBound ok = two_sample_audit(as_doubles(test::exp_mech_draws(s, 0.5, runs, 51)),
                                           as_doubles(test::exp_mech_draws(s2, 0.5, runs, 52)), 0.0, 0.05);
     EXPECT_LE(ok.epsilon_lb, 1.0) << ok.event.describe();
     EXPECT_GT(ok.epsilon_lb, 0.7) << ok.event.describe();
-    const AuditBound bad = threshold_audit(as_doubles(test::exp_mech_draws(s, 1.0, runs, 51)),
+    const AuditBound bad = two_sample_audit(as_doubles(test::exp_mech_draws(s, 1.0, runs, 51)),
                                            as_doubles(test::exp_mech_draws(s2, 1.0, runs, 52)), 0.0, 0.05);
     RecordProperty("eps_lb_correct", std::to_string(ok.epsilon_lb));
     RecordProperty("eps_lb_planted", std::to_string(bad.epsilon_lb));

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -604,6 +606,33 @@ TEST(AuditCli, BadInputExitsTwoNamingTheKeyAndLeavesNoDirectory) {
     const test::CliResult keys = test::run_cli(dir, "audit --list-keys");
     EXPECT_EQ(keys.rc, 0);
     for (const KeySpec& k : audit::audit_keys()) EXPECT_NE(keys.out.find(std::string("  ") + k.name + " = "), std::string::npos) << k.name;
+}
+
+// The floating-point attack (Mironov, CCS 2012) on the tight cube pair (experiments/audits/dp_ftrl_cube_tight.toml)
+// in float: the 24-bit float Laplace draw b has 2^23 equiprobable atoms and l_1 + b is rounded to the float grid, so
+// the values x_2 takes under D and under D' lie on different subsets of one grid. No threshold event can see that
+// (the tails show exactly eps); the set event of the values seen only under one side does (docs/AUDITS.md "Set
+// events"): VIOLATION in each of 20 seeds at 1e6 trials per side, with eps_lb >= 1.5 against the claim 1. In double
+// the same pair stays consistent, its values do not repeat and the event chosen is a threshold.
+TEST(LearnerAudit_Stat, TheFloatLaplaceLatticeIsAViolationThroughASetEvent) {
+    TempDir dir;
+    const std::string src = DPREGRET_SOURCE_DIR;
+    std::ifstream in(src + "/experiments/audits/dp_ftrl_cube_tight.toml");
+    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string path = "adversary.path=\"" + src + "/experiments/audits/data/cube_two_rounds.csv\"";
+    for (int seed = 1; seed <= 20; ++seed) {
+        const audit::AuditOutcome o = run_audit(dir, toml, false, 2,
+                                                {path, "run.precision=\"float\"", "run.seed=" + std::to_string(seed)});
+        EXPECT_STREQ(audit::verdict(o), "VIOLATION") << "seed " << seed << ": eps_lb " << o.bound.epsilon_lb;
+        EXPECT_GE(o.bound.epsilon_lb, 1.5) << "seed " << seed;
+        EXPECT_EQ(o.bound.event.kind, audit::AuditEvent::Kind::Set) << "seed " << seed << ": " << o.bound.event.describe();
+    }
+    for (int seed = 1; seed <= 5; ++seed) {
+        const audit::AuditOutcome o = run_audit(dir, toml, false, 2, {path, "run.seed=" + std::to_string(seed)});
+        EXPECT_STREQ(audit::verdict(o), "consistent") << "seed " << seed << ": eps_lb " << o.bound.epsilon_lb;
+        EXPECT_EQ(o.bound.event.kind, audit::AuditEvent::Kind::Threshold) << "seed " << seed;
+        EXPECT_GE(o.bound.epsilon_lb, 0.95) << "seed " << seed << ": the tight pair keeps its threshold bound";
+    }
 }
 
 // Every audit of the registry (experiments/audits/*.toml, docs/AUDITS.md) is consistent: a correct learner is not
