@@ -75,6 +75,8 @@ AuditPlan plan_audit(const AuditSpec& spec) {
                          std::to_string(p.records.size()) + " points (" + cfg.swept_keys.at(0) +
                          " is a list); give one value per key");
     p.warnings = cfg.points[0].warnings;
+    const std::string in_float = float_privacy_warning(cfg, p.records);
+    if (!in_float.empty()) p.warnings.push_back(in_float);
     p.threads = spec.threads ? spec.threads : std::max(1u, std::thread::hardware_concurrency());
     Backend backend;
     try {

@@ -41,6 +41,11 @@ std::vector<std::string> input_paths(const config::Config& cfg);
 /// n is not much smaller than T); run.json reports the guarantee in either case.
 std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy);
 
+/// "" unless the run computes in float and some learner claims a finite eps: then the warning that the claim is that
+/// of exact noise, which the float sampler does not provide (its values lie on a lattice that a set event sees:
+/// docs/AUDITS.md "Set events", docs/RANDOMNESS.md "Not a hardened DP release sampler").
+std::string float_privacy_warning(const config::Config& cfg, const std::vector<PointRecord>& recs);
+
 /// What one process may hold of a point: instances [first, first + count) with 1 <= count <= 2^32 - 1 (the
 /// executors' 32-bit instance count; global ids go up to 2^52, in blocks of 32-bit RNG words, point_runner.hpp).
 /// Throws UsageError naming [run] instances and --shard / mpirun otherwise.

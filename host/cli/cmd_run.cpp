@@ -210,6 +210,8 @@ std::uint64_t report_plan(const api::Plan& plan) {
     if (excess_points > 3)
         std::cerr << "dpregret: warning: " << excess_points - 3 << " more point(s) guarantee more than they request; "
                   << "run.json gives every point's guarantee\n";
+    const std::string in_float = api::float_privacy_warning(cfg, plan.records);
+    if (!in_float.empty()) std::cerr << "dpregret: warning: " << in_float << "\n";
     return total_work;
 }
 

@@ -292,6 +292,8 @@ public:
             const std::string excess = api::privacy_excess(cfg.points[i], plan_.records[i].learner.privacy);
             if (!excess.empty()) warnings_.push_back("point " + std::to_string(i) + ": " + excess);
         }
+        const std::string in_float = api::float_privacy_warning(cfg, plan_.records);
+        if (!in_float.empty()) warnings_.push_back(in_float);
     }
 
     ~Job() override {
