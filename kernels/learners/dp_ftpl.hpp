@@ -89,7 +89,7 @@ struct DpFtpl : SumAndPrefixState<1> {
         Prefix::kNoise,
         Prefix::kMechanism,
         {"calibration", KeyType::Choice, "paper", 0, 1, "paper|strict",
-         "sigma_priv: paper L_Y k ln(k/delta)/eps; strict sqrt(h') Delta_2 sqrt(2 ln(1.25/delta))/eps"},
+         "sigma_priv: paper L_Y k ln(k/delta)/eps; strict sqrt(h') Delta_2 sqrt(2 ln(1.25/delta))/eps for eps < 1, the zCDP scale (exactly eps) for eps >= 1"},
         {"reg_constant", KeyType::Real, "auto", 0.0, kInf, "",
          "c in sigma_reg = c L_Y sqrt(T/(sqrt(d) k)); auto = (2 pi)^(-1/4) = 0.6316 (A2 [DERIVED])"},
         {"priv_constant", KeyType::Real, "1", 0.0, kInf, "",

@@ -15,7 +15,8 @@
 //             Gaussian  sigma  = ||Y||_2 k ln(k / delta) / eps
 //   Strict  exact replace-one sensitivity and released depth h':
 //             Laplace   lambda = Delta_1 h' / eps                                  (§1.1, §1.4)
-//             Gaussian  sigma  = sqrt(h') Delta_2 sqrt(2 ln(1.25/delta)) / eps     (§1.2, §1.4)
+//             Gaussian  sigma  = sqrt(h') Delta_2 sqrt(2 ln(1.25/delta)) / eps     (§1.2, §1.4; eps < 1)
+//                       sigma  = sqrt(h'/(2 rho)) Delta_2, rho from zCDP at (eps, delta)   (eps >= 1)
 //
 // Factor-2 caveat (docs/spec/checks.md §4.5, docs/spec/model.md §0.4): AS17 uses ||Y||_1 where replace-one
 // sensitivity is max ||l - l'||_1, which equals ||Y||_1 when Y ⊆ [0,1]^N but can be 2 ||Y||_1 for symmetric Y
@@ -95,9 +96,13 @@ DPR_HD inline double laplace_node_scale(Calibration cal, double eps, const LossS
 ///          printed: at k = 1 it is ||Y||_2 ln(1/delta)/eps (positive for delta < 1); at k = 0 (T = 1)
 ///          the prefixes L~_0..L~_{T-1} carry no node at all and the formula's k * ln(0) is read as
 ///          its limit 0.
-///   Strict sigma = sqrt(h') Delta_2 sqrt(2 ln(1.25/delta)) / eps
+///   Strict sigma = sqrt(h') Delta_2 sqrt(2 ln(1.25/delta)) / eps                         for eps < 1
 ///          §1.4 (sqrt(h') l2-sensitivity) + §1.2 classical Gaussian mechanism (Dwork-Roth Thm A.1),
-///          a valid (eps, delta) guarantee for eps < 1; tree_guarantee() also reports zCDP.
+///          a valid (eps, delta) guarantee for eps < 1 only; for eps >= 1 the zCDP scale below
+///          (gaussian_node_scale_zcdp), which tree_guarantee() reports as exactly eps. (The classical
+///          formula used at every eps gave 1.2 eps at eps = 10: issue 48.)
+DPR_HD inline double gaussian_node_scale_zcdp(double eps, double delta, const LossSetNorms& y, std::uint64_t T,
+                                              bool release_final);
 DPR_HD inline double gaussian_node_scale(Calibration cal, double eps, double delta, const LossSetNorms& y,
                                          std::uint64_t T, bool release_final) {
     if (cal == Calibration::Paper) {
@@ -106,6 +111,7 @@ DPR_HD inline double gaussian_node_scale(Calibration cal, double eps, double del
         const double kd = static_cast<double>(k);
         return y.y2 * kd * (std::log(kd) - std::log(delta)) / eps; // ln(k/delta), finite for any delta > 0
     }
+    if (!(eps < 1.0)) return gaussian_node_scale_zcdp(eps, delta, y, T, release_final);
     const double hp = static_cast<double>(levels_released(T, release_final));
     return std::sqrt(hp) * y.delta2 * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / eps;
 }

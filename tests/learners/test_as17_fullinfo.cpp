@@ -261,16 +261,19 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
             Problem{d, T, 1}),
         1);
     const double eta_ball = 1 / std::sqrt(double(T)), eta_cube = std::sqrt(d / double(T));
+    // sqrt(rho) of the zCDP that converts to (2, 1e-6)-DP: rho + 2 sqrt(rho ln(1e6)) = 2.
+    const double sqrt_rho_2 = std::sqrt(std::log(1e6) + 2.0) - std::sqrt(std::log(1e6));
     const double sd = std::sqrt(double(d));
     {
         SCOPED_TRACE("dp-ftrl-sphere, Laplace, paper, padded: lambda = sqrt(d) k / eps");
-        const auto r = simulate("dp-ftrl-sphere", {{"epsilon", 0.5}}, "drifting", {}, d, T, 3);
+        const auto r = simulate("dp-ftrl-sphere", {{"epsilon", 0.5}, {"calibration", kPaper}}, "drifting", {}, d, T, 3);
         expect_replay(r, {Play::L2Ball, eta_ball, TreeVariant::Padded, NodeNoise::Laplace, sd * k / 0.5},
                       drifting, d, T);
     }
     {
-        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, binary, eta = 0.05: sigma = sqrt(k) 2 sqrt(2 "
-                     "ln(1.25/delta))/eps");
+        // eps = 2 >= 1: strict takes the zCDP scale, sigma = sqrt(h'/(2 rho)) Delta_2 with sqrt(rho) = sqrt(ln(1/delta)
+        // + eps) - sqrt(ln(1/delta)) (the classical formula holds only for eps < 1; docs/spec/as17.md §A1).
+        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, binary, eta = 0.05: sigma = sqrt(k/2) 2/sqrt(rho)");
         const auto r = simulate("dp-ftrl-sphere",
                                 {{"epsilon", 2.0},
                                  {"delta", 1e-6},
@@ -281,7 +284,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                 "unit-vectors", {}, d, T, 3);
         expect_replay(r,
                       {Play::L2Ball, 0.05, TreeVariant::Binary, NodeNoise::Gaussian,
-                       std::sqrt(k) * 2 * std::sqrt(2 * std::log(1.25e6)) / 2.0},
+                       std::sqrt(k / 2) * 2 / sqrt_rho_2},
                       unit, d, T);
     }
     {
@@ -296,11 +299,11 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
                                 "unit-vectors", {}, d, T, 3);
         expect_replay(r,
                       {Play::L2Ball, 0.05, TreeVariant::Binary, NodeNoise::Gaussian,
-                       std::sqrt(k) * 2 * std::sqrt(2 * std::log(1.25e6)) / 2.0, true},
+                       std::sqrt(k / 2) * 2 / sqrt_rho_2, true},
                       unit, d, T);
     }
     {
-        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, blt: the binary tree's sigma x sqrt(sens^2 / h'), BLT noise");
+        SCOPED_TRACE("dp-ftrl-sphere, Gaussian, strict, blt: the zCDP sigma with sens^2 for h', BLT noise");
         const auto r = simulate("dp-ftrl-sphere",
                                 {{"epsilon", 2.0},
                                  {"delta", 1e-6},
@@ -312,7 +315,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
         const double s2 = blt_sens2_direct(mech::blt_for_steps(4, T - 1), T - 1);
         expect_replay(r,
                       {Play::L2Ball, 0.05, TreeVariant::Binary, NodeNoise::Gaussian,
-                       std::sqrt(s2) * 2 * std::sqrt(2 * std::log(1.25e6)) / 2.0, false, 4},
+                       std::sqrt(s2 / 2) * 2 / sqrt_rho_2, false, 4},
                       unit, d, T);
         EXPECT_NE(std::string(r.privacy.mechanism).find("BLT"), std::string::npos) << r.privacy.mechanism;
     }

@@ -177,17 +177,13 @@ TEST(Calibration, RoundTripScaleToGuaranteeGivesTheSameEpsilon) {
                     EXPECT_NEAR(gl.epsilon, eps, 1e-13 * eps);
                     EXPECT_TRUE(same_name(gl.accountant, "pure-laplace"));
                     for (double delta : {1e-3, 1e-6, 1e-10}) {
-                        // Gaussian strict: the classical epsilon comes back exactly; the reported one
-                        // is the smaller valid one, so never above eps, and classical whenever it is
-                        // valid (eps < 1) and not beaten by zCDP.
+                        // Gaussian strict below eps = 1: the classical epsilon comes back exactly; the reported one
+                        // is the smaller valid one, so never above eps, and classical whenever it is not beaten by
+                        // zCDP. From eps = 1 on (where the classical theorem does not hold) strict is the
+                        // zCDP-inverted scale, whose zCDP epsilon comes back exactly.
                         const double sigma =
                             node_scale(NodeNoise::Gaussian, Calibration::Strict, eps, delta, y, T, fin);
                         const std::uint32_t hp = levels_released(T, fin);
-                        EXPECT_NEAR(gaussian_classical_epsilon(sigma, y.delta2, hp, delta), eps, 1e-13 * eps);
-                        // rho = h' Delta_2^2/(2 sigma^2) = eps^2/(4 ln(1.25/delta)).
-                        EXPECT_NEAR(zcdp_rho(sigma, y.delta2, hp), eps * eps / (4 * std::log(1.25 / delta)),
-                                    1e-13 * eps * eps);
-                        // zCDP-inverted scale: the zCDP epsilon comes back exactly, for every eps.
                         const double sz = gaussian_node_scale_zcdp(eps, delta, y, T, fin);
                         const Guarantee gz = tree_guarantee(NodeNoise::Gaussian, sz, delta, y, T, fin);
                         EXPECT_NEAR(zcdp_epsilon(gz.rho, delta), eps, 1e-12 * eps);
@@ -195,10 +191,16 @@ TEST(Calibration, RoundTripScaleToGuaranteeGivesTheSameEpsilon) {
                         const Guarantee gg = tree_guarantee(NodeNoise::Gaussian, sigma, delta, y, T, fin);
                         const double eps_z = zcdp_epsilon(gg.rho, delta);
                         if (eps < 1.0) {
+                            EXPECT_NEAR(gaussian_classical_epsilon(sigma, y.delta2, hp, delta), eps, 1e-13 * eps);
+                            // rho = h' Delta_2^2/(2 sigma^2) = eps^2/(4 ln(1.25/delta)).
+                            EXPECT_NEAR(zcdp_rho(sigma, y.delta2, hp), eps * eps / (4 * std::log(1.25 / delta)),
+                                        1e-13 * eps * eps);
                             EXPECT_LE(gg.epsilon, eps * (1 + 1e-13));
                             EXPECT_NEAR(gg.epsilon, std::min(eps, eps_z), 1e-13 * eps);
                         } else {
+                            EXPECT_EQ(sigma, sz);
                             EXPECT_TRUE(same_name(gg.accountant, "zcdp"));
+                            EXPECT_NEAR(gg.epsilon, eps, 1e-12 * eps);
                             EXPECT_DOUBLE_EQ(gg.epsilon, eps_z);
                         }
                     }
