@@ -28,6 +28,9 @@ namespace dpr::learners {
 struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
     using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
     static constexpr const char* kName = "dp-ftrl-experts";
+    /// The paper's calibration gives exactly the requested eps on the experts set (||Y||_1 = 1 is the add/remove
+    /// sensitivity and the tree releases ceil(log2 T) levels: docs/spec/as17.md §A1), so it stays the default.
+    static constexpr mech::Calibration kDefaultCalibration = mech::Calibration::Paper;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole output sequence; inf = no noise: then equal to hedge bit "

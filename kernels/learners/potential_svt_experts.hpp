@@ -35,7 +35,8 @@
 //                                 (2 eps_0 + 2 eta)-DP, the sparse vector being eps_0-DP only for 1-sensitive
 //                                 queries
 //   sensitivity = "conservative" noise for Delta = 2 (Lap(4/eps_0), Lap(8/eps_0)): each phase (eps_0 + 2
-//   eta)-DP
+//   eta)-DP; the default, with Thm 6/7's eps_0 and eta scaled down together (unless either is given) to the largest
+//   factor at which the composition below is at most the requested eps: a run never gives more than it asks
 // K phases by basic composition (pure), or for variant = "approx" the smaller of that and advanced
 // composition sqrt(2K ln(1/delta)) e + K e (e^e - 1) with delta (e the per-phase epsilon;
 // Dwork-Rothblum-Vadhan). The accountant string also quotes the paper's own count K (eta + eps_0).
@@ -77,10 +78,11 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
          "ln(1/delta)), eta = eps/(112 ln T sqrt(ln d ln(1/delta))))"},
         {"delta", KeyType::Real, "1e-6", 0.0, 1.0, "",
          "delta of variant = approx (advanced composition over phases)", true, true},
-        {"sensitivity", KeyType::Choice, "paper", 0.0, 0.0, "paper|conservative",
-         "sparse-vector noise for query sensitivity 1 (paper: Lap(2/eps_0), Lap(4/eps_0)) or 2 "
-         "(conservative: Lap(4/eps_0), Lap(8/eps_0)), docs/spec/checks.md §4.15; the privacy report is "
-         "honest for both"},
+        {"sensitivity", KeyType::Choice, "conservative", 0.0, 0.0, "paper|conservative",
+         "conservative (the default): sparse-vector noise for query sensitivity 2 (Lap(4/eps_0), Lap(8/eps_0)) "
+         "and eps_0, eta scaled down together until the guarantee is at most the requested eps; paper: noise "
+         "for sensitivity 1 (Lap(2/eps_0), Lap(4/eps_0)) at Thm 6/7's eps_0 and eta, about 2 eps "
+         "(docs/spec/checks.md §4.15); the privacy report is honest for both"},
         {"alpha", KeyType::Real, "1", 0.0, kInf, "",
          "potential drop per phase of Lemma C.2: the sparse-vector threshold is 2 alpha / eta (query units)",
          true},
@@ -121,7 +123,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
         resolve_privacy<PotentialSvtExperts>(kv, pb, p);
-        p.conservative = kv.get(kSensitivity, 0.0) == 1.0;
+        p.conservative = kv.get(kSensitivity, 1.0) == 1.0;
         p.alpha = kv.get(kAlpha, 1.0);
         p.ln_d = std::log(static_cast<double>(pb.d));
         p.K = kv.get(kSwitchBudget, std::ceil(2.0 * p.ln_d));
@@ -129,6 +131,28 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         const double eps0 = p.approx ? p.epsilon / std::sqrt(p.K * lndel) : p.epsilon / p.K;
         p.eps0 = kv.get(kEps0, eps0);
         p.eta = kv.get(kEtaKey, p.approx ? p.epsilon / (112.0 * lnT * std::sqrt(p.ln_d * lndel)) : p.eps0 / (56.0 * lnT));
+        if (p.conservative && !kv.given[kEps0] && !kv.given[kEtaKey]) {
+            // Thm 6/7's eps_0 and eta, scaled by the largest s in (0, 1] at which the phases' composition is at most
+            // the request: the exponential mechanism is 2 eta-DP (replace-one), not eta, so the unscaled values
+            // give eps + 2 K eta (1.0086 eps at d = 2, T = 64). Pure composition is linear in s; the advanced one
+            // is increasing in s, so a bisection finds s (to a relative 2^-50, rounded down).
+            const double e0 = p.eps0, h0 = p.eta;
+            const auto report_at = [&](double s) {
+                Params q = p;
+                q.eps0 = s * e0;
+                q.eta = s * h0;
+                return privacy(q).epsilon;
+            };
+            if (report_at(1.0) > p.epsilon) {
+                double lo = 0.0, hi = 1.0;
+                for (int i = 0; i < 60; ++i) {
+                    const double mid = 0.5 * (lo + hi);
+                    (report_at(mid) <= p.epsilon ? lo : hi) = mid;
+                }
+                p.eps0 = lo * e0;
+                p.eta = lo * h0;
+            }
+        }
         p.threshold = 2.0 * p.alpha / p.eta;
         p.svt = mech::svt_scales(p.eps0, p.conservative ? 2.0 : 1.0);
         return p;

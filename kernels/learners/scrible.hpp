@@ -32,7 +32,8 @@
 // round only, so the output sequence is eps-DP with eps = Delta / lam, Delta = max_{x in K, l,l' in Y}
 // |<l - l', x>| / ||x||_inf (replace-one; ball 2 sqrt(d), cube 2, simplex d). paper: lam = ||Y||_1/eps
 // (ball sqrt(d), cube 1, simplex d), which for the symmetric ball/cube provides 2 eps (reported);
-// strict: lam = Delta/eps. The guarantee is local (noise added to each observed loss).
+// strict (the default, so that a run never gives more eps than requested): lam = Delta/eps, the same lam as paper
+// on the simplex. The guarantee is local (noise added to each observed loss).
 //
 // Diagnostics (per instance): max_outside = max_t max(0, -slack(y_t)) (must be 0: y_t in K),
 // min_slack_y / min_slack_x = min_t of the smallest constraint slack of y_t / x_t (barriers.hpp),
@@ -71,12 +72,13 @@ inline constexpr KeySpec kEpsilonKey{
 inline constexpr KeySpec kCalibrationKey{
     "calibration",
     KeyType::Choice,
-    "paper",
+    "strict",
     0,
     1,
     "paper|strict",
-    "paper: lambda = ||Y||_1/eps (AS17 Lemma 4.2, B = ||Y||_1); strict: lambda = Delta/eps, Delta = "
-    "max |<l - l', x>|/||x||_inf (2 ||Y||_1 for ball and cube)"};
+    "strict (the default): lambda = Delta/eps, Delta = max |<l - l', x>|/||x||_inf (2 ||Y||_1 for ball and cube, "
+    "||Y||_1 for the simplex), gives eps; paper: lambda = ||Y||_1/eps (AS17 Lemma 4.2, B = ||Y||_1), gives 2 eps on "
+    "the ball and the cube"};
 inline constexpr KeySpec kNoiseScaleKey{
     "noise_scale",
     KeyType::Real,
@@ -222,7 +224,9 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
         p.calibration = mech::Calibration::Paper;
         if constexpr (kPrivate) {
             p.epsilon = kv.num[kEpsilon];
-            p.calibration = static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper
+            // strict by default: the paper's lambda = ||Y||_1/eps gives 2 eps on the symmetric ball and cube
+            // (docs/spec/as17.md §A3); on the simplex both give the same lambda.
+            p.calibration = static_cast<int>(kv.get(kCalibration, 1)) == 0 ? mech::Calibration::Paper
                                                                            : mech::Calibration::Strict;
             if (kv.given[kNoiseScale])
                 p.lambda = kv.num[kNoiseScale];

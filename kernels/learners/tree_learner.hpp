@@ -129,8 +129,12 @@ struct PrefixKeys {
 };
 
 /// AS17's two calibrations of the node scale, the choice "paper|strict" (calibration.hpp).
-inline mech::Calibration calibration_of(const KeyValues& kv, int kCalibration) {
-    return static_cast<int>(kv.get(kCalibration, 0)) == 0 ? mech::Calibration::Paper : mech::Calibration::Strict;
+/// The calibration key's choice (index 0 paper, 1 strict); `fallback` when the key is not given (the learner's default:
+/// the calibration that delivers at most the requested eps and delta, docs/spec/model.md §1.5).
+inline mech::Calibration calibration_of(const KeyValues& kv, int kCalibration,
+                                        mech::Calibration fallback = mech::Calibration::Paper) {
+    const double dflt = fallback == mech::Calibration::Paper ? 0.0 : 1.0;
+    return static_cast<int>(kv.get(kCalibration, dflt)) == 0 ? mech::Calibration::Paper : mech::Calibration::Strict;
 }
 inline const char* calibration_name(mech::Calibration c) { return c == mech::Calibration::Paper ? "paper" : "strict"; }
 
@@ -225,8 +229,8 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
 /// the keys (eta, epsilon, delta, the calibration, and the prefix mechanism for L's loss-set norms,
 /// as17_prefix); the checks of the noise keys and of the node scale; the privacy report. L derives from
 /// As17Ftrl<L>, lists its keys in the order below (epsilon, delta, eta, mechanism, noise, calibration,
-/// node_scale, blt_buffers; checked at compile time in resolve()) and declares norms(d) and default_eta(d,
-/// T).
+/// node_scale, blt_buffers; checked at compile time in resolve()) and declares norms(d), default_eta(d, T) and
+/// kDefaultCalibration (the calibration when the key is not given: one that delivers at most the request).
 template <class L>
 struct As17Ftrl {
     static constexpr int kEpsilon = 0, kDelta = 1, kEta = 2, kCalibration = 5, kNodeScale = 6;
@@ -248,7 +252,7 @@ struct As17Ftrl {
         p.eta = kv.get(L::kEta, L::default_eta(pb.d, pb.T));
         p.epsilon = kv.num[L::kEpsilon];
         p.delta = kv.get(L::kDelta, 0.0);
-        p.calibration = calibration_of(kv, L::kCalibration);
+        p.calibration = calibration_of(kv, L::kCalibration, L::kDefaultCalibration);
         p.prefix = as17_prefix<L>(kv, p.calibration, p.epsilon, p.delta, L::norms(p.d), p.T);
         return p;
     }

@@ -408,8 +408,9 @@ TEST(PotentialSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
     const std::uint64_t T = 4096;
     const double lnT = std::log(4096.0), lnd = std::log(1024.0);
     const double K = std::ceil(2 * lnd); // 14
-    // Theorem 6 (pure): alpha = 1, eps_0 = eps/K, eta = eps_0/(56 ln T); threshold 2 alpha/eta in query units.
-    const auto p = potential_params(d, T, 2.0);
+    // Theorem 6 (pure) with the paper's sensitivity: alpha = 1, eps_0 = eps/K, eta = eps_0/(56 ln T); threshold
+    // 2 alpha/eta in query units.
+    const auto p = potential_params(d, T, 2.0, {{PotentialSvtExperts::kSensitivity, 0.0}});
     EXPECT_EQ(p.K, 14.0);
     EXPECT_DOUBLE_EQ(p.eps0, 2.0 / K);
     EXPECT_DOUBLE_EQ(p.eta, 2.0 / K / (56 * lnT));
@@ -421,19 +422,46 @@ TEST(PotentialSvtExperts, ParametersAndPrivacyReportAreTheSpecsFormulas) {
     EXPECT_NEAR(r.epsilon, K * (2 * p.eps0 + 2 * p.eta), 1e-12);
     EXPECT_EQ(r.delta, 0.0);
     EXPECT_STREQ(r.calibration, "paper");
-    // Conservative (§4 item 15): Delta = 2 noise, K (eps_0 + 2 eta) = eps (1 + 1/(28 ln T)).
-    const auto pc = potential_params(d, T, 2.0, {{PotentialSvtExperts::kSensitivity, 1.0}});
+    // Conservative (§4 item 15) at Theorem 6's eps_0 and eta, given: Delta = 2 noise, K (eps_0 + 2 eta) = eps (1 +
+    // 1/(28 ln T)), more than asked.
+    const auto pc = potential_params(d, T, 2.0, {{PotentialSvtExperts::kSensitivity, 1.0},
+                                                 {PotentialSvtExperts::kEps0, 2.0 / K},
+                                                 {PotentialSvtExperts::kEtaKey, 2.0 / K / (56 * lnT)}});
     EXPECT_DOUBLE_EQ(pc.svt.threshold, 4.0 / pc.eps0);
     EXPECT_DOUBLE_EQ(pc.svt.query, 8.0 / pc.eps0);
     EXPECT_NEAR(PotentialSvtExperts::privacy(pc).epsilon, 2.0 * (1 + 1 / (28 * lnT)), 1e-12);
-    // Theorem 7 (approx): eps_0 = eps/sqrt(K ln(1/delta)), eta = eps/(112 ln T sqrt(ln d ln(1/delta))).
+    // The default (conservative, neither given) scales both by s = 1/(1 + 1/(28 ln T)), the pure composition being
+    // linear in s: the report is the request, to the bisection's rounding (down).
+    const auto pd = potential_params(d, T, 2.0);
+    const double s = 1 / (1 + 1 / (28 * lnT));
+    EXPECT_NEAR(pd.eps0, s * 2.0 / K, 1e-14);
+    EXPECT_NEAR(pd.eta / pd.eps0, 1 / (56 * lnT), 1e-14) << "eps_0 and eta scaled together";
+    EXPECT_DOUBLE_EQ(pd.svt.threshold, 4.0 / pd.eps0);
+    EXPECT_DOUBLE_EQ(pd.threshold, 2.0 / pd.eta);
+    r = PotentialSvtExperts::privacy(pd);
+    EXPECT_STREQ(r.calibration, "conservative");
+    EXPECT_LE(r.epsilon, 2.0);
+    EXPECT_GT(r.epsilon, 2.0 * (1 - 1e-12));
+    // Theorem 7 (approx): eps_0 = eps/sqrt(K ln(1/delta)), eta = eps/(112 ln T sqrt(ln d ln(1/delta))), given.
     const double delta = 1e-6, lndel = std::log(1 / delta);
-    const auto pa = potential_params(d, T, 0.5, {{PotentialSvtExperts::kVariant, 1.0}, {PotentialSvtExperts::kSensitivity, 1.0}});
-    EXPECT_DOUBLE_EQ(pa.eps0, 0.5 / std::sqrt(K * lndel));
-    EXPECT_DOUBLE_EQ(pa.eta, 0.5 / (112 * lnT * std::sqrt(lnd * lndel)));
+    const double e0 = 0.5 / std::sqrt(K * lndel), eta0 = 0.5 / (112 * lnT * std::sqrt(lnd * lndel));
+    const auto pa = potential_params(d, T, 0.5, {{PotentialSvtExperts::kVariant, 1.0},
+                                                 {PotentialSvtExperts::kEps0, e0},
+                                                 {PotentialSvtExperts::kEtaKey, eta0}});
+    EXPECT_DOUBLE_EQ(pa.eps0, e0);
+    EXPECT_DOUBLE_EQ(pa.eta, eta0);
     const double e = pa.eps0 + 2 * pa.eta;
     r = PotentialSvtExperts::privacy(pa);
     EXPECT_NEAR(r.epsilon, std::min(K * e, std::sqrt(2 * K * lndel) * e + K * e * std::expm1(e)), 1e-12);
+    EXPECT_GT(r.epsilon, 0.5) << "Theorem 7's values give a little more than asked";
+    // By default they are scaled down together until the advanced composition is at most the request.
+    const auto pad = potential_params(d, T, 0.5, {{PotentialSvtExperts::kVariant, 1.0}});
+    EXPECT_LT(pad.eps0, e0);
+    EXPECT_NEAR(pad.eta / pad.eps0, eta0 / e0, 1e-12);
+    r = PotentialSvtExperts::privacy(pad);
+    EXPECT_LE(r.epsilon, 0.5);
+    EXPECT_GT(r.epsilon, 0.5 * (1 - 1e-12));
+    EXPECT_LE(r.delta, delta); // 0 where the pure composition is the smaller
     // Theorem 6's parameters satisfy Lemma C.2's condition on alpha (8 eta (ln T + ln(2T/beta))/eps_0 < 1).
     EXPECT_LT(PotentialSvtExperts::lemma_c2_alpha(p), 1.0);
 }

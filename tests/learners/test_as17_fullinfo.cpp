@@ -329,7 +329,7 @@ TEST(As17FullInfo, EngineRegretEqualsAnIndependentReimplementationFromTheSpec) {
     {
         SCOPED_TRACE("dp-ftrl-cube, Gaussian, paper, binary: sigma = k ln(k/delta)/eps");
         const auto r = simulate("dp-ftrl-cube",
-                                {{"epsilon", 3.0}, {"delta", 1e-4}, {"noise", kGaussian}, {"mechanism", kBinary}},
+                                {{"epsilon", 3.0}, {"delta", 1e-4}, {"noise", kGaussian}, {"mechanism", kBinary}, {"calibration", kPaper}},
                                 "cube-coordinate", {}, d, T, 3);
         expect_replay(
             r,
@@ -520,21 +520,23 @@ TEST(As17FullInfo, PrivacyReportsTheGuaranteeTheNoiseProvidesOnHandComputedCases
     {
         // Sphere, d = 4, T = 1024 (k = h' = 10), eps = 1, paper: lambda = sqrt(4) 10 / 1 = 20, and
         // Delta_1 = 2 sqrt(4) = 4, so the release is h' Delta_1 / lambda = 10 * 4 / 20 = 2-DP (factor 2).
-        const auto p = privacy_of("dp-ftrl-sphere", {{"epsilon", 1.0}}, 4, 1024);
+        const auto p = privacy_of("dp-ftrl-sphere", {{"epsilon", 1.0}, {"calibration", kPaper}}, 4, 1024);
         EXPECT_DOUBLE_EQ(p.noise_scale, 20.0);
         EXPECT_DOUBLE_EQ(p.epsilon, 2.0);
         EXPECT_EQ(p.delta, 0.0);
         EXPECT_STREQ(p.accountant, "pure-laplace");
         EXPECT_STREQ(p.calibration, "paper");
-        // strict: lambda = Delta_1 h' / eps = 40 -> exactly eps = 1.
-        const auto s = privacy_of("dp-ftrl-sphere", {{"epsilon", 1.0}, {"calibration", kStrict}}, 4, 1024);
-        EXPECT_DOUBLE_EQ(s.noise_scale, 40.0);
-        EXPECT_DOUBLE_EQ(s.epsilon, 1.0);
-        EXPECT_STREQ(s.calibration, "strict");
+        // strict, the default: lambda = Delta_1 h' / eps = 40 -> exactly eps = 1.
+        for (const auto& s : {privacy_of("dp-ftrl-sphere", {{"epsilon", 1.0}, {"calibration", kStrict}}, 4, 1024),
+                              privacy_of("dp-ftrl-sphere", {{"epsilon", 1.0}}, 4, 1024)}) {
+            EXPECT_DOUBLE_EQ(s.noise_scale, 40.0);
+            EXPECT_DOUBLE_EQ(s.epsilon, 1.0);
+            EXPECT_STREQ(s.calibration, "strict");
+        }
     }
     {
         // Cube, T = 1000 (k = 10), eps = 0.5, paper: lambda = 10 / 0.5 = 20, Delta_1 = 2: eps = 10*2/20 = 1.
-        const auto p = privacy_of("dp-ftrl-cube", {{"epsilon", 0.5}}, 7, 1000);
+        const auto p = privacy_of("dp-ftrl-cube", {{"epsilon", 0.5}, {"calibration", kPaper}}, 7, 1000);
         EXPECT_DOUBLE_EQ(p.noise_scale, 20.0);
         EXPECT_DOUBLE_EQ(p.epsilon, 1.0);
     }
@@ -557,7 +559,8 @@ TEST(As17FullInfo, PrivacyReportsTheGuaranteeTheNoiseProvidesOnHandComputedCases
         EXPECT_STREQ(p.accountant, "gaussian-classical");
         // paper: sigma = ||Y||_2 k ln(k/delta)/eps = 10 ln(1e7)/0.5 = 322.4, far more than needed.
         const auto q =
-            privacy_of("dp-ftrl-cube", {{"epsilon", 0.5}, {"delta", 1e-6}, {"noise", kGaussian}}, 3, 1024);
+            privacy_of("dp-ftrl-cube", {{"epsilon", 0.5}, {"delta", 1e-6}, {"noise", kGaussian}, {"calibration", kPaper}}, 3,
+                       1024);
         const double sq = 10 * std::log(1e7) / 0.5;
         EXPECT_NEAR(q.noise_scale, sq, 1e-12 * sq);
         const GaussEps g = gauss_eps(sq, 2.0, 10, 1e-6);
