@@ -53,9 +53,10 @@ constexpr const char* kSampleFooter =
   gumbel       Gumbel(mu, beta)                  --loc mu (default 0) --scale beta
   gamma        Gamma(k, theta)                   --shape k --scale theta
   tree         prefix-sum noise of tree aggregation (binary or AS17 padded tree): an N x T matrix
+  prefix       the same for any prefix mechanism (padded, binary, honaker, blt), --meta for its variances
   expmech      the exponential mechanism Pr[i] ∝ exp(-c s(i)) over d candidates: N indices
 
-Common flags: --n N (draws, or rows for tree; 1..4294967295), --seed S (0..4294967295, default 0),
+Common flags: --n N (draws, or rows for tree and prefix; 1..4294967295), --seed S (0..4294967295, default 0),
 --out FILE (.npy or .csv).
 
 Examples:
