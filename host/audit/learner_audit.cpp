@@ -151,7 +151,7 @@ const std::vector<KeySpec>& audit_keys() {
          "the number of switches or the last switch round after round max R (functions of the switch times)"},
         {"alpha", KeyType::Real, "0.05", 1e-12, 1.0, nullptr,
          "the bound holds with confidence 1 - alpha (Clopper-Pearson, alpha/2 per side)", false, true},
-        {"candidates", KeyType::Int, "256", 2.0, 4096.0, nullptr,
+        {"candidates", KeyType::Int, "64", 2.0, 4096.0, nullptr,
          "thresholds tried on the selection share (pooled quantiles at tail probabilities from 50 expected "
          "evaluation counts to 1/2, or every distinct value when there are fewer), each in both tails and both "
          "orientations"},
