@@ -12,7 +12,7 @@
 #include "host/cli/app.hpp"
 #include "host/mpi/world.hpp"
 
-#define DPREGRET_COMMANDS(X) X(run) X(merge) X(audit) X(sample) X(info)
+#define DPREGRET_COMMANDS(X) X(run) X(merge) X(audit) X(audit_samples) X(sample) X(info)
 
 namespace dpr::cli {
 #define DPREGRET_DECLARE_COMMAND(name) void add_##name##_command(CLI::App& app);

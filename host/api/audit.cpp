@@ -214,6 +214,21 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {
     }
 }
 
+nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, const std::string& second,
+                          const std::string& chosen_on, const std::string& counted_on) {
+    const bool set_event = b.event.kind == audit::AuditEvent::Kind::Set;
+    return {{"kind", b.event.kind_name()},
+            {"describe", b.event.describe()},
+            {"tail", set_event ? nlohmann::json(nullptr) : nlohmann::json(b.event.upper_tail ? "upper" : "lower")},
+            {"threshold", set_event ? nlohmann::json(nullptr) : num(b.event.threshold)},
+            {"set_size", set_event ? nlohmann::json(b.event.set.size()) : nlohmann::json(nullptr)},
+            {"numerator_side", b.event.a_is_numerator ? first : second},
+            {"k_numerator", b.k1}, {"n_numerator", b.n1}, {"k_denominator", b.k0}, {"n_denominator", b.n0},
+            {"selection_score", b.selection_score},
+            {"chosen_on", chosen_on},
+            {"counted_on", counted_on}};
+}
+
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall) {
     const config::Config& cfg = plan.config;
@@ -231,18 +246,9 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     j["epsilon_lb"] = num(b.epsilon_lb);
     if (b.kind == audit::BoundKind::Gdp) j["mu_lb"] = b.mu_lb;
     j["confidence"] = 1.0 - b.alpha;
-    const bool set_event = b.event.kind == audit::AuditEvent::Kind::Set;
-    j["event"] = {{"kind", b.event.kind_name()},
-                  {"describe", b.event.describe()},
-                  {"tail", set_event ? nlohmann::json(nullptr) : nlohmann::json(b.event.upper_tail ? "upper" : "lower")},
-                  {"threshold", set_event ? nlohmann::json(nullptr) : num(b.event.threshold)},
-                  {"set_size", set_event ? nlohmann::json(b.event.set.size()) : nlohmann::json(nullptr)},
-                  {"numerator_side", b.event.a_is_numerator ? "base" : "neighbour"},
-                  {"k_numerator", b.k1}, {"n_numerator", b.n1}, {"k_denominator", b.k0}, {"n_denominator", b.n0},
-                  {"selection_score", b.selection_score},
-                  {"chosen_on", "trials [0, " + std::to_string(a.selection_trials) + ") of each side"},
-                  {"counted_on", "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
-                                     ") of each side"}};
+    j["event"] = event_json(b, "base", "neighbour", "trials [0, " + std::to_string(a.selection_trials) + ") of each side",
+                            "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
+                                ") of each side");
     j["trials_per_side"] = a.trials;
     j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream},
                   {"base_instances", {0, a.trials - 1}}, {"neighbour_instances", {a.trials, 2 * a.trials - 1}}};

@@ -87,6 +87,11 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec);
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall_seconds);
 
+/// audit.json's "event" object: the event, which side is the numerator (`first` when the event puts the first
+/// sample's probability on top, else `second`), its evaluation counts and where it was chosen and counted.
+nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, const std::string& second,
+                          const std::string& chosen_on, const std::string& counted_on);
+
 /// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv and
 /// audit.json last into `dir` (the output directory held by descriptor: io::OutputDirectory::dir(), never written
 /// through a link). Throws io::IoError, leaving none of them.

@@ -442,17 +442,8 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     spec.candidates = s.candidates;
     double score = 0.0;
     const AuditEvent event = choose_event(sel[0], sel[1], M - ms, spec, &score);
-    const std::vector<double>& sorted0 = sel[0].values;
-    const std::vector<double>& sorted1 = sel[1].values;
-    constexpr int kRegionRows = 200;
-    std::vector<double> edges;
-    if (event.kind == AuditEvent::Kind::Threshold) edges.push_back(event.threshold);
-    for (int i = 0; i < kRegionRows; ++i)
-        edges.push_back(kth_of_two(sorted0, sorted1,
-                                   static_cast<std::uint64_t>((i + 0.5) / kRegionRows * static_cast<double>(2 * ms))));
-    std::vector<double> region_thresholds(edges.end() - kRegionRows, edges.end());
-    std::sort(edges.begin(), edges.end());
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    const RegionPlan rp = region_plan(event, sel[0].values, sel[1].values);
+    const std::vector<double>& edges = rp.edges;
 
     // 3. The evaluation shares, counted streaming; the selection shares join the region's (descriptive) counts.
     EdgeHistogram eval[2] = {EdgeHistogram(edges), EdgeHistogram(edges)};
@@ -478,17 +469,38 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     o.bound = bound_from_counts(s.bound, event, hits(num), eval[num].total(), hits(den), eval[den].total(),
                                 o.learner.privacy.delta, s.alpha);
     o.bound.selection_score = score;
-    double last = std::nan("");
-    const double m = static_cast<double>(M);
-    for (double x : region_thresholds) {
-        if (x == last) continue;
-        last = x;
-        const std::size_t j = static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), x) - edges.begin());
-        o.region.push_back({x, static_cast<double>(all[0].at_least(j)) / m, static_cast<double>(all[1].at_least(j)) / m,
-                            static_cast<double>(all[0].at_most(j)) / m, static_cast<double>(all[1].at_most(j)) / m});
-    }
+    o.region = region_rows(rp, all[0], all[1], M, M);
     o.completed = true;
     return o;
+}
+
+RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1) {
+    RegionPlan r;
+    if (event.kind == AuditEvent::Kind::Threshold) r.edges.push_back(event.threshold);
+    const double pooled = static_cast<double>(sorted0.size() + sorted1.size());
+    for (int i = 0; i < RegionPlan::kRegionRows; ++i)
+        r.thresholds.push_back(
+            kth_of_two(sorted0, sorted1, static_cast<std::uint64_t>((i + 0.5) / RegionPlan::kRegionRows * pooled)));
+    r.edges.insert(r.edges.end(), r.thresholds.begin(), r.thresholds.end());
+    std::sort(r.edges.begin(), r.edges.end());
+    r.edges.erase(std::unique(r.edges.begin(), r.edges.end()), r.edges.end());
+    return r;
+}
+
+std::vector<RegionRow> region_rows(const RegionPlan& plan, const EdgeHistogram& all0, const EdgeHistogram& all1,
+                                   std::uint64_t n0, std::uint64_t n1) {
+    std::vector<RegionRow> rows;
+    double last = std::nan("");
+    const double m0 = static_cast<double>(n0), m1 = static_cast<double>(n1);
+    for (double x : plan.thresholds) {
+        if (x == last) continue;
+        last = x;
+        const std::size_t j =
+            static_cast<std::size_t>(std::lower_bound(plan.edges.begin(), plan.edges.end(), x) - plan.edges.begin());
+        rows.push_back({x, static_cast<double>(all0.at_least(j)) / m0, static_cast<double>(all1.at_least(j)) / m1,
+                        static_cast<double>(all0.at_most(j)) / m0, static_cast<double>(all1.at_most(j)) / m1});
+    }
+    return rows;
 }
 
 const char* verdict(const AuditOutcome& o) {

@@ -43,6 +43,18 @@ struct RegionRow {
     double threshold, base_ge, neighbour_ge, base_le, neighbour_le;
 };
 
+/// The values an audit's evaluation shares are binned against: the threshold of a threshold event and the privacy
+/// region's thresholds, kRegionRows pooled quantiles of the two sorted selection shares (sorted0, sorted1).
+struct RegionPlan {
+    static constexpr int kRegionRows = 200;
+    std::vector<double> edges;      ///< sorted, distinct: the EdgeHistogram's edges
+    std::vector<double> thresholds; ///< the region's rows, in quantile order (repeats skipped by region_rows)
+};
+RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1);
+/// The region's rows from the histograms of all of each side's values (n0 and n1 of them).
+std::vector<RegionRow> region_rows(const RegionPlan& plan, const EdgeHistogram& all0, const EdgeHistogram& all1,
+                                   std::uint64_t n0, std::uint64_t n1);
+
 struct AuditSettings {
     NeighbourSpec neighbour;
     bool round_given = false;

@@ -1,0 +1,108 @@
+#include "host/api/audit_samples.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "host/api/audit.hpp"
+#include "host/api/errors.hpp"
+#include "host/io/error.hpp"
+#include "host/io/npy.hpp"
+#include "host/version.hpp"
+
+namespace dpr::api {
+namespace {
+
+nlohmann::json finite_or_text(double v) {
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+io::NpyArray read_one(const std::string& path) {
+    try {
+        return io::read_npy(path);
+    } catch (const io::IoError& e) {
+        throw UsageError(std::string(e.what()) + " (audit-samples reads .npy files: numpy.save(FILE, array))");
+    }
+}
+
+} // namespace
+
+Samples read_samples(const std::vector<std::string>& paths) {
+    Samples s;
+    if (paths.size() == 1) {
+        io::NpyArray x = read_one(paths[0]);
+        if (x.shape.size() != 2 || x.shape[0] != 2)
+            throw UsageError(paths[0] + " has shape " + io::shape_string(x.shape) +
+                             ": one file must hold both samples as the rows of a (2, n) array (row 0: A, on D; row "
+                             "1: B, on D'), as `dpregret audit --save-statistic` writes statistic.npy; or give two "
+                             "files, A and B");
+        const std::size_t n = static_cast<std::size_t>(x.shape[1]);
+        s.a.assign(x.values.begin(), x.values.begin() + static_cast<std::ptrdiff_t>(n));
+        s.b.assign(x.values.begin() + static_cast<std::ptrdiff_t>(n), x.values.end());
+        s.a_label = paths[0] + " row 0";
+        s.b_label = paths[0] + " row 1";
+        return s;
+    }
+    if (paths.size() != 2)
+        throw UsageError("audit-samples takes two .npy files (A on D, B on D') or one of shape (2, n); got " +
+                         std::to_string(paths.size()));
+    for (int i = 0; i < 2; ++i) {
+        io::NpyArray x = read_one(paths[i]);
+        int long_axes = 0;
+        for (std::uint64_t e : x.shape) long_axes += e > 1;
+        if (long_axes > 1)
+            throw UsageError(paths[i] + " has shape " + io::shape_string(x.shape) +
+                             ": a sample is one axis of values (shape (n,), (n, 1) or (1, n))");
+        (i == 0 ? s.a : s.b) = std::move(x.values);
+        (i == 0 ? s.a_label : s.b_label) = paths[i];
+    }
+    return s;
+}
+
+nlohmann::json samples_audit_json(const audit::AuditOutcome& o, const Samples& s, const std::string& started,
+                                  double wall) {
+    const audit::AuditBound& b = o.bound;
+    const bool gdp = b.kind == audit::BoundKind::Gdp;
+    nlohmann::json j;
+    j["verdict"] = audit::verdict(o);
+    j["claimed"] = {{"epsilon", finite_or_text(o.learner.privacy.epsilon)},
+                    {"delta", o.learner.privacy.delta},
+                    {"gdp_mu", gdp ? nlohmann::json(o.learner.privacy.gdp_mu) : nlohmann::json(nullptr)},
+                    {"accountant", o.learner.privacy.accountant}};
+    j["bound"] = {{"kind", audit::bound_kind_name(b.kind)},
+                  {"compared", gdp ? "mu_lb against claimed.gdp_mu" : "epsilon_lb against claimed.epsilon"}};
+    j["epsilon_lb"] = finite_or_text(b.epsilon_lb);
+    if (gdp) j["mu_lb"] = b.mu_lb;
+    j["confidence"] = 1.0 - b.alpha;
+    const std::uint64_t mb = audit::selection_size(o.settings.selection, s.b.size());
+    j["event"] = event_json(b, "A", "B",
+                            "values [0, " + std::to_string(o.selection_trials) + ") of A and [0, " + std::to_string(mb) +
+                                ") of B",
+                            "values [" + std::to_string(o.selection_trials) + ", " + std::to_string(s.a.size()) +
+                                ") of A and [" + std::to_string(mb) + ", " + std::to_string(s.b.size()) + ") of B");
+    j["samples"] = {{"a", {{"source", s.a_label}, {"values", s.a.size()}, {"input", "D"}}},
+                    {"b", {{"source", s.b_label}, {"values", s.b.size()}, {"input", "D' (a neighbour of D)"}}}};
+    j["settings"] = {{"alpha", o.settings.alpha},
+                     {"candidates", o.settings.candidates},
+                     {"selection", o.settings.selection}};
+    j["timing"] = {{"started_at", started}, {"wall_seconds", wall}};
+    const BuildInfo& bi = build_info();
+    j["dpregret"] = {{"version", bi.version}, {"git_commit", bi.git_commit}, {"command", "audit-samples"}};
+    return j;
+}
+
+std::string samples_verdict_line(const audit::AuditOutcome& o) {
+    const audit::AuditBound& b = o.bound;
+    std::ostringstream line;
+    line << audit::verdict(o) << ": ";
+    if (b.kind == audit::BoundKind::Gdp)
+        line << "mu_lb = " << b.mu_lb << " against claimed mu = " << o.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
+    line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha) << "% confidence, claimed eps = "
+         << o.learner.privacy.epsilon << ", delta = " << o.learner.privacy.delta << " (event "
+         << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0 << ")";
+    return line.str();
+}
+
+} // namespace dpr::api
