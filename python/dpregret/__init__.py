@@ -28,7 +28,7 @@ import numpy as np
 from . import _core, _toml
 from ._core import ConfigError, NonFiniteResult
 
-__all__ = ["run", "Result", "audit", "AuditResult", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
+__all__ = ["run", "Result", "audit", "AuditResult", "audit_samples", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
 
 __version__: str = _core.__version__
 
@@ -531,6 +531,49 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     return AuditResult(job)
 
 
+def _sample_array(name: str, values: Any) -> np.ndarray:
+    """A sample as audit_samples takes it: float64, one axis (shape (n,), (n, 1) or (1, n)), C order."""
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"audit_samples: {name} must be an array of real numbers (one value per trial): {e}") from None
+    if sum(n > 1 for n in a.shape) > 1:
+        raise ConfigError(f"audit_samples: {name} has shape {a.shape}; a sample is one axis of values, one per trial")
+    return np.ascontiguousarray(a.reshape(-1))
+
+
+def audit_samples(a: Any, b: Any, *, epsilon: float | None = None, delta: float | None = None,
+                  mu: float | None = None, alpha: float = 0.05, selection: float = 0.2, candidates: int = 64,
+                  out: str | os.PathLike | None = None) -> "AuditResult":
+    """Audits anyone's mechanism from two samples of its statistic (`dpregret audit-samples`, docs/AUDITS.md
+    "Audits of anyone's samples"): `a` holds one value per trial on an input D, `b` per trial on a neighbouring D',
+    every trial with its own randomness, in an order that does not depend on the values.
+
+    The event (a threshold or a set of values) is chosen on the first `selection` share of each sample and counted on
+    the rest; the bound is eps_lb (Clopper-Pearson, confidence 1 - alpha) against `epsilon` (with `delta`, default
+    0), or with `mu` the Gaussian-DP mu_lb against mu (eps_lb is then the eps of mu_lb-GDP at `delta`, default 1e-5).
+    out: also write audit.json and privacy_region.csv there, as the command does. Returns an AuditResult; its
+    verdict is "VIOLATION" when the bound exceeds the claim. Bad input raises ConfigError naming it.
+    """
+    if epsilon is None and mu is None:
+        raise ConfigError("audit_samples needs the claim: epsilon=E (and delta=), or mu=M for Gaussian DP")
+    x, y = _sample_array("a", a), _sample_array("b", b)
+    mu_value = 0.0 if mu is None else float(mu)
+    if mu is not None and not mu_value > 0:
+        raise ConfigError(f"audit_samples: mu must be > 0 (got {mu})")
+    eps_value = float("inf") if epsilon is None else float(epsilon)
+    if epsilon is not None and not eps_value > 0:
+        raise ConfigError(f"audit_samples: epsilon must be > 0 (got {epsilon})")
+    delta_value = (1e-5 if mu is not None else 0.0) if delta is None else float(delta)
+    if isinstance(candidates, bool) or not isinstance(candidates, (int, np.integer)):
+        raise TypeError(f"audit_samples: candidates must be an integer (got {candidates!r})")
+    job = _core.SampleAudit(x, y, eps_value, delta_value, mu_value, float(alpha), float(selection), int(candidates))
+    result = AuditResult(job)
+    if out is not None:
+        result.save(out)
+    return result
+
+
 class AuditResult:
     """A finished audit: the verdict, the bound and its event (audit.json's fields), the privacy region."""
 
@@ -572,8 +615,10 @@ class AuditResult:
 
     @property
     def trials(self) -> int:
-        """Trials per side."""
-        return self.info["trials_per_side"]
+        """Trials per side (audit_samples: the smaller sample's size)."""
+        if "trials_per_side" in self.info:
+            return self.info["trials_per_side"]
+        return min(self.info["samples"]["a"]["values"], self.info["samples"]["b"]["values"])
 
     @property
     def region(self) -> dict[str, np.ndarray]:

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/api/audit.hpp"
+#include "host/api/audit_samples.hpp"
 #include "host/api/errors.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/api/run.hpp"
@@ -644,6 +645,63 @@ nb::tuple sample(const std::string& form, const std::map<std::string, std::strin
     return nb::make_tuple(draws, s.meta ? s.meta().dump() : std::string());
 }
 
+/// One audit of two samples (host/api/audit_samples.hpp; `dpregret audit-samples`): computed on construction (it
+/// reads the two arrays once, in O(n log n) for the selection shares), with the Audit's accessors.
+using Sample = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+class SampleAudit {
+public:
+    SampleAudit(const Sample& a, const Sample& b, double epsilon, double delta, double mu, double alpha,
+                double selection, int candidates)
+        : started_at_(utc_now()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        samples_.a.assign(a.data(), a.data() + a.shape(0));
+        samples_.b.assign(b.data(), b.data() + b.shape(0));
+        samples_.a_label = "the array a";
+        samples_.b_label = "the array b";
+        audit::SampleClaim claim;
+        claim.epsilon = epsilon;
+        claim.delta = delta;
+        claim.mu = mu;
+        audit::SampleAuditSettings st;
+        st.alpha = alpha;
+        st.selection = selection;
+        st.candidates = candidates;
+        try {
+            outcome_ = audit::audit_two_samples(samples_.a, samples_.b, claim, st);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("audit_samples: ") + e.what());
+        }
+        wall_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    std::string json_text() const { return api::samples_audit_json(outcome_, samples_, started_at_, wall_).dump(); }
+    std::string verdict_line() const { return api::samples_verdict_line(outcome_); }
+    Array statistic() const {
+        throw std::logic_error("audit_samples keeps no statistic of its own: the samples are the caller's arrays");
+    }
+    Array region() const {
+        std::vector<double> v;
+        v.reserve(outcome_.region.size() * 5);
+        for (const auto& r : outcome_.region)
+            for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
+        return to_array(std::move(v), {outcome_.region.size(), 5});
+    }
+    /// audit.json and privacy_region.csv into `dir` (created if missing; refused if it already holds an audit), by the
+    /// Save it returns (start() it), as Audit::save.
+    std::unique_ptr<Save> save(const std::string& dir) const {
+        io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
+        return std::make_unique<Save>(std::move(out), [this](const io::OutputDirectory& o, const std::function<bool()>&) {
+            api::write_audit_files(o.dir(), outcome_, nlohmann::json::parse(json_text()));
+            return true;
+        });
+    }
+
+private:
+    api::Samples samples_;
+    audit::AuditOutcome outcome_;
+    std::string started_at_;
+    double wall_ = 0.0;
+};
+
 nb::dict info() {
     const BuildInfo& b = build_info();
     const auto dev = cuda_api::query_devices();
@@ -717,6 +775,15 @@ NB_MODULE(_core, m) {
         .def("take_out", &Audit::take_out, "dir"_a)
         .def("save_out", &Audit::save_out, nb::keep_alive<0, 1>())
         .def("release_out", &Audit::release_out);
+    using dpr::python::SampleAudit;
+    nb::class_<SampleAudit>(m, "SampleAudit")
+        .def(nb::init<const dpr::python::Sample&, const dpr::python::Sample&, double, double, double, double, double, int>(),
+             "a"_a, "b"_a, "epsilon"_a, "delta"_a, "mu"_a, "alpha"_a, "selection"_a, "candidates"_a)
+        .def("json", &SampleAudit::json_text)
+        .def("verdict_line", &SampleAudit::verdict_line)
+        .def("statistic", &SampleAudit::statistic)
+        .def("region", &SampleAudit::region)
+        .def("save", &SampleAudit::save, "dir"_a, nb::keep_alive<0, 1>());
     m.def("keys", &dpr::python::keys);
     m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
     m.def("sample_forms", &dpr::api::sample_forms);

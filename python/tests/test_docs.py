@@ -29,6 +29,7 @@ def test_every_example_of_the_python_page_runs(repo, tmp_path, monkeypatch, caps
     assert "epsilon" in out and "epsilom" in out
     assert "consistent True" in out and "VIOLATION" in out
     assert "(200, 1024) blt 1024" in out
+    assert "assert_private: VIOLATION: eps_lb = " in out  # the NumPy DP-FTRL's planted bug is caught
 
 
 def test_the_example_draws_the_privacy_utility_plot(repo, tmp_path):
