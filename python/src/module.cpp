@@ -236,6 +236,29 @@ private:
     Write write_;
 };
 
+/// run(out=)/audit(out=)'s directory: taken (locked and checked) before anything is simulated, held until the
+/// results are written into it or it is given up.
+struct HeldOut {
+    io::OutputDirectory dir;
+    bool held = false;
+    void check_free() const {
+        if (held) throw std::logic_error("take_out: a directory is held already");
+    }
+    void take(io::OutputDirectory d) {
+        dir = std::move(d);
+        held = true;
+    }
+    io::OutputDirectory give() {
+        if (!held) throw std::logic_error("save_out: no directory was taken (take_out)");
+        held = false;
+        return std::move(dir);
+    }
+    void release() {
+        dir.remove_created();
+        held = false;
+    }
+};
+
 /// A loss matrix from memory ([adversary] losses of a dict config): float64, (T, d), C order, on the host.
 /// The run reads it in place (host/engine/loss_file.hpp LossArray); the Python layer makes it so with
 /// np.ascontiguousarray, which copies only an array that is not already, and copies an array in a file mapping (a
@@ -299,7 +322,7 @@ public:
 
     ~Job() override {
         stop();
-        out_.remove_created(); // run(out=)'s directory, when nothing was written into it
+        out_.release(); // run(out=)'s directory, when nothing was written into it
     }
 
     std::string backend() const { return plan_.backend == Backend::Cuda ? "cuda" : "cpu"; }
@@ -388,24 +411,18 @@ public:
     /// open_output): created if missing, locked, proven writable, refused if it already holds a run or if the result
     /// files would not fit on its disk. Held until save_out() writes into it or release_out() gives it up.
     void take_out(const std::string& dir) {
-        if (out_held_) throw std::logic_error("take_out: a directory is held already");
+        out_.check_free();
         io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
         check_disk(out, disk_bytes(), "this run's result files", "reduce [run] instances, checkpoints or the sweep");
-        out_ = std::move(out);
-        out_held_ = true;
+        out_.take(std::move(out));
     }
     /// The Save of the finished run into take_out()'s directory.
     std::unique_ptr<Save> save_out() {
         check_done();
-        if (!out_held_) throw std::logic_error("save_out: no directory was taken (take_out)");
-        out_held_ = false;
-        return saver(std::move(out_));
+        return saver(out_.give());
     }
     /// Gives take_out()'s directory up (the run failed or was stopped): the lock released, what it created removed.
-    void release_out() {
-        out_.remove_created();
-        out_held_ = false;
-    }
+    void release_out() { out_.release(); }
 
 private:
     bool work() override {
@@ -457,9 +474,17 @@ private:
     std::chrono::steady_clock::time_point t0_;
     std::uint64_t memory_estimate_ = 0;
     double wall_seconds_ = 0.0;
-    io::OutputDirectory out_; ///< take_out()'s directory, locked
-    bool out_held_ = false;
+    HeldOut out_; ///< take_out()'s directory, locked
 };
+
+/// (thresholds, 5): an audit's privacy_region.csv columns threshold, base_ge, neighbour_ge, base_le, neighbour_le.
+Array region_array(const std::vector<audit::RegionRow>& region) {
+    std::vector<double> v;
+    v.reserve(region.size() * 5);
+    for (const auto& r : region)
+        for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
+    return to_array(std::move(v), {region.size(), 5});
+}
 
 /// One audit (host/api/audit.hpp): planned on construction, run by start() on a thread of its own.
 class Audit : public Worker {
@@ -482,7 +507,7 @@ public:
     }
     ~Audit() override {
         stop();
-        out_.remove_created(); // audit(out=)'s directory, when nothing was written into it
+        out_.release(); // audit(out=)'s directory, when nothing was written into it
     }
 
     /// audit.json's text.
@@ -505,11 +530,7 @@ public:
     /// (thresholds, 5): privacy_region.csv's columns threshold, base_ge, neighbour_ge, base_le, neighbour_le.
     Array region() const {
         check_done();
-        std::vector<double> v;
-        v.reserve(outcome_.region.size() * 5);
-        for (const auto& r : outcome_.region)
-            for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
-        return to_array(std::move(v), {outcome_.region.size(), 5});
+        return region_array(outcome_.region);
     }
     /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit) by the Save
     /// it returns (start() it).
@@ -523,22 +544,16 @@ public:
     /// locked, proven writable, refused if it already holds an audit or if its files would not fit on its disk
     /// (api::estimate_audit_disk). Held until save_out() or release_out().
     void take_out(const std::string& dir) {
-        if (out_held_) throw std::logic_error("take_out: a directory is held already");
+        out_.check_free();
         io::OutputDirectory out = lock_save_dir(dir, /*audit=*/true);
         check_room(out);
-        out_ = std::move(out);
-        out_held_ = true;
+        out_.take(std::move(out));
     }
     std::unique_ptr<Save> save_out() {
         check_done();
-        if (!out_held_) throw std::logic_error("save_out: no directory was taken (take_out)");
-        out_held_ = false;
-        return saver(std::move(out_));
+        return saver(out_.give());
     }
-    void release_out() {
-        out_.remove_created();
-        out_held_ = false;
-    }
+    void release_out() { out_.release(); }
 
 private:
     bool work() override {
@@ -575,8 +590,7 @@ private:
     std::string started_at_, config_label_;
     std::chrono::steady_clock::time_point t0_;
     double wall_seconds_ = 0.0;
-    io::OutputDirectory out_; ///< take_out()'s directory, locked
-    bool out_held_ = false;
+    HeldOut out_; ///< take_out()'s directory, locked
 };
 
 const char* type_name(KeyType t) {
@@ -678,13 +692,7 @@ public:
     Array statistic() const {
         throw std::logic_error("audit_samples keeps no statistic of its own: the samples are the caller's arrays");
     }
-    Array region() const {
-        std::vector<double> v;
-        v.reserve(outcome_.region.size() * 5);
-        for (const auto& r : outcome_.region)
-            for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
-        return to_array(std::move(v), {outcome_.region.size(), 5});
-    }
+    Array region() const { return region_array(outcome_.region); }
     /// audit.json and privacy_region.csv into `dir` (created if missing; refused if it already holds an audit), by the
     /// Save it returns (start() it), as Audit::save.
     std::unique_ptr<Save> save(const std::string& dir) const {
