@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Plot of a `dpregret audit` directory: the empirical privacy region.
+"""Plot of a `dpregret audit` or `dpregret audit-samples` directory: the empirical privacy region and the (eps, delta)
+curve.
 
     /usr/bin/python3 experiments/scripts/plot_audit.py runs/audit-.../ [--out audit.png]
 
@@ -8,7 +9,9 @@ sequence D solid, neighbour D' dashed). Right: every threshold event E as the po
 mirror (P_D[E], P_D'[E])), with the boundary of the claimed guarantee, p = e^eps p' + delta (with the gdp bound:
 the Gaussian tradeoff p = Phi(Phi^-1(p') + mu)): a private learner keeps every event's true point below it. The
 frequencies are descriptive (all trials); the bound in audit.json is from the evaluation share only, with
-Clopper-Pearson intervals. Uses Debian's python3-matplotlib.
+Clopper-Pearson intervals. Third panel (audit.json's "curve"): eps_lb(delta) at each delta of the grid, all at once at
+the curve's confidence, against the claim's eps(delta) (mu-GDP's curve, or the claimed eps from the claimed delta
+on); a point above the claim's curve is a violation of the claimed trade-off. Uses Debian's python3-matplotlib.
 """
 import argparse
 import csv
@@ -40,7 +43,9 @@ def main():
     eps = math.inf if eps == "inf" else float(eps)
     delta = float(audit["claimed"]["delta"])
     x = [r["threshold"] for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    curve = audit.get("curve", {}).get("points", [])
+    fig, axes = plt.subplots(1, 3 if curve else 2, figsize=(16 if curve else 11, 4.5))
+    ax1, ax2 = axes[0], axes[1]
     ax1.plot(x, [r["base_ge"] for r in rows], "C0-", label="D: P[S >= x]")
     ax1.plot(x, [r["neighbour_ge"] for r in rows], "C0--", label="D': P[S >= x]")
     ax1.plot(x, [r["base_le"] for r in rows], "C1-", label="D: P[S <= x]")
@@ -80,9 +85,29 @@ def main():
     ax2.set_xlim(0, 1)
     ax2.set_ylim(0, 1)
     ax2.legend(fontsize=8, loc="lower right")
-    learner = audit["learner"]["algorithm"] + ("" if audit["learner"]["planted"] == "none"
+    if curve:
+        ax3 = axes[2]
+        num = lambda v: math.inf if v == "inf" else float(v)  # noqa: E731
+        ds = [max(float(p["delta"]), 1e-10) for p in curve]  # delta = 0 drawn at 1e-10
+        lbs = [num(p["epsilon_lb"]) for p in curve]
+        claims = [num(p["claimed_epsilon"]) for p in curve]
+        ax3.plot(ds, lbs, "bo-", label=f"eps_lb(delta), {100 * audit['curve']['confidence']:.3g}% for all points")
+        finite = [(d, c) for d, c in zip(ds, claims) if math.isfinite(c)]
+        if finite:
+            ax3.plot([d for d, _ in finite], [c for _, c in finite], "r-", label=f"claim: {audit['curve']['claim']}")
+        ax3.set_xscale("log")
+        ax3.set_xlabel("delta (0 drawn at 1e-10)")
+        ax3.set_ylabel("eps")
+        ax3.set_title(f"(eps, delta) curve: {audit['curve']['verdict']}", fontsize=10)
+        ax3.legend(fontsize=8)
+    if "learner" in audit:
+        who = audit["learner"]["algorithm"] + ("" if audit["learner"]["planted"] == "none"
                                                else f" (planted {audit['learner']['planted']})")
-    fig.suptitle(f"{learner}: {audit['verdict']}, {audit['trials_per_side']} trials per side")
+        trials = audit["trials_per_side"]
+    else:  # dpregret audit-samples
+        who = f"samples {audit['samples']['a']['source']} vs {audit['samples']['b']['source']}"
+        trials = min(audit["samples"]["a"]["values"], audit["samples"]["b"]["values"])
+    fig.suptitle(f"{who}: {audit['verdict']}, {trials} trials per side")
     fig.tight_layout()
     out = a.out or os.path.join(a.dir, "audit.png")
     fig.savefig(out, dpi=120)

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "host/api/errors.hpp"
@@ -137,6 +138,9 @@ constexpr std::uint64_t kRegionBytes = 64 + 200 * (24 + 4 * 22 + 5);
 /// rounds when it lists them (at most 64 numbers, one per line: 1.2 KiB), the event's description and the launch
 /// policy.
 constexpr std::uint64_t kJsonSkeletonBytes = 4096;
+/// audit.json's "curve": 9 points of 10 fields (under 400 bytes with indentation) and an event description (under
+/// 300 bytes: a set event's origin is the longest), and its own few fields.
+constexpr std::uint64_t kCurveBytes = 8192;
 
 } // namespace
 
@@ -146,7 +150,7 @@ AuditDiskEstimate estimate_audit_disk(const AuditPlan& plan, const AuditSpec& sp
     if (spec.keep_statistic)
         e.statistic = in_blocks(sat_add(kNpyHeaderBytes, sat_mul(2 * sizeof(double), cfg.run.instances)));
     e.region = in_blocks(kRegionBytes);
-    std::uint64_t json = kJsonSkeletonBytes + json_text_bytes(cfg.resolved_toml) + json_text_bytes(spec.config_path) +
+    std::uint64_t json = kJsonSkeletonBytes + kCurveBytes + json_text_bytes(cfg.resolved_toml) + json_text_bytes(spec.config_path) +
                          json_text_bytes(spec.source_name) + json_text_bytes(plan.device);
     for (const std::string& o : spec.overrides) json += 8 + json_text_bytes(o); // indentation, comma, newline
     // Every resolved setting, counted twice: a path among them (neighbour_path) is written again elsewhere.
@@ -229,6 +233,31 @@ nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, 
             {"counted_on", counted_on}};
 }
 
+nlohmann::json curve_json(const audit::AuditCurve& c) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const audit::CurvePoint& p : c.points)
+        points.push_back({{"delta", p.delta},
+                          {"epsilon_lb", num(p.epsilon_lb)},
+                          {"claimed_epsilon", num(p.claimed)},
+                          {"exceeds", p.epsilon_lb > p.claimed},
+                          {"event", p.event.describe()},
+                          {"k_numerator", p.k1}, {"n_numerator", p.n1},
+                          {"k_denominator", p.k0}, {"n_denominator", p.n0}});
+    return {{"verdict", c.violation ? "VIOLATION" : "consistent"},
+            {"claim", c.claim},
+            {"confidence", 1.0 - c.alpha},
+            {"alpha_per_point", c.alpha / static_cast<double>(std::max<std::size_t>(1, c.points.size()))},
+            {"points", points}};
+}
+
+std::string curve_note(const audit::AuditCurve& c) {
+    for (const audit::CurvePoint& p : c.points)
+        if (p.epsilon_lb > p.claimed)
+            return fmt::format("; the (eps, delta) curve exceeds the claim at delta = {:g}: eps_lb = {:g} > {:g}", p.delta,
+                               p.epsilon_lb, p.claimed);
+    return "";
+}
+
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall) {
     const config::Config& cfg = plan.config;
@@ -249,6 +278,7 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     j["event"] = event_json(b, "base", "neighbour", "trials [0, " + std::to_string(a.selection_trials) + ") of each side",
                             "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
                                 ") of each side");
+    j["curve"] = curve_json(a.curve);
     j["trials_per_side"] = a.trials;
     j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream},
                   {"base_instances", {0, a.trials - 1}}, {"neighbour_instances", {a.trials, 2 * a.trials - 1}}};
@@ -322,7 +352,7 @@ std::string audit_verdict_line(const audit::AuditOutcome& a) {
          << "% confidence, claimed eps = " << a.learner.privacy.epsilon << ", delta = " << a.learner.privacy.delta
          << " (" << a.learner.name << (a.settings.planted_name != "none" ? ", planted " + a.settings.planted_name : "")
          << "; event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0
-         << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s)";
+         << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s)" << curve_note(a.curve);
     return line.str();
 }
 

@@ -92,6 +92,13 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
 nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, const std::string& second,
                           const std::string& chosen_on, const std::string& counted_on);
 
+/// audit.json's "curve" object (host/audit/curve.hpp): its verdict, the claim, the confidence, and per delta the bound,
+/// the claim's eps, the event and its counts.
+nlohmann::json curve_json(const audit::AuditCurve& c);
+/// "" when the curve stays within the claim; else "; the (eps, delta) curve exceeds the claim at delta = ...", for
+/// the verdict lines.
+std::string curve_note(const audit::AuditCurve& c);
+
 /// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv and
 /// audit.json last into `dir` (the output directory held by descriptor: io::OutputDirectory::dir(), never written
 /// through a link). Throws io::IoError, leaving none of them.

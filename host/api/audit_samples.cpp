@@ -82,6 +82,7 @@ nlohmann::json samples_audit_json(const audit::AuditOutcome& o, const Samples& s
                                 ") of B",
                             "values [" + std::to_string(o.selection_trials) + ", " + std::to_string(s.a.size()) +
                                 ") of A and [" + std::to_string(mb) + ", " + std::to_string(s.b.size()) + ") of B");
+    j["curve"] = curve_json(o.curve);
     j["samples"] = {{"a", {{"source", s.a_label}, {"values", s.a.size()}, {"input", "D"}}},
                     {"b", {{"source", s.b_label}, {"values", s.b.size()}, {"input", "D' (a neighbour of D)"}}}};
     j["settings"] = {{"alpha", o.settings.alpha},
@@ -101,7 +102,8 @@ std::string samples_verdict_line(const audit::AuditOutcome& o) {
         line << "mu_lb = " << b.mu_lb << " against claimed mu = " << o.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
     line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha) << "% confidence, claimed eps = "
          << o.learner.privacy.epsilon << ", delta = " << o.learner.privacy.delta << " (event "
-         << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0 << ")";
+         << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0 << ")"
+         << curve_note(o.curve);
     return line.str();
 }
 

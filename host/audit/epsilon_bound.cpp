@@ -372,16 +372,32 @@ void merge_halves(SelectionHalves& h) {
     h.half = 0; // no longer split
 }
 
-AuditEvent choose_event(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval, const SelectionSpec& s,
-                        double* score) {
-    double set_score = 0.0, threshold_score = 0.0;
-    AuditEvent set = select_set_event(a.build(), b.build(), a.score(), b.score(), n_eval, s, &set_score);
+std::vector<AuditEvent> choose_events(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval,
+                                      const std::vector<SelectionSpec>& specs, std::vector<double>* scores) {
+    std::vector<AuditEvent> sets(specs.size());
+    std::vector<double> set_scores(specs.size(), 0.0);
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        sets[i] = select_set_event(a.build(), b.build(), a.score(), b.score(), n_eval, specs[i], &set_scores[i]);
     merge_halves(a);
     merge_halves(b);
-    AuditEvent threshold = select_event(a.values, b.values, n_eval, s, &threshold_score);
-    const bool take_set = set_score > threshold_score;
-    if (score) *score = take_set ? set_score : threshold_score;
-    return take_set ? std::move(set) : std::move(threshold);
+    std::vector<AuditEvent> out;
+    if (scores) scores->clear();
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        double threshold_score = 0.0;
+        AuditEvent threshold = select_event(a.values, b.values, n_eval, specs[i], &threshold_score);
+        const bool take_set = set_scores[i] > threshold_score;
+        if (scores) scores->push_back(take_set ? set_scores[i] : threshold_score);
+        out.push_back(take_set ? std::move(sets[i]) : std::move(threshold));
+    }
+    return out;
+}
+
+AuditEvent choose_event(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval, const SelectionSpec& s,
+                        double* score) {
+    std::vector<double> scores;
+    std::vector<AuditEvent> e = choose_events(a, b, n_eval, {s}, &scores);
+    if (score) *score = scores[0];
+    return std::move(e[0]);
 }
 
 EdgeHistogram::EdgeHistogram(std::vector<double> edges) : edges_(std::move(edges)), counts_(2 * edges_.size() + 1, 0) {}

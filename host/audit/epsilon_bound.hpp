@@ -140,6 +140,12 @@ void merge_halves(SelectionHalves& h);
 AuditEvent choose_event(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval, const SelectionSpec& s,
                         double* score = nullptr);
 
+/// choose_event for several specs on the same shares, each scoring its own event (the (eps, delta) curve chooses one
+/// per delta): every spec's set event is selected on the halves before they are merged, then every spec's threshold.
+/// choose_event is this with one spec. `scores` (if given) receives each event's selection score.
+std::vector<AuditEvent> choose_events(SelectionHalves& a, SelectionHalves& b, std::uint64_t n_eval,
+                                      const std::vector<SelectionSpec>& specs, std::vector<double>* scores = nullptr);
+
 /// Counts of a stream of values against sorted distinct `edges`, in 2E + 1 bins: bin 2j + 1 holds x == edges[j],
 /// bin 2j the values strictly between edges[j-1] and edges[j]. Tail counts at every edge follow exactly, so the
 /// trials themselves need not be kept.

@@ -440,9 +440,15 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     spec.delta = o.learner.privacy.delta;
     spec.alpha = s.alpha;
     spec.candidates = s.candidates;
-    double score = 0.0;
-    const AuditEvent event = choose_event(sel[0], sel[1], M - ms, spec, &score);
-    const RegionPlan rp = region_plan(event, sel[0].values, sel[1].values);
+    // The main event and the (eps, delta) curve's, one per delta (curve.hpp), chosen together on the same shares.
+    std::vector<SelectionSpec> specs = {spec};
+    for (const SelectionSpec& c : curve_specs(spec, s.alpha)) specs.push_back(c);
+    std::vector<double> scores;
+    std::vector<AuditEvent> events = choose_events(sel[0], sel[1], M - ms, specs, &scores);
+    const double score = scores[0];
+    const AuditEvent event = events[0];
+    CurveTally curve(std::vector<AuditEvent>(events.begin() + 1, events.end()));
+    const RegionPlan rp = region_plan(event, sel[0].values, sel[1].values, curve.thresholds());
     const std::vector<double>& edges = rp.edges;
 
     // 3. The evaluation shares, counted streaming; the selection shares join the region's (descriptive) counts.
@@ -455,6 +461,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
                 for (double x : v) {
                     eval[side].add(x);
                     if (set_event) in_set[side] += event.contains(x);
+                    curve.add(side, x);
                 }
             }))
             return o;
@@ -469,14 +476,17 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     o.bound = bound_from_counts(s.bound, event, hits(num), eval[num].total(), hits(den), eval[den].total(),
                                 o.learner.privacy.delta, s.alpha);
     o.bound.selection_score = score;
+    o.curve = curve.finish(eval[0], eval[1], o.learner.privacy, s.alpha);
     o.region = region_rows(rp, all[0], all[1], M, M);
     o.completed = true;
     return o;
 }
 
-RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1) {
+RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1,
+                       const std::vector<double>& more) {
     RegionPlan r;
     if (event.kind == AuditEvent::Kind::Threshold) r.edges.push_back(event.threshold);
+    r.edges.insert(r.edges.end(), more.begin(), more.end());
     const double pooled = static_cast<double>(sorted0.size() + sorted1.size());
     for (int i = 0; i < RegionPlan::kRegionRows; ++i)
         r.thresholds.push_back(

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "host/audit/curve.hpp"
 #include "host/audit/epsilon_bound.hpp"
 #include "host/audit/neighbour.hpp"
 #include "host/config/config.hpp"
@@ -50,7 +51,9 @@ struct RegionPlan {
     std::vector<double> edges;      ///< sorted, distinct: the EdgeHistogram's edges
     std::vector<double> thresholds; ///< the region's rows, in quantile order (repeats skipped by region_rows)
 };
-RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1);
+/// `more`: further thresholds the histograms must count exactly (the (eps, delta) curve's, CurveTally::thresholds).
+RegionPlan region_plan(const AuditEvent& event, const std::vector<double>& sorted0, const std::vector<double>& sorted1,
+                       const std::vector<double>& more = {});
 /// The region's rows from the histograms of all of each side's values (n0 and n1 of them).
 std::vector<RegionRow> region_rows(const RegionPlan& plan, const EdgeHistogram& all0, const EdgeHistogram& all1,
                                    std::uint64_t n0, std::uint64_t n1);
@@ -101,6 +104,7 @@ struct AuditOutcome {
     /// The statistic of every trial in instance order; only with AuditJob::keep_statistic.
     std::vector<double> base, neighbour;
     AuditBound bound;
+    AuditCurve curve;                   ///< the (eps, delta) curve (curve.hpp), its own verdict
     std::vector<RegionRow> region;      ///< the empirical privacy region (privacy_region.csv)
     std::string backend, policy;
     double simulate_seconds = 0.0;

@@ -73,9 +73,14 @@ AuditOutcome audit_two_samples(const std::vector<double>& a, const std::vector<d
     spec.delta = claim.delta;
     spec.alpha = st.alpha;
     spec.candidates = st.candidates;
-    double score = 0.0;
-    const AuditEvent event = choose_event(sel[0], sel[1], std::min(na - ma, nb - mb), spec, &score);
-    const RegionPlan rp = region_plan(event, sel[0].values, sel[1].values);
+    std::vector<SelectionSpec> specs = {spec};
+    for (const SelectionSpec& c : curve_specs(spec, st.alpha)) specs.push_back(c);
+    std::vector<double> scores;
+    std::vector<AuditEvent> events = choose_events(sel[0], sel[1], std::min(na - ma, nb - mb), specs, &scores);
+    const double score = scores[0];
+    const AuditEvent event = events[0];
+    CurveTally curve(std::vector<AuditEvent>(events.begin() + 1, events.end()));
+    const RegionPlan rp = region_plan(event, sel[0].values, sel[1].values, curve.thresholds());
 
     // 2. The rest are counted against it; every value joins the (descriptive) privacy region.
     const std::vector<double>* samples[2] = {&a, &b};
@@ -89,6 +94,7 @@ AuditOutcome audit_two_samples(const std::vector<double>& a, const std::vector<d
         for (std::size_t i = m[side]; i < v.size(); ++i) {
             eval[side].add(v[i]);
             if (set_event) in_set[side] += event.contains(v[i]);
+            curve.add(side, v[i]);
         }
         for (double x : sel[side].values) all[side].add(x);
         all[side].add_bins(eval[side].counts());
@@ -98,6 +104,7 @@ AuditOutcome audit_two_samples(const std::vector<double>& a, const std::vector<d
     o.bound = bound_from_counts(kind, event, hits(num), eval[num].total(), hits(den), eval[den].total(), claim.delta,
                                 st.alpha);
     o.bound.selection_score = score;
+    o.curve = curve.finish(eval[0], eval[1], o.learner.privacy, st.alpha);
     o.region = region_rows(rp, all[0], all[1], na, nb);
     o.backend = "none (samples given)";
     o.completed = true;

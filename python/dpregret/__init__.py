@@ -610,6 +610,12 @@ class AuditResult:
         return self.info["event"]
 
     @property
+    def curve(self) -> dict:
+        """The (eps, delta) curve (docs/AUDITS.md "The (eps, delta) curve"): its verdict, the claim's curve, and per
+        delta the bound, the claim's eps, the event and its counts."""
+        return self.info["curve"]
+
+    @property
     def confidence(self) -> float:
         return self.info["confidence"]
 
