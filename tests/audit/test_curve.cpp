@@ -10,28 +10,21 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "host/audit/curve.hpp"
 #include "host/audit/sample_audit.hpp"
+#include "noise/stat_tests.hpp"
 
 namespace dpr::audit {
 namespace {
-
-std::vector<double> normals(double mean, std::size_t n, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<double> z(mean, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = z(rng);
-    return v;
-}
 
 AuditOutcome gaussian_audit(double shift, std::size_t n, std::uint64_t seed, double mu_claimed) {
     SampleClaim claim;
     claim.mu = mu_claimed;
     claim.delta = 1e-5;
-    return audit_two_samples(normals(shift, n, 2 * seed), normals(0.0, n, 2 * seed + 1), claim, SampleAuditSettings{});
+    return audit_two_samples(test::normal_sample(shift, n, 2 * seed), test::normal_sample(0.0, n, 2 * seed + 1), claim,
+                             SampleAuditSettings{});
 }
 
 TEST(Curve, PointsAreTheGridsBoundsAgainstTheClaimsCurve) {

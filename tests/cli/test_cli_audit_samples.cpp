@@ -20,6 +20,7 @@
 #include "cli/run_cli.hpp"
 #include "host/audit/epsilon_bound.hpp"
 #include "host/io/npy.hpp"
+#include "noise/stat_tests.hpp"
 
 namespace dpr::test {
 namespace {
@@ -32,18 +33,10 @@ nlohmann::json audit_json(const TempDir& dir, const std::string& out) {
     return nlohmann::json::parse(slurp(dir.file(out + "/audit.json")));
 }
 
-std::vector<double> normals(double mean, std::size_t n, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<double> z(mean, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = z(rng);
-    return v;
-}
-
 TEST(AuditSamples_Stat, AGaussianShiftOfOneIsOneGaussianDp) {
     TempDir dir;
-    save(dir, "a.npy", normals(1.0, 1000000, 1));
-    save(dir, "b.npy", normals(0.0, 1000000, 2));
+    save(dir, "a.npy", normal_sample(1.0, 1000000, 1));
+    save(dir, "b.npy", normal_sample(0.0, 1000000, 2));
     const CliResult r = run_cli(dir, "audit-samples a.npy b.npy --mu 1 --delta 1e-5 --out o --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
     const nlohmann::json j = audit_json(dir, "o");
@@ -64,7 +57,7 @@ TEST(AuditSamples_Stat, AGaussianShiftOfOneIsOneGaussianDp) {
 
 TEST(AuditSamples, TheSameSampleTwiceGivesZero) {
     TempDir dir;
-    save(dir, "a.npy", normals(0.0, 20000, 3));
+    save(dir, "a.npy", normal_sample(0.0, 20000, 3));
     const CliResult r = run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --out o --quiet");
     ASSERT_EQ(r.rc, 0) << r.err;
     const nlohmann::json j = audit_json(dir, "o");
@@ -150,8 +143,8 @@ TEST(AuditSamples, ALatticeLeakIsAViolationThroughASetEvent) {
 
 TEST(AuditSamples, BadInputExitsTwoNamingItAndWritesNothing) {
     TempDir dir;
-    save(dir, "a.npy", normals(0.0, 100, 1));
-    std::vector<double> nan_at_7 = normals(0.0, 100, 2);
+    save(dir, "a.npy", normal_sample(0.0, 100, 1));
+    std::vector<double> nan_at_7 = normal_sample(0.0, 100, 2);
     nan_at_7[7] = std::nan("");
     save(dir, "nan.npy", nan_at_7);
     save(dir, "three.npy", {1.0, 2.0, 3.0});

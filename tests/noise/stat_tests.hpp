@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -363,6 +364,16 @@ std::vector<T> draw_samples(std::uint32_t seed, std::size_t n, Draw&& draw) {
     work(0);
     for (auto& th : pool) th.join();
     return out;
+}
+
+/// n draws of N(mean, 1) from std::mt19937_64(seed): a sample of a known law for the auditor's tests (not the engine's
+/// randomness, which these tests must not share).
+inline std::vector<double> normal_sample(double mean, std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> z(mean, 1.0);
+    std::vector<double> v(n);
+    for (double& x : v) x = z(rng);
+    return v;
 }
 
 } // namespace dpr::test
