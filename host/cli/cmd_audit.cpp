@@ -32,10 +32,12 @@ constexpr const char* kAbout =
     "Empirical DP audit of a learner: run it [run] instances times on a loss sequence D and as many\n"
     "times on its neighbour D' (round [audit] round replaced), observe a statistic of its released\n"
     "per-round outputs, and give a lower bound eps_lb on its eps at confidence 1 - alpha\n"
-    "(Clopper-Pearson on a threshold event chosen on the first [audit] selection share of each side's\n"
-    "trials, default 0.2, and counted on the rest). The verdict is VIOLATION when eps_lb exceeds the\n"
-    "eps the learner claims, else consistent; exit code 0 either way.\n"
-    "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).";
+    "(Clopper-Pearson on an event, a threshold or a set of values, chosen on the first [audit] selection\n"
+    "share of each side's trials, default 0.2, and counted on the rest). The verdict is VIOLATION when\n"
+    "eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
+    "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).\n"
+    "audit.json also has the (eps, delta) curve: eps_lb at delta = 0, 1e-9 .. 1e-2 against the claim's own\n"
+    "curve, with its own verdict (docs/AUDITS.md).";
 
 void audit_command(const AuditOptions& o) {
     const InterruptScope interrupt_scope;
@@ -123,7 +125,7 @@ void add_audit_command(CLI::App& app) {
                   "(to check that the auditor catches it)");
     cmd->footer(
         "\nOutputs (in --out): audit.json (verdict, claimed eps and delta, eps_lb, the event and its counts,\n"
-        "confidence, trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail\n"
+        "the (eps, delta) curve, confidence, trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail\n"
         "frequencies over thresholds), statistic.npy (--save-statistic: 2 x trials, every trial's statistic).\n"
         "Plot: /usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
         "Example:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n");
