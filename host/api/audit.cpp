@@ -39,6 +39,16 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     const std::uint64_t M = cfg.run.instances;
     MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda,
                                            std::min<std::uint64_t>(settings.batch, M));
+    // The run's estimate names its instance count; here that is one executor batch of trials.
+    const std::string batch = std::to_string(std::min<std::uint64_t>(settings.batch, M));
+    for (MemoryTerm& t : e.terms) {
+        for (const auto& [from, to] : {std::pair<std::string, std::string>{"[run] instances = " + batch,
+                                                                           "[audit] batch = " + batch + " trials"},
+                                       {" x " + batch + " instances", " x " + batch + " trials of a batch"}}) {
+            const std::size_t at = t.what.find(from);
+            if (at != std::string::npos) t.what.replace(at, from.size(), to);
+        }
+    }
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M)));
     const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) + " trials x 8 bytes ([audit] selection = " +
                                   io::format_double(settings.selection) + " of [run] instances)",

@@ -524,6 +524,9 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     """
     out = None if out is None else _path("out", out)
     backend, memory_limit = _backend(backend), _memory_limit(memory_limit)
+    for name, flag in (("allow_planted", allow_planted), ("statistic", statistic)):
+        if not isinstance(flag, (bool, np.bool_)):  # "no" would be truthy and plant the bug
+            raise TypeError(f"audit: {name} must be True or False (got {flag!r})")
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
         path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
         bool(statistic)),

@@ -96,6 +96,14 @@ def test_bad_arguments_of_audit_result_methods():
     assert not _raw(e.value)
 
 
+def test_audit_flags_are_booleans():
+    # allow_planted="no" is a truthy string: taken as True it would plant the bug the user meant to refuse.
+    for name in ("allow_planted", "statistic"):
+        with pytest.raises(TypeError, match=rf"audit: {name} must be True or False \(got 'no'\)"):
+            dpregret.audit(AUDIT, progress=False, **{name: "no"})
+    assert dpregret.audit(AUDIT, progress=False, allow_planted=np.bool_(False)).verdict == "consistent"
+
+
 def test_bad_arguments_of_sample_and_keys():
     with pytest.raises(TypeError, match=r"sample: form must be a str \(got int\)"):
         dpregret.sample(3, scale=1.0, n=10)

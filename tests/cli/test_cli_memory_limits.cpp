@@ -236,6 +236,9 @@ TEST(MemoryLimitsCli, AnAuditOverTheAddressSpaceLimitIsRefusedNamingIt) {
     EXPECT_TRUE(contains(r.err, "RLIMIT_AS")) << r.err;
     EXPECT_TRUE(contains(r.err, "ulimit -v")) << r.err;
     EXPECT_FALSE(contains(r.err, "std::bad_alloc")) << r.err;
+    // The learner state is one executor batch of trials, named by the audit's key, not as a run's instance count.
+    EXPECT_TRUE(contains(r.err, "[audit] batch = ")) << r.err;
+    EXPECT_FALSE(contains(r.err, "[run] instances = ")) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("o")));
     // A small audit under the same limit runs.
     TempDir small;
