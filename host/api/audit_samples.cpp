@@ -1,5 +1,6 @@
 #include "host/api/audit_samples.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -7,6 +8,7 @@
 
 #include "host/api/audit.hpp"
 #include "host/api/errors.hpp"
+#include "host/api/pipeline.hpp"
 #include "host/io/error.hpp"
 #include "host/io/npy.hpp"
 #include "host/version.hpp"
@@ -29,7 +31,38 @@ io::NpyArray read_one(const std::string& path) {
 
 } // namespace
 
-Samples read_samples(const std::vector<std::string>& paths) {
+MemoryEstimate estimate_samples_memory(std::uint64_t na, std::uint64_t nb, double selection) {
+    MemoryEstimate e;
+    const std::uint64_t values = sat_mul(8, sat_add(na, nb));
+    const double share = std::min(1.0, std::max(0.0, selection));
+    const std::uint64_t shares = static_cast<std::uint64_t>(2.0 * share * static_cast<double>(values)) + 1;
+    const std::uint64_t buffer = sat_mul(8, std::max(na, nb));
+    const std::uint64_t resident = resident_memory_bytes();
+    e.terms.push_back({"the two samples: " + std::to_string(na) + " + " + std::to_string(nb) + " values x 8 bytes", values});
+    e.terms.push_back({"the selection shares, copied and sorted (--selection of each sample)", shares});
+    e.terms.push_back({"the read buffer of the larger file", buffer});
+    e.terms.push_back({"held already", resident});
+    e.host_bytes = sat_add(sat_add(sat_add(values, shares), buffer), resident);
+    std::stable_sort(e.terms.begin(), e.terms.end(), [](const MemoryTerm& x, const MemoryTerm& y) { return x.bytes > y.bytes; });
+    return e;
+}
+
+Samples read_samples(const std::vector<std::string>& paths, const std::string& memory_limit) {
+    {
+        std::uint64_t n[2] = {0, 0};
+        for (std::size_t i = 0; i < paths.size() && i < 2; ++i) {
+            try {
+                n[i] = io::shape_size(io::read_npy_header(paths[i]).shape);
+            } catch (const io::IoError& e) {
+                throw UsageError(std::string(e.what()) + " (audit-samples reads .npy files: numpy.save(FILE, array))");
+            }
+        }
+        if (paths.size() == 1) n[1] = n[0] / 2, n[0] -= n[1];
+        check_memory(estimate_samples_memory(n[0], n[1]), parse_memory_limit(memory_limit), 0,
+                     "Audit fewer values (the first n of each sample are as good a sample as any), or lift the limit "
+                     "with --memory-limit none.",
+                     "samples audit");
+    }
     Samples s;
     if (paths.size() == 1) {
         io::NpyArray x = read_one(paths[0]);

@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "host/audit/sample_audit.hpp"
+#include "host/results/memory_estimate.hpp"
 
 namespace dpr::api {
 
@@ -21,7 +22,14 @@ struct Samples {
 /// Reads the samples of `paths`: two .npy files of one sample each (any shape with one axis longer than 1, read in
 /// C order), or one .npy file of shape (2, n) whose rows are the samples (the statistic.npy that `dpregret audit
 /// --save-statistic` writes: row 0 base, row 1 neighbour). UsageError naming the file for anything else.
-Samples read_samples(const std::vector<std::string>& paths);
+/// Before reading, the memory the audit will take is checked against `memory_limit` (as --memory-limit: "auto", "none"
+/// or a size; estimate_samples_memory): UsageError naming the files' sizes and what to do.
+Samples read_samples(const std::vector<std::string>& paths, const std::string& memory_limit = "auto");
+
+/// Peak memory of a samples audit of na + nb values: the values (8 bytes each), the selection shares copied and
+/// sorted (2 x 8 x 0.2 of them at the default selection; the estimate takes `selection`), and the read buffer of the
+/// larger file (its values widened to double before they are moved into place).
+MemoryEstimate estimate_samples_memory(std::uint64_t na, std::uint64_t nb, double selection = 0.2);
 
 /// audit.json's object for a samples audit: verdict, claimed, bound, epsilon_lb (and mu_lb), confidence, the event,
 /// the samples (labels and sizes), the settings, timing and the build.

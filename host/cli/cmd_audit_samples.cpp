@@ -23,7 +23,7 @@ namespace {
 
 struct SamplesOptions {
     std::vector<std::string> files;
-    std::string out;
+    std::string out, memory_limit = "auto";
     double epsilon = std::numeric_limits<double>::quiet_NaN(), delta = std::numeric_limits<double>::quiet_NaN();
     double mu = 0.0, alpha = 0.05, selection = 0.2;
     int candidates = 64;
@@ -57,7 +57,7 @@ void samples_command(const SamplesOptions& o) {
     st.alpha = o.alpha;
     st.selection = o.selection;
     st.candidates = o.candidates;
-    const api::Samples s = api::read_samples(o.files);
+    const api::Samples s = api::read_samples(o.files, o.memory_limit);
     audit::AuditOutcome a;
     try {
         a = audit::audit_two_samples(s.a, s.b, claim, st);
@@ -103,6 +103,7 @@ void add_audit_samples_command(CLI::App& app) {
     cmd->add_option("--candidates", opts->candidates, "threshold events tried, >= 1 (default 64, as [audit] candidates)");
     cmd->add_option("--out", opts->out, "output directory (default runs/audit-samples-<UTC timestamp>[-N]/)");
     cmd->add_flag("--quiet", opts->quiet, "only the verdict line");
+    add_memory_limit_option(cmd, opts->memory_limit, "a samples audit");
     cmd->footer(
         "\nThe values of each sample must be independent trials in an order that does not depend on them (a sorted\n"
         "file would put the selection share in one tail), and the statistic the same function of the mechanism's\n"

@@ -175,5 +175,18 @@ TEST(AuditSamples, BadInputExitsTwoNamingItAndWritesNothing) {
     }
 }
 
+// Memory is checked from the files' headers before their values are read: a sample that cannot fit is refused with
+// exit 2 naming the parts, not ended by std::bad_alloc after a long read.
+TEST(AuditSamples, SamplesThatCannotFitAreRefusedBeforeTheyAreRead) {
+    TempDir dir;
+    save(dir, "a.npy", normal_sample(0.0, 1000000, 1));
+    const CliResult r = run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --memory-limit 4M --out o");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("this samples audit needs about"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the two samples: 1000000 + 1000000 values x 8 bytes"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("o")));
+    EXPECT_EQ(run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --memory-limit none --out o --quiet").rc, 0);
+}
+
 } // namespace
 } // namespace dpr::test
