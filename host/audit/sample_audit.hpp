@@ -11,8 +11,8 @@
 //
 // Validity rests on the caller: the values of each sample must be independent draws (one trial each), the two
 // samples must come from neighbouring inputs, and the statistic must be the same function of the mechanism's
-// output on both sides. The order of the values must not depend on the values (a sorted file would put the
-// selection share in one tail).
+// output on both sides. The order of the values must not depend on the values: in a sorted file the shares are the
+// sample's tails, neither is a sample of the law, and the bound means nothing.
 #include <cstdint>
 #include <limits>
 #include <string>

@@ -105,10 +105,11 @@ void add_audit_samples_command(CLI::App& app) {
     cmd->add_flag("--quiet", opts->quiet, "only the verdict line");
     add_memory_limit_option(cmd, opts->memory_limit, "a samples audit");
     cmd->footer(
-        "\nThe values of each sample must be independent trials in an order that does not depend on them (a sorted\n"
-        "file would put the selection share in one tail), and the statistic the same function of the mechanism's\n"
-        "output on both sides. Outputs (in --out): audit.json (verdict, claim, eps_lb or mu_lb, the event and its\n"
-        "counts), privacy_region.csv (each sample's tail frequencies). Plot:\n"
+        "\nThe values of each sample must be independent trials in an order that does not depend on them (in a\n"
+        "sorted file the shares are the sample's tails and the bound means nothing), and the statistic the same\n"
+        "function of the mechanism's output on both sides. Outputs (in --out): audit.json (verdict, claim, eps_lb\n"
+        "or mu_lb, the event and its counts, the (eps, delta) curve), privacy_region.csv (each sample's tail\n"
+        "frequencies). Plot:\n"
         "/usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
         "Examples:\n"
         "  dpregret audit-samples on_d.npy on_d_prime.npy --epsilon 1 --out runs/mine\n"
