@@ -16,6 +16,20 @@ void check_sample(const std::vector<double>& v, const char* name) {
             throw std::invalid_argument(std::string("sample ") + name + " value " + std::to_string(i) + " (0-based) is " +
                                         (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
                                         ": every value of the statistic must be finite");
+    // A sorted sample (np.sort, a sorted CSV) makes the shares its tails: the bound would mean nothing. It is refused
+    // when it is monotone with at least 10 steps between distinct values: trials in random order put 11 or more
+    // distinct values in monotone order with probability at most 2/11! (5e-8), however many ties they have.
+    int up = 0, down = 0;
+    for (std::size_t i = 1; i < v.size() && (up == 0 || down == 0); ++i) up += v[i] > v[i - 1], down += v[i] < v[i - 1];
+    if ((up == 0) != (down == 0)) {
+        std::size_t steps = 0;
+        for (std::size_t i = 1; i < v.size(); ++i) steps += v[i] != v[i - 1];
+        if (steps >= 10)
+            throw std::invalid_argument(std::string("sample ") + name + " is sorted (its values " +
+                                        (up ? "ascend" : "descend") +
+                                        "): the first share of each sample chooses the event and the rest count it, so "
+                                        "the values must be in trial order (or shuffled)");
+    }
 }
 
 } // namespace

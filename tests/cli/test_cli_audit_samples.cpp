@@ -10,6 +10,7 @@
 // - bad input exits 2 naming the file, flag or value position and writes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -151,6 +152,11 @@ TEST(AuditSamples, BadInputExitsTwoNamingItAndWritesNothing) {
     const std::vector<double> m(12, 1.0);
     io::write_npy(dir.file("m.npy"), {3, 4}, m.data());
     dir.write("text.npy", "not an array\n");
+    std::vector<double> sorted = normal_sample(0.0, 100, 3);
+    std::sort(sorted.begin(), sorted.end());
+    save(dir, "sorted.npy", sorted);
+    std::vector<double> ties(100, 0.0);  // a discrete statistic in trial order: few distinct values, not refused
+    for (std::size_t i = 0; i < ties.size(); ++i) ties[i] = i >= 95 ? double(i - 94) : 0.0;
     struct Bad {
         std::string args, names;
     };
@@ -166,13 +172,17 @@ TEST(AuditSamples, BadInputExitsTwoNamingItAndWritesNothing) {
                          Bad{"a.npy a.npy --mu 1 --delta 0", "--delta must be in (0, 1) with --mu"},
                          Bad{"a.npy a.npy --epsilon 1 --selection 1.5", "selection = 1.5"},
                          Bad{"a.npy a.npy --epsilon 1 --alpha 0", "alpha"},
-                         Bad{"a.npy a.npy a.npy --epsilon 1", "files"}}) {
+                         Bad{"a.npy a.npy a.npy --epsilon 1", "files"},
+                         Bad{"a.npy sorted.npy --epsilon 1", "sample B is sorted (its values ascend)"}}) {
         const CliResult r = run_cli(dir, "audit-samples " + c.args + " --out o");
         EXPECT_EQ(r.rc, 2) << c.args << ": " << r.err;
         EXPECT_NE(r.err.find(c.names), std::string::npos) << c.args << ": " << r.err;
         EXPECT_FALSE(std::filesystem::exists(dir.file("o"))) << c.args;
         EXPECT_FALSE(std::filesystem::exists(dir.file("runs"))) << c.args;
     }
+    // Five distinct values ascending at the end are what a rare-valued statistic can do by chance: audited.
+    save(dir, "ties.npy", ties);
+    EXPECT_EQ(run_cli(dir, "audit-samples a.npy ties.npy --epsilon 1 --out t --quiet").rc, 0);
 }
 
 // Memory is checked from the files' headers before their values are read: a sample that cannot fit is refused with
