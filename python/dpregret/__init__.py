@@ -28,7 +28,7 @@ import numpy as np
 from . import _core, _toml
 from ._core import ConfigError, NonFiniteResult
 
-__all__ = ["run", "Result", "audit", "AuditResult", "audit_samples", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
+__all__ = ["run", "Result", "audit", "AuditResult", "audit_samples", "merge", "sample", "keys", "info", "ConfigError", "NonFiniteResult", "DPRegretWarning", "__version__"]
 
 __version__: str = _core.__version__
 
@@ -532,6 +532,23 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
         bool(statistic)),
         config, set, threads, progress, "dpregret audit", out)
     return AuditResult(job)
+
+
+def merge(shards: Sequence[str | os.PathLike], out: str | os.PathLike, *, bounded_memory: bool = False,
+          memory_limit: str = "auto") -> None:
+    """Joins the K shard directories of a run (`dpregret run ... --shard I/K`) into the unsharded run's outputs in
+    `out`: `dpregret merge SHARD... --out OUT` (docs/SCALING.md), the same bytes. The shards are checked (one run,
+    every shard once, the config unchanged) and `out` is taken (created, locked; refused if it holds results of any
+    kind) before anything is read. bounded_memory: hold no point's per-instance values (several passes over the
+    shards; the same bytes). Bad input raises ConfigError; Ctrl-C stops it with nothing written that looks complete.
+    """
+    if isinstance(shards, (str, os.PathLike)):
+        raise TypeError("merge: shards must be a list of shard directories (got one path)")
+    dirs = [_path("shards", s) for s in shards]
+    out = _path("out", out)
+    if not isinstance(bounded_memory, (bool, np.bool_)):
+        raise TypeError(f"merge: bounded_memory must be True or False (got {bounded_memory!r})")
+    _write(_core.merge(dirs, out, bool(bounded_memory), _memory_limit(memory_limit)), out, "merge")
 
 
 def _sample_array(name: str, values: Any) -> np.ndarray:

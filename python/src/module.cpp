@@ -32,6 +32,7 @@
 #include "host/api/audit.hpp"
 #include "host/api/audit_samples.hpp"
 #include "host/api/errors.hpp"
+#include "host/api/merge.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/api/run.hpp"
 #include "host/api/sample.hpp"
@@ -710,6 +711,25 @@ private:
     double wall_ = 0.0;
 };
 
+/// `dpregret merge SHARD... --out DIR` (host/api/merge.hpp): the shards checked and the directory taken now, the
+/// points joined and the files written by the Save it returns (start() it; cancel() stops it between points and rows,
+/// leaving nothing that looks complete).
+std::unique_ptr<Save> merge_shards(const std::vector<std::string>& shards, const std::string& dir, bool bounded_memory,
+                                   const std::string& memory_limit) {
+    check_memory_limit(memory_limit);
+    auto spec = std::make_shared<api::MergeSpec>();
+    spec->shards = shards;
+    spec->bounded_memory = bounded_memory;
+    spec->memory_limit = memory_limit;
+    auto plan = std::make_shared<api::MergePlan>(api::plan_merge(*spec));
+    io::OutputDirectory out = lock_save_dir(dir, /*audit=*/false);
+    return std::make_unique<Save>(std::move(out), [spec, plan](const io::OutputDirectory& o, const std::function<bool()>& stop) {
+        api::MergeSpec s = *spec;
+        s.interrupted = stop;
+        return api::execute_merge(*plan, s, o.dir());
+    });
+}
+
 nb::dict info() {
     const BuildInfo& b = build_info();
     const auto dev = cuda_api::query_devices();
@@ -792,6 +812,7 @@ NB_MODULE(_core, m) {
         .def("statistic", &SampleAudit::statistic)
         .def("region", &SampleAudit::region)
         .def("save", &SampleAudit::save, "dir"_a, nb::keep_alive<0, 1>());
+    m.def("merge", &dpr::python::merge_shards, "shards"_a, "dir"_a, "bounded_memory"_a, "memory_limit"_a);
     m.def("keys", &dpr::python::keys);
     m.def("sample", &dpr::python::sample, "form"_a, "flags"_a);
     m.def("sample_forms", &dpr::api::sample_forms);
