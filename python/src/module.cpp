@@ -643,11 +643,15 @@ nb::list keys() {
 nb::tuple sample(const std::string& form, const std::map<std::string, std::string>& flags) {
     const api::Sampler s = api::make_sampler({form, flags});
     const std::uint64_t values = s.n * s.cols; // both < 2^32
-    const api::MemoryLimit limit = api::parse_memory_limit("auto");
-    if (limit.check && limit.bytes > 0 && values > limit.bytes / 8)
-        throw UsageError("the draws would take " + human_bytes(values > UINT64_MAX / 8 ? UINT64_MAX : 8 * values) +
-                         ", more than the " + human_bytes(limit.bytes) + " available (" + limit.source +
-                         "); reduce n" + (s.vector ? "" : " or T"));
+    // The run's memory rule (host/api/pipeline.hpp check_memory): the memory available now, and the hard limits
+    // (RLIMIT_AS, the cgroup's) that MemAvailable does not show.
+    MemoryEstimate e;
+    e.terms.push_back({"the draws: " + std::to_string(s.n) + (s.vector ? "" : " x " + std::to_string(s.cols)) +
+                           " values x 8 bytes",
+                       sat_mul(8, values)});
+    e.host_bytes = sat_mul(8, values);
+    api::check_memory(e, api::parse_memory_limit("auto"), 0, std::string("Reduce n") + (s.vector ? "." : " or T."),
+                      "sample");
     std::vector<double> v(values);
     {
         nb::gil_scoped_release release;

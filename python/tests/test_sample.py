@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -102,5 +104,16 @@ def test_other_bad_calls():
         dpregret.sample("laplace", scale=1.0, n=10, meta=True)
     with pytest.raises(TypeError, match="scale must be a number"):
         dpregret.sample("laplace", scale=[1.0], n=10)
-    with pytest.raises(dpregret.ConfigError, match="would take"):
+    with pytest.raises(dpregret.ConfigError, match="this sample needs about .* of memory"):
         dpregret.sample("tree", scale=1.0, T=4294967295, n=4294967295)
+
+
+def test_draws_above_the_address_space_limit_are_refused_naming_it():
+    # 2^31 draws (16 GiB) may fit in what the machine has free, but not under a 3 GiB RLIMIT_AS (ulimit -v): the
+    # package's check follows the run's rule and refuses them naming the limit, instead of a MemoryError.
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); import dpregret\n"
+            "try:\n    dpregret.sample('laplace', scale=1.0, n=2**31)\n"
+            "except dpregret.ConfigError as e:\n    print('refused:', e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "refused: this sample needs about 16 GiB of memory" in done.stdout and "RLIMIT_AS" in done.stdout, done.stdout
