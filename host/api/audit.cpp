@@ -25,11 +25,7 @@
 namespace dpr::api {
 namespace {
 
-nlohmann::json num(double v) {
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (std::isnan(v)) return nullptr;
-    return v;
-}
+nlohmann::json num(double v) { return number_json(v); }
 
 /// Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own.
 void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::AuditSettings& settings) {
@@ -228,6 +224,12 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {
     }
 }
 
+nlohmann::json number_json(double v) {
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (std::isnan(v)) return nullptr;
+    return v;
+}
+
 nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, const std::string& second,
                           const std::string& chosen_on, const std::string& counted_on) {
     const bool set_event = b.event.kind == audit::AuditEvent::Kind::Set;
@@ -352,7 +354,7 @@ void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const n
     }
 }
 
-std::string audit_verdict_line(const audit::AuditOutcome& a) {
+std::string verdict_line(const audit::AuditOutcome& a, const std::string& context, const std::string& tail) {
     const audit::AuditBound& b = a.bound;
     std::ostringstream line;
     line << audit::verdict(a) << ": ";
@@ -360,10 +362,18 @@ std::string audit_verdict_line(const audit::AuditOutcome& a) {
         line << "mu_lb = " << b.mu_lb << " against claimed mu = " << a.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
     line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha)
          << "% confidence, claimed eps = " << a.learner.privacy.epsilon << ", delta = " << a.learner.privacy.delta
-         << " (" << a.learner.name << (a.settings.planted_name != "none" ? ", planted " + a.settings.planted_name : "")
-         << "; event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0
-         << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s)" << curve_note(a.curve);
+         << " (" << context << "event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/"
+         << b.n0 << tail << ")" << curve_note(a.curve);
     return line.str();
+}
+
+std::string audit_verdict_line(const audit::AuditOutcome& a) {
+    std::ostringstream tail;
+    tail << "; " << a.trials << " trials per side in " << a.simulate_seconds << " s";
+    return verdict_line(a,
+                        a.learner.name + (a.settings.planted_name != "none" ? ", planted " + a.settings.planted_name : "") +
+                            "; ",
+                        tail.str());
 }
 
 } // namespace dpr::api

@@ -87,6 +87,9 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec);
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall_seconds);
 
+/// A number for audit.json: +-inf as the text "inf"/"-inf", NaN as null.
+nlohmann::json number_json(double v);
+
 /// audit.json's "event" object: the event, which side is the numerator (`first` when the event puts the first
 /// sample's probability on top, else `second`), its evaluation counts and where it was chosen and counted.
 nlohmann::json event_json(const audit::AuditBound& b, const std::string& first, const std::string& second,
@@ -106,5 +109,8 @@ void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const n
 
 /// The command's closing line: the verdict, the bound against the claim, the event and its counts.
 std::string audit_verdict_line(const audit::AuditOutcome& a);
+/// The verdict line of any audit: "VERDICT: [mu_lb ... i.e. ]eps_lb = ... at C% confidence, claimed eps = E, delta = D
+/// (CONTEXTevent ...: k1/n1 vs k0/n0TAIL)" and the curve's note.
+std::string verdict_line(const audit::AuditOutcome& a, const std::string& context, const std::string& tail);
 
 } // namespace dpr::api

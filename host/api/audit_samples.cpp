@@ -1,8 +1,6 @@
 #include "host/api/audit_samples.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -15,11 +13,6 @@
 
 namespace dpr::api {
 namespace {
-
-nlohmann::json finite_or_text(double v) {
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
 
 io::NpyArray read_one(const std::string& path) {
     try {
@@ -100,13 +93,13 @@ nlohmann::json samples_audit_json(const audit::AuditOutcome& o, const Samples& s
     const bool gdp = b.kind == audit::BoundKind::Gdp;
     nlohmann::json j;
     j["verdict"] = audit::verdict(o);
-    j["claimed"] = {{"epsilon", finite_or_text(o.learner.privacy.epsilon)},
+    j["claimed"] = {{"epsilon", number_json(o.learner.privacy.epsilon)},
                     {"delta", o.learner.privacy.delta},
                     {"gdp_mu", gdp ? nlohmann::json(o.learner.privacy.gdp_mu) : nlohmann::json(nullptr)},
                     {"accountant", o.learner.privacy.accountant}};
     j["bound"] = {{"kind", audit::bound_kind_name(b.kind)},
                   {"compared", gdp ? "mu_lb against claimed.gdp_mu" : "epsilon_lb against claimed.epsilon"}};
-    j["epsilon_lb"] = finite_or_text(b.epsilon_lb);
+    j["epsilon_lb"] = number_json(b.epsilon_lb);
     if (gdp) j["mu_lb"] = b.mu_lb;
     j["confidence"] = 1.0 - b.alpha;
     const std::uint64_t mb = audit::selection_size(o.settings.selection, s.b.size());
@@ -127,17 +120,6 @@ nlohmann::json samples_audit_json(const audit::AuditOutcome& o, const Samples& s
     return j;
 }
 
-std::string samples_verdict_line(const audit::AuditOutcome& o) {
-    const audit::AuditBound& b = o.bound;
-    std::ostringstream line;
-    line << audit::verdict(o) << ": ";
-    if (b.kind == audit::BoundKind::Gdp)
-        line << "mu_lb = " << b.mu_lb << " against claimed mu = " << o.learner.privacy.gdp_mu << " (Gaussian DP), i.e. ";
-    line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha) << "% confidence, claimed eps = "
-         << o.learner.privacy.epsilon << ", delta = " << o.learner.privacy.delta << " (event "
-         << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/" << b.n0 << ")"
-         << curve_note(o.curve);
-    return line.str();
-}
+std::string samples_verdict_line(const audit::AuditOutcome& o) { return verdict_line(o, "", ""); }
 
 } // namespace dpr::api
