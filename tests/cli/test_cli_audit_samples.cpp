@@ -185,6 +185,28 @@ TEST(AuditSamples, BadInputExitsTwoNamingItAndWritesNothing) {
     EXPECT_EQ(run_cli(dir, "audit-samples a.npy ties.npy --epsilon 1 --out t --quiet").rc, 0);
 }
 
+// The output directory is held as every command's is (host/io/dir.hpp): a link planted at .lock or at a result name
+// is refused, exit 2, and the file it points at is untouched; a directory holding an audit is refused.
+TEST(AuditSamples, ALinkPlantedInTheOutputDirectoryIsRefusedAndItsTargetUntouched) {
+    TempDir dir;
+    save(dir, "a.npy", normal_sample(0.0, 1000, 1));
+    dir.write("victim.txt", "mine\n");
+    for (const std::string name : {".lock", "audit.json", "privacy_region.csv"}) {
+        std::filesystem::remove_all(dir.file("o"));
+        std::filesystem::create_directory(dir.file("o"));
+        std::filesystem::create_symlink(dir.file("victim.txt"), dir.file("o/" + name));
+        const CliResult r = run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --out o --quiet");
+        EXPECT_EQ(r.rc, 2) << name << ": " << r.err;
+        EXPECT_NE(r.err.find("o/" + name + " is a symbolic link"), std::string::npos) << r.err;
+        EXPECT_EQ(slurp(dir.file("victim.txt")), "mine\n") << name;
+    }
+    std::filesystem::remove_all(dir.file("o"));
+    ASSERT_EQ(run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --out o --quiet").rc, 0);
+    const CliResult again = run_cli(dir, "audit-samples a.npy a.npy --epsilon 1 --out o --quiet");
+    EXPECT_EQ(again.rc, 2) << again.err;
+    EXPECT_NE(again.err.find("already holds"), std::string::npos) << again.err;
+}
+
 // Memory is checked from the files' headers before their values are read: a sample that cannot fit is refused with
 // exit 2 naming the parts, not ended by std::bad_alloc after a long read.
 TEST(AuditSamples, SamplesThatCannotFitAreRefusedBeforeTheyAreRead) {
