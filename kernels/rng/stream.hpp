@@ -55,6 +55,8 @@ enum class Purpose : std::uint8_t {
     Inspect = 10,      ///< `dpregret sample` (noise inspection)
     TreeStream = 11,   ///< stream layout 2: the fresh tree randomness of round s + 1 (round field = s):
                        ///< the node completing at s + 1, then the padding of prefix s (tree_aggregation.hpp)
+    Lattice = 12,      ///< lattice noise of round s + 1 (round field = s; noise/discrete_laplace.hpp): sub 0 the
+                       ///< discrete Laplace words of the node completing at s + 1, sub 1 the rounding of l_{s+1}
     Test = 255,        ///< reserved for tests
 };
 
