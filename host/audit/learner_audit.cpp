@@ -155,7 +155,7 @@ const std::vector<KeySpec>& audit_keys() {
          "thresholds tried on the selection share (pooled quantiles at tail probabilities from 50 expected "
          "evaluation counts to 1/2, or every distinct value when there are fewer), each in both tails and both "
          "orientations"},
-        {"planted", KeyType::Choice, "none", 0, 6, learners::kPlantedNames,
+        {"planted", KeyType::Choice, "none", 0, 7, learners::kPlantedNames,
          "a planted privacy bug (docs/AUDITS.md; needs --allow-planted): the learner keeps claiming the correct "
          "(eps, delta)"},
         {"batch", KeyType::Int, "65536", 1.0, 2147483647.0, nullptr,
@@ -321,7 +321,8 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         if (!plant_learner(o.learner, s.planted))
             throw std::invalid_argument("[audit] planted = \"" + s.planted_name + "\": learner \"" + o.learner.name +
                                         "\" has no such variant (docs/AUDITS.md lists them: dp-ftrl-experts: half-noise, "
-                                        "leaf-without-noise, reused-noise, blt-short-sensitivity (mechanism = \"blt\", T >= 3); "
+                                        "leaf-without-noise, reused-noise, blt-short-sensitivity (mechanism = \"blt\", T >= 3), float-lattice "
+                                        "(lattice noise: dp-ftrl-experts, -sphere, -cube); "
                                         "svt-experts: no-threshold-noise, twice-temperature)");
     }
 

@@ -872,6 +872,7 @@ class Loader {
         };
         p.problem.seed = static_cast<std::uint32_t>(number("run", "seed", 1.0));
         p.problem.T = static_cast<std::uint64_t>(number("run", "rounds", 0.0));
+        p.problem.float_precision = run_.precision == "float";
         p.per_instance = number("adversary", "per_instance", 0.0) != 0.0;
         p.settings.emplace_back("run.seed", std::to_string(p.problem.seed));
         p.settings.emplace_back("run.rounds", std::to_string(p.problem.T));

@@ -80,6 +80,9 @@ struct Problem {
     /// config layer and owned by the point; null elsewhere. A Polytope learner given none (a test's bare
     /// Problem) plays on the adversaries' default set, the simplex of dimension d.
     const domains::Domain* domain = nullptr;
+    /// [run] precision = "float": the learners' lanes are float. A learner may choose its noise by it (lattice noise
+    /// is the default of AS17's tree learners in float, docs/spec/model.md §1.8).
+    bool float_precision = false;
 };
 
 /// The Dims of a component's Params: Problem's d and T.

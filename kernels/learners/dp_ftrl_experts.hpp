@@ -26,7 +26,7 @@
 namespace dpr::learners {
 
 struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
-    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
+    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
     static constexpr const char* kName = "dp-ftrl-experts";
     /// The paper's calibration gives exactly the requested eps on the experts set (||Y||_1 = 1 is the add/remove
     /// sensitivity and the tree releases ceil(log2 T) levels: docs/spec/as17.md §A1), so it stays the default.
@@ -59,13 +59,10 @@ struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         if (!check_noise_keys(kv, diag)) return false;
         if (pb.d < 2) return diag.fail("d", "dp-ftrl-experts needs d >= 2 experts (got %u)", pb.d);
-        return check_scale(kv, pb, diag);
+        return check_scale(kv, pb, diag) && check_lattice(kv, pb, diag);
     }
 
     static constexpr bool kInstanceLanes = true;
-
-    /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md): the tree's three.
-    static bool plant(Params& p, Planted bug) { return plant_prefix(p.prefix, bug); }
 
     /// L (double), the level cache (k + 1 rows, none with the noise off), the scores.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
@@ -84,10 +81,13 @@ struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
         const auto L = ws.dbl[0];
         const mech::PrefixMechanism::Step st = p.prefix.step(t);
         const bool noisy = p.prefix.on();
-        const auto e = softmax_experts(team, p.d, p.eta, ws.real[0], row, [&](auto i) {
-            const auto l = convert<R>(team.load(L, i));
-            return noisy ? l + p.prefix.next(team, st, ws.real[1], i) : l; // L~_{t-1} = L_{t-1} + Z_{t-1}
-        }, L);
+        const auto e = softmax_experts(
+            team, p.d, p.eta, ws.real[0], row,
+            [&](auto i) { // L~_{t-1} = L_{t-1} + Z_{t-1}
+                const auto l = team.load(L, i);
+                return noisy ? p.prefix.release(team, st, ws.real[1], i, l).value : convert<R>(l);
+            },
+            L, [&](auto i, auto l, auto loss) { return p.prefix.accumulate(team, st, i, l, loss); });
         return {e, e};
     }
 };

@@ -42,7 +42,7 @@ template <Geometry G>
 struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "dp-ftrl-sphere / dp-ftrl-cube");
     static constexpr bool kSphere = G == Geometry::Ball;
-    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
+    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
     static constexpr const char* kName = kSphere ? "dp-ftrl-sphere" : "dp-ftrl-cube";
     /// strict by default: the paper's calibration gives 2 eps on these symmetric loss sets (the factor-2 caveat,
     /// docs/spec/as17.md §A1 and §4 item 5); strict's replace-one Delta_1 and h' give exactly the requested eps.
@@ -96,8 +96,9 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
         using R = typename Team::real;
         const bool noisy = p.prefix.on();
         lazy_l2_point<G>(p.d, 0.5 * p.eta, [&](std::uint32_t i) {
-            const R l = static_cast<R>(team.load(ws.dbl[0], i));
-            return static_cast<double>(noisy ? l + p.prefix.template peek<R>(team, ws.real[0], t, i) : l);
+            const double l = team.load(ws.dbl[0], i);
+            return static_cast<double>(noisy ? p.prefix.template peek_release<R>(team, ws.real[0], t, i, l)
+                                             : static_cast<R>(l));
         }, x);
     }
 
@@ -113,15 +114,17 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
         const double h = 0.5 * p.eta;
         const auto s = team.template reduce<Step::kSums, 1>(p.d, [&](auto i) {
             Contrib<V, Step::kSums, 1> c;
-            V u = convert<R>(team.load(L, i));
+            const auto Li = team.load(L, i);
+            V u = convert<R>(Li);
             c.max[0] = V(R(0));
             if (noisy) { // u = L~_{t-1} = L_{t-1} + Z_{t-1}; without noise exactly ftrl-l2's operations
-                const V z = p.prefix.next(team, st, ws.real[0], i);
-                c.max[0] = vabs(z);
-                u = u + z;
+                const auto rel = p.prefix.release(team, st, ws.real[0], i, Li);
+                c.max[0] = vabs(rel.noise);
+                u = rel.value;
             }
             Step::push(c, u, team.loss(row, i), h);
-            team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+            team.store(L, i, noisy ? p.prefix.accumulate(team, st, i, Li, team.loss_exact(row, i))
+                                   : Li + team.loss_exact(row, i));
             return c;
         });
         const auto e = convert<double>(Step::finish(s.sum, h));

@@ -18,18 +18,19 @@
 
 namespace dpr::learners {
 
-/// <l_t, x_t> for x_t ∝ exp(-eta u), u(idx) giving lanes of R, then L(i) += l_t(i) (exact). `scratch` is a
+/// <l_t, x_t> for x_t ∝ exp(-eta u), u(idx) giving lanes of R, then L(i) += l_t(i) (exact; see `add`). `scratch` is a
 /// row of d values of R of the workspace.
-template <class Team, class ScratchView, class Row, class U, class LView>
+/// `add(i, L(i), l_t(i))` gives the new L(i): L(i) + l_t(i), or the prefix mechanism's accumulate (lattice noise).
+template <class Team, class ScratchView, class Row, class U, class LView, class Add>
 DPR_HD DPR_FORCEINLINE typename Team::template uni<double>
 softmax_experts(const Team& team, std::uint32_t d, double eta, const ScratchView& scratch, const Row& row, U&& u,
-                const LView& L) {
+                const LView& L, Add&& add) {
     using R = typename Team::real;
     using V = typename Team::template lanes<R>;
     const auto up = team.template reduce<0, 1>(d, [&](auto i) {
         const V ui = u(i);
         team.store(scratch, i, ui);
-        team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
+        team.store(L, i, add(i, team.load(L, i), team.loss_exact(row, i)));
         Contrib<V, 0, 1> c;
         c.max[0] = -ui;
         return c;

@@ -19,9 +19,12 @@ enum class PrefixLaws : std::uint8_t { LaplaceGaussian, Gaussian };
 /// The key block of the noisy-prefix mechanism. A learner lists kMechanism, kNoise, kNodeScale and kBltBuffers in its
 /// kKeys (where it likes); index_of<L>() finds them for resolve() and check(). `mechanism` was called `tree` until
 /// BLT, which is not a tree, joined it: `tree` stays accepted as its alias (KeySpec::alias).
-template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded>
+/// Lattice: the learner plays through PrefixMechanism::release and accumulate (its sums exact on the lattice), so
+/// it offers noise = "discrete-laplace" (lattice noise, docs/spec/model.md §1.8), the default in float precision.
+template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded, bool Lattice = false>
 struct PrefixKeys {
     static constexpr bool kLaplace = Laws == PrefixLaws::LaplaceGaussian;
+    static constexpr bool kLattice = Lattice && kLaplace;
     static constexpr KeySpec kMechanism{
         "mechanism", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 3,
         "padded|binary|honaker|blt",
@@ -37,7 +40,11 @@ struct PrefixKeys {
         "buffers of mechanism = \"blt\" (numbers of state per coordinate); auto = 4, 5 when T > 2^18 "
         "(docs/MECHANISMS.md §3.5)"};
     static constexpr KeySpec kNoise =
-        kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
+        kLattice ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 3, "laplace|gaussian|none|discrete-laplace",
+                           "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control; "
+                           "discrete-laplace = lattice noise, discrete Laplace nodes and exact releases, private in "
+                           "floating point (the default in float precision; docs/spec/model.md §1.8)"}
+        : kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
                            "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control"}
                  : KeySpec{"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
                            "node noise N(0, sigma^2) ((eps,delta)-DP); none = the non-private control"};
@@ -49,8 +56,14 @@ struct PrefixKeys {
     /// The law the noise key chose (None for "none").
     static mech::NodeNoise law(const KeyValues& kv, int kNoise) {
         const int i = static_cast<int>(kv.get(kNoise, 0));
-        if (kLaplace) return i == 0 ? mech::NodeNoise::Laplace : i == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+        if (kLaplace)
+            return i == 0 || i == 3 ? mech::NodeNoise::Laplace : i == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
         return i == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+    }
+
+    /// Whether noise = "discrete-laplace" was asked for.
+    static bool lattice_asked(const KeyValues& kv, int kNoise) {
+        return kLattice && kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 3;
     }
 
     /// Where a learner lists the block in its kKeys.
@@ -141,13 +154,51 @@ inline const char* calibration_name(mech::Calibration c) { return c == mech::Cal
 /// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
 /// calibration.hpp for calibration `cal` and the learner's loss-set norms (only P~_0 .. P~_{T-1} released);
 /// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin).
+/// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for losses with |l_c| <= 1 (the loss
+/// sets of AS17's learners): the trees whose node estimates are weighted sums (Honaker, BLT) have no exact release;
+/// lattice_round needs |l_c| / Gamma < 2^20; a node epsilon so large that the sampler's truncation at 2^17 would
+/// matter (delta above 1e-15; docs/spec/model.md §1.8).
+inline const char* lattice_obstacle(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms) {
+    if (m.honaker || m.blt)
+        return "needs mechanism = \"padded\" or \"binary\": Honaker's estimator and BLT release weighted sums of "
+               "nodes, which are not exact on the lattice";
+    if (m.noise != mech::NodeNoise::Laplace) return "is a Laplace law";
+    if (!(m.dlap.gamma * noise::kLatticeRoundMax > 1.0))
+        return "needs a node scale above 2^-10 (the lattice step scale / 1024 must exceed 2^-20 |l_c|)";
+    const mech::Guarantee g = m.guarantee(0.0, norms);
+    if (!(g.delta <= 1e-15))
+        return "would give delta above 1e-15 at this epsilon per node (its draws are truncated at 2^17 lattice "
+               "steps, about 64 node scales)";
+    return nullptr;
+}
+
+/// The lattice version of the mechanism m (docs/spec/model.md §1.8): the node scale raised to the smallest whose
+/// lattice epsilon is at most the continuous one (lattice_scale_for; a given node_scale is kept), its thresholds.
+inline mech::PrefixMechanism lattice_version(mech::PrefixMechanism m, bool scale_given, const mech::LossSetNorms& norms,
+                                             std::uint32_t d) {
+    m.lattice = true;
+    m.coords = d;
+    if (!scale_given)
+        m.scale = mech::lattice_scale_for(m.scale, mech::levels_released(m.T, /*release_final=*/false), norms.delta1, d);
+    m.dlap = mech::dlap_table(m.scale);
+    return m;
+}
+
 template <class L>
 mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, double eps, double delta,
-                                  const mech::LossSetNorms& norms, std::uint64_t T) {
-    return L::Prefix::resolve(kv, L::Prefix::template index_of<L>(), T, std::isinf(eps) && !kv.given[L::kNodeScale],
-                              [&](mech::NodeNoise law) {
-                                  return mech::node_scale(law, cal, eps, delta, norms, T, /*release_final=*/false);
-                              });
+                                  const mech::LossSetNorms& norms, const Problem& pb) {
+    const auto idx = L::Prefix::template index_of<L>();
+    const std::uint64_t T = pb.T;
+    const mech::PrefixMechanism m =
+        L::Prefix::resolve(kv, idx, T, std::isinf(eps) && !kv.given[L::kNodeScale], [&](mech::NodeNoise law) {
+            return mech::node_scale(law, cal, eps, delta, norms, T, /*release_final=*/false);
+        });
+    if (!L::Prefix::kLattice || !m.on()) return m;
+    // Lattice noise when asked for, and by default in float precision where it applies (otherwise the continuous
+    // sampler, with run.json's float warning).
+    if (!L::Prefix::lattice_asked(kv, idx.noise) && (kv.given[idx.noise] || !pb.float_precision)) return m;
+    const mech::PrefixMechanism lat = lattice_version(m, kv.given[idx.node_scale], norms, pb.d);
+    return lattice_obstacle(lat, norms) == nullptr ? lat : m;
 }
 
 /// init() of a learner whose state is one exact double row of d (ws.dbl[0], a running sum), the mechanism's rows
@@ -253,7 +304,7 @@ struct As17Ftrl {
         p.epsilon = kv.num[L::kEpsilon];
         p.delta = kv.get(L::kDelta, 0.0);
         p.calibration = calibration_of(kv, L::kCalibration, L::kDefaultCalibration);
-        p.prefix = as17_prefix<L>(kv, p.calibration, p.epsilon, p.delta, L::norms(p.d), p.T);
+        p.prefix = as17_prefix<L>(kv, p.calibration, p.epsilon, p.delta, L::norms(p.d), pb);
         return p;
     }
 
@@ -266,24 +317,42 @@ struct As17Ftrl {
         return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[L::kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
+    /// noise = "discrete-laplace" where the lattice applies (lattice_obstacle).
+    static bool check_lattice(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (!L::Prefix::lattice_asked(kv, L::Prefix::template index_of<L>().noise) || std::isinf(kv.num[L::kEpsilon]))
+            return true;
+        const Params p = resolve(kv, pb);
+        if (p.prefix.lattice) return true;
+        const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[L::kNodeScale], L::norms(pb.d), pb.d),
+                                           L::norms(pb.d));
+        return diag.fail("noise", "= \"discrete-laplace\" %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+    }
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        return check_noise_keys(kv, diag) && check_scale(kv, pb, diag);
+        return check_noise_keys(kv, diag) && check_scale(kv, pb, diag) && check_lattice(kv, pb, diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
         return prefix_privacy_report(p.prefix, p.delta, L::norms(p.d), calibration_name(p.calibration));
     }
+
+    /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism.
+    static bool plant(Params& p, Planted bug) { return plant_prefix(p.prefix, bug); }
 };
 
 /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism: the node
 /// scale halved, the leaves without noise, every round's draws from round 1's counter, BLT's sigma calibrated with
-/// its sensitivity one column short (BLT with T >= 3 only). False with the noise off.
+/// its sensitivity one column short (BLT with T >= 3 only), lattice noise replaced by the continuous sampler (lattice
+/// noise only). False with the noise off.
 inline bool plant_prefix(mech::PrefixMechanism& m, Planted bug) {
     if (!m.on()) return false;
     switch (bug) {
     case Planted::HalfNoise: m.scale /= 2.0; return true;
     case Planted::LeafWithoutNoise: m.planted = mech::kPlantLeafWithoutNoise; return true;
     case Planted::ReusedNoise: m.planted = mech::kPlantReusedNoise; return true;
+    case Planted::FloatLattice:
+        if (!m.lattice) return false;
+        m.lattice = false;
+        return true;
     case Planted::BltShortSensitivity: {
         // BLT's sigma is proportional to sqrt(sens^2) at a given privacy (resolve()); the bug computes sens^2 with
         // the sum stopping one column short, sum_{k<n-1} c_k^2 for the n = T - 1 released steps.

@@ -23,6 +23,7 @@
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/blt.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/lattice.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/rng/lanes.hpp"
 
@@ -49,7 +50,7 @@ DPR_HD inline TreeRound tree_round(const TreeNoise& tn, std::uint64_t t) {
     // Planted bug (audit suite only): the leaves (level 0, c = 0) enter the cache without noise. Decided once per
     // round here, so the per-coordinate code below tests one flag, as it did before.
     tr.node_noisy = tr.advance && !(tn.planted == kPlantLeafWithoutNoise && tr.c == 0);
-    tr.n_node = node_uniforms(tn.noise);
+    tr.n_node = tree_node_uniforms(tn);
     tr.n_uniforms = tr.n_node + padding_uniforms(tn.noise, tr.r);
     return tr;
 }
@@ -79,6 +80,41 @@ noisy_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const V
         for (std::uint32_t j = 0; j <= tr.c; ++j) team.store(S.row(j), idx, next);
     }
     return z;
+}
+
+/// What a learner plays from: the released prefix value (in R) and the noise it carries (for diagnostics).
+template <class V>
+struct Released {
+    V value;
+    V noise;
+};
+
+/// Lattice noise (docs/spec/model.md §1.8), streamed: the release L~_{t-1} for the lanes of `idx`, from the learner's
+/// exact lattice sum L (double lanes, a multiple of Gamma: PrefixMechanism::accumulate), advancing the cache S (as
+/// noisy_prefix's, holding multiples of Gamma below 2^22 Gamma: exact in float) to prefix t. The node release L + S_0
+/// is formed exactly in double; its conversion to R and the padding (fresh continuous noise, uniforms [0, ...) of
+/// the tree stream) are post-processing. The node comes from the Lattice stream (sub 0) of the round.
+template <class Team, class View, class Idx, class D>
+DPR_HD DPR_FORCEINLINE Released<typename Team::template lanes<typename Team::real>>
+lattice_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const View& S, Idx idx, D L) {
+    using R = typename Team::real;
+    using V = typename Team::template lanes<R>;
+    using U = typename Team::template lanes<std::uint32_t>;
+    const V b(static_cast<R>(tn.scale));
+    V u[kMaxTreeUniforms];
+    for (V& x : u) x = V(R(0)); // what the padding reads is filled below (the compiler cannot see that)
+    stream_uniforms<R, U>(rng::coordinate_stream(team, rng::Purpose::TreeStream, 0u, tr.s, idx), tr.n_uniforms, u);
+    const V pad = padding_draw(tn.noise, u, tr.r, b);
+    const V tree = team.load(S, idx); // row 0: the tree part of prefix t - 1, a multiple of Gamma
+    const V exact = convert<R>(L + convert<double>(tree));
+    if (tr.advance) {
+        U wd[4 * noise::kDlapBlocks];
+        noise::dlap_words(rng::coordinate_stream(team, rng::Purpose::Lattice, 0u, tr.s, idx), wd);
+        const V node = tr.node_noisy ? noise::dlap_from_words<V>(wd, tn.dlap) : V(R(0));
+        const V next = team.load(S.row(tr.c + 1), idx) + node;
+        for (std::uint32_t j = 0; j <= tr.c; ++j) team.store(S.row(j), idx, next);
+    }
+    return {exact + pad, tree + pad};
 }
 
 /// The binary tree with Honaker's estimator (tree_aggregation.hpp honaker_node; docs/MECHANISMS.md §3.4), streamed:
@@ -167,6 +203,12 @@ struct PrefixMechanism {
     double scale = 0.0;       ///< per-node Laplace b or Gaussian sigma (0 with the noise off)
     std::uint64_t T = 1;      ///< steps of the stream: the horizon, or ENV21's number of batches
     std::uint8_t planted = 0; ///< a planted bug of the audit suite (kPlant*; learners::plant_prefix); 0 in real runs
+    /// Lattice noise (Laplace, binary or padded tree; docs/spec/model.md §1.8): the nodes are DLap on dlap's lattice
+    /// and the learner's sums are rounded onto it at random (accumulate), so every node release is exact in float
+    /// and double. `coords`: the coordinates of one step's vector (the accounting's d).
+    bool lattice = false;
+    noise::DlapTable dlap;
+    std::uint32_t coords = 0;
 
     /// What round t does (the same for every lane and instance).
     struct Step {
@@ -177,7 +219,7 @@ struct PrefixMechanism {
     DPR_HD bool on() const { return noise != NodeNoise::None; }
 
     DPR_HD TreeNoise tree_noise(std::uint32_t seed = 0, std::uint32_t stream = 0, std::uint32_t instance = 0) const {
-        return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted};
+        return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted, lattice, dlap};
     }
 
     /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache (and, for Honaker,
@@ -213,6 +255,34 @@ struct PrefixMechanism {
         return noisy_prefix(team, st.tn, st.tr, S, idx);
     }
 
+    /// The released prefix L~_{t-1} = L_{t-1} + Z_{t-1} for the lanes of `idx` (noise on; `st` = step(t)) from the
+    /// learner's sum L (double lanes), advancing the state to prefix t, and the noise Z_{t-1} it carries. Without
+    /// lattice noise exactly convert<R>(L) + next(); with it the exact node release first (lattice_prefix).
+    template <class Team, class View, class Idx, class D>
+    DPR_HD DPR_FORCEINLINE Released<typename Team::template lanes<typename Team::real>>
+    release(const Team& team, const Step& st, const View& S, Idx idx, D L) const {
+        if (lattice) return lattice_prefix(team, st.tn, st.tr, S, idx, L);
+        const auto z = next(team, st, S, idx);
+        return {convert<typename Team::real>(L) + z, z};
+    }
+
+    /// The learner's exact sum after round t (`st` = step(t)): L + l_t, or with lattice noise L plus l_t rounded at
+    /// random onto the lattice (noise/discrete_laplace.hpp lattice_round; the word: Lattice stream, sub 1, round t - 1).
+    template <class Team, class Idx, class D>
+    DPR_HD DPR_FORCEINLINE D accumulate(const Team& team, const Step& st, Idx idx, D L, D loss) const {
+        if (!lattice) return L + loss;
+        const auto w = rng::coordinate_stream(team, rng::Purpose::Lattice, 1u, st.tr.s, idx).block(0).w[0];
+        return L + noise::lattice_round(loss, dlap.gamma, w);
+    }
+
+    /// release() of coordinate i without advancing (noise on; one-lane teams): the value only.
+    template <class R, class Team, class View>
+    R peek_release(const Team& team, const View& S, std::uint64_t t, std::uint32_t i, double L) const {
+        if (!lattice) return static_cast<R>(L) + peek<R>(team, S, t, i);
+        const TreeNoise tn = tree_noise(team.key().seed, team.key().stream, team.instance());
+        return static_cast<R>(L + static_cast<double>(team.load(S, i))) + padding_noise<R>(tn, t - 1, i);
+    }
+
     /// Z_{t-1} of coordinate i as next(t) will return it, without advancing (noise on; one-lane teams).
     template <class R, class Team, class View>
     R peek(const Team& team, const View& S, std::uint64_t t, std::uint32_t i) const {
@@ -235,6 +305,8 @@ struct PrefixMechanism {
     /// (calibration.hpp tree_guarantee).
     Guarantee guarantee(double delta, const LossSetNorms& y) const {
         if (blt) return blt_guarantee(noise, scale, delta, y, sensitivity_squared());
+        if (lattice && on())
+            return lattice_guarantee(dlap, levels_released(T, /*release_final=*/false), y.delta1, coords);
         return tree_guarantee(noise, scale, delta, y, T, /*release_final=*/false);
     }
 
@@ -247,6 +319,10 @@ struct PrefixMechanism {
 
     /// run.json's name of the mechanism.
     const char* name() const {
+        if (lattice)
+            return tree == TreeVariant::Padded
+                       ? "padded tree aggregation (AS17 Alg. 2) with lattice noise: discrete Laplace nodes, exact releases"
+                       : "binary tree aggregation (DNPR10 / CSS11) with lattice noise: discrete Laplace nodes, exact releases";
         return blt                          ? "BLT noise, buffered linear Toeplitz (Dvijotham et al. 2024)"
                : honaker                    ? "binary tree aggregation with Honaker's estimator (Honaker 2015)"
                : tree == TreeVariant::Padded ? "padded tree aggregation (AS17 Alg. 2)"

@@ -40,6 +40,7 @@
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
 #include "kernels/core/lanes.hpp"
+#include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/noise/lane_noise.hpp"
 #include "kernels/rng/lanes.hpp"
 #include "kernels/rng/stream.hpp"
@@ -69,6 +70,11 @@ struct TreeNoise {
     /// A planted bug of the audit suite (learners::Planted; docs/AUDITS.md), honoured by the fast path
     /// (tree_round / noisy_prefix) only: kPlantLeafWithoutNoise, kPlantReusedNoise; 0 in every real run.
     std::uint8_t planted = 0;
+    /// Lattice noise (noise = Laplace only; docs/spec/model.md §1.8): every node draw is DLap(dlap.t) dlap.gamma
+    /// from the words of the Lattice stream (noise/discrete_laplace.hpp), not a continuous Laplace from the tree
+    /// stream, whose uniforms then hold the padding alone.
+    bool lattice = false;
+    noise::DlapTable dlap;
 };
 
 inline constexpr std::uint8_t kPlantLeafWithoutNoise = 1;
@@ -108,6 +114,12 @@ DPR_HD constexpr inline std::uint32_t prefix_draw_count(TreeVariant v, std::uint
 /// Uniforms of one node draw: 1 for Laplace (inverse CDF), 2 for Gaussian (Box-Muller), 0 otherwise.
 DPR_HD constexpr inline std::uint32_t node_uniforms(NodeNoise n) {
     return n == NodeNoise::Laplace ? 1u : (n == NodeNoise::Gaussian ? 2u : 0u);
+}
+
+/// Uniforms of one node draw in the tree stream: node_uniforms, 0 with lattice noise (its node comes from the Lattice
+/// stream).
+DPR_HD constexpr inline std::uint32_t tree_node_uniforms(const TreeNoise& tn) {
+    return tn.lattice ? 0u : node_uniforms(tn.noise);
 }
 
 /// The stream of round s + 1's fresh tree randomness in coordinate coord (see the header).
@@ -168,6 +180,13 @@ DPR_HD DPR_FORCEINLINE void stream_uniforms(const rng::LaneStream<U>& s, std::ui
 template <class R>
 DPR_HD inline R stream_node_draw(const TreeNoise& tn, std::uint64_t s, std::uint32_t sub, std::uint32_t coord) {
     const rng::StreamId id = tree_stream(tn, s, coord);
+    if (tn.lattice) {
+        std::uint32_t wd[4 * noise::kDlapBlocks];
+        noise::dlap_words(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, rng::Purpose::Lattice, 0u,
+                                                         id.round, id.element},
+                          wd);
+        return noise::dlap_from_words<R>(wd, tn.dlap);
+    }
     R u[4];
     stream_uniforms<R, std::uint32_t>(
         rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, sub, id.round, id.element},
@@ -195,8 +214,8 @@ DPR_HD inline R padding_noise(const TreeNoise& tn, std::uint64_t t, std::uint32_
     const std::uint32_t r = padding_count(tn.variant, t, tn.T);
     if (r == 0 || tn.noise == NodeNoise::None) return R(0);
     const rng::StreamId id = tree_stream(tn, t, coord);
-    const std::uint32_t n0 = node_uniforms(tn.noise);
-    R u[kMaxTreeUniforms];
+    const std::uint32_t n0 = tree_node_uniforms(tn);
+    R u[kMaxTreeUniforms] = {}; // the definition, not a hot path: zeros keep the compiler's flow analysis quiet
     stream_uniforms<R, std::uint32_t>(
         rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, id.sub, id.round, id.element},
         n0 + padding_uniforms(tn.noise, r), u);

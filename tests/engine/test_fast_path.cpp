@@ -112,6 +112,14 @@ const std::vector<Case>& all_cases() {
             b.keys = laplace ? blt_laplace_gauss : blt_gauss;
             v.push_back(h);
             v.push_back(b);
+            // Lattice noise (docs/spec/model.md §1.8) in both precisions, where the learner offers it.
+            if (std::string(linfo_choices(n, noise)).find("discrete-laplace") != std::string::npos) {
+                static const test::KeyList lattice = {{"epsilon", 1.0}, {"noise", 3.0}};
+                Case l = c;
+                l.mechanism = "padded, noise=discrete-laplace";
+                l.keys = lattice;
+                v.push_back(l);
+            }
         }
         return v;
     }();
@@ -214,6 +222,7 @@ void expect_engine_equals_serial(const Case& c, std::uint32_t d_test, std::uint6
     pb.d = d;
     pb.T = T;
     pb.seed = 3;
+    pb.float_precision = prec == Precision::Float; // as simulate() and the config layer set it
     const AdversaryRuntime ar = resolve_adversary(c.adversary, test::key_values(ainfo, c.adversary, {}), pb);
     pb.loss = ar.loss;
     const LearnerRuntime lr = resolve_learner(c.learner, test::key_values(linfo, c.learner, c.keys), pb);

@@ -91,6 +91,7 @@ inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::
     pb.d = d;
     pb.T = T;
     pb.seed = seed;
+    pb.float_precision = opt.precision == Precision::Float; // as the config layer does
     PointJob job;
     const KeyValues akv = key_values(ainfo, adversary, akeys);
     // A Polytope adversary names the decision set (and a graph set the dimension), as the config layer does.

@@ -356,3 +356,121 @@ TEST(PrefixKeys, DpFtrlExpertsTakesAGivenGaussianScaleWithoutDelta) {
 }
 
 } // namespace dpr
+
+// ---- lattice noise (docs/spec/model.md §1.8) --------------------------------------------------------------------------
+
+namespace dpr {
+namespace {
+
+PrefixMechanism lattice_mechanism(TreeVariant v, double scale, std::uint64_t T, std::uint32_t d) {
+    PrefixMechanism m = mechanism(v, NodeNoise::Laplace, scale, T);
+    return learners::lattice_version(m, /*scale_given=*/true, mech::cube_loss_norms(), d);
+}
+
+/// The releases of T rounds through release() / accumulate() with a one-lane team, from losses `loss(t, i)`; the
+/// learner's exact sums in `sums` (after each round).
+template <class R, class F>
+std::vector<R> lattice_releases(const PrefixMechanism& m, std::uint32_t d, F loss, std::vector<double>* sums) {
+    std::vector<R> state(std::size_t(m.rows()) * d, R(7));
+    SerialTeam<R> team;
+    team.rng = RngKey{kSeed, 0};
+    team.id = kInstance;
+    const StridedView<R> S{state.data(), 1, d};
+    m.init(team, S, d);
+    std::vector<double> L(d, 0.0);
+    std::vector<R> out;
+    for (std::uint64_t t = 1; t <= m.T; ++t) {
+        const PrefixMechanism::Step st = m.step(t);
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const R peeked = m.template peek_release<R>(team, S, t, i, L[i]);
+            const auto rel = m.release(team, st, S, i, L[i]);
+            EXPECT_EQ(rel.value, peeked) << "peek_release() of t=" << t;
+            out.push_back(rel.value);
+            L[i] = m.accumulate(team, st, i, L[i], loss(t, i));
+        }
+        sums->insert(sums->end(), L.begin(), L.end());
+    }
+    return out;
+}
+
+double test_loss(std::uint64_t t, std::uint32_t i) { return std::sin(0.7 * static_cast<double>(t) + 1.3 * i); }
+
+} // namespace
+} // namespace dpr
+
+using namespace dpr;
+
+// The binary tree (no padding) releases R(L + Z_nodes): L a sum of lattice points, Z the nodes' discrete Laplace
+// draws of the definition, and the sum exact -- so the float release is the rounding of an exactly computed value,
+// never of a float sum whose rounding depends on L.
+TEST(LatticeNoise, TheReleaseIsTheRoundingOfTheExactNodeSumInBothPrecisions) {
+    const std::uint32_t d = 3;
+    for (std::uint64_t T : {2u, 7u, 64u, 100u}) {
+        const PrefixMechanism m = lattice_mechanism(TreeVariant::Binary, 0.37, T, d);
+        ASSERT_TRUE(m.lattice);
+        const double g = m.dlap.gamma;
+        std::vector<double> sums_f, sums_d;
+        const std::vector<float> rf = lattice_releases<float>(m, d, test_loss, &sums_f);
+        const std::vector<double> rd = lattice_releases<double>(m, d, test_loss, &sums_d);
+        EXPECT_EQ(sums_f, sums_d) << "the exact sums do not depend on the precision";
+        const mech::TreeNoise tn = m.tree_noise(kSeed, 0, kInstance);
+        for (std::uint64_t t = 1; t <= T; ++t)
+            for (std::uint32_t i = 0; i < d; ++i) {
+                const std::size_t k = (t - 1) * d + i;
+                const double L = t == 1 ? 0.0 : sums_d[(t - 2) * d + i];
+                ASSERT_EQ(L / g, std::rint(L / g)) << "the sum is a lattice point";
+                const double zf = mech::tree_part<float>(tn, t - 1, i), zd = mech::tree_part<double>(tn, t - 1, i);
+                ASSERT_EQ(static_cast<double>(zf), zd) << "lattice nodes are the same in float and double";
+                ASSERT_EQ(zd / g, std::rint(zd / g));
+                // long double holds L + Z exactly: the release is its rounding.
+                const long double exact = static_cast<long double>(L) + zd;
+                ASSERT_EQ(static_cast<double>(exact), L + zd);
+                ASSERT_EQ(rd[k], static_cast<double>(exact)) << "t=" << t;
+                ASSERT_EQ(rf[k], static_cast<float>(L + zd)) << "t=" << t;
+                // Randomised rounding keeps the sum within one lattice step per round of the true sum.
+                double truth = 0.0;
+                for (std::uint64_t s = 1; s < t; ++s) truth += test_loss(s, i);
+                ASSERT_LE(std::fabs(L - truth), static_cast<double>(t) * g);
+            }
+    }
+}
+
+// The padded tree adds its padding (fresh continuous noise, post-processing) after the exact node sum.
+TEST(LatticeNoise, ThePaddedTreeAddsThePaddingAfterTheExactNodeSum) {
+    const std::uint32_t d = 2;
+    const std::uint64_t T = 50;
+    const PrefixMechanism m = lattice_mechanism(TreeVariant::Padded, 2.5, T, d);
+    std::vector<double> sums;
+    const std::vector<double> r = lattice_releases<double>(m, d, test_loss, &sums);
+    const mech::TreeNoise tn = m.tree_noise(kSeed, 0, kInstance);
+    for (std::uint64_t t = 1; t <= T; ++t)
+        for (std::uint32_t i = 0; i < d; ++i) {
+            const double L = t == 1 ? 0.0 : sums[(t - 2) * d + i];
+            const double want = (L + mech::tree_part<double>(tn, t - 1, i)) + mech::padding_noise<double>(tn, t - 1, i);
+            ASSERT_EQ(r[(t - 1) * d + i], want) << "t=" << t;
+            // The definition: prefix_noise = the lattice nodes and the padding.
+            ASSERT_EQ(mech::prefix_noise<double>(tn, t - 1, i),
+                      mech::tree_part<double>(tn, t - 1, i) + mech::padding_noise<double>(tn, t - 1, i));
+        }
+}
+
+TEST(LatticeNoise, TheGuaranteeIsTheLatticeAccountingAndThePlantedBugRemovesIt) {
+    const mech::LossSetNorms y = mech::cube_loss_norms();
+    PrefixMechanism cont = mechanism(TreeVariant::Padded, NodeNoise::Laplace, 12.0, 1024);
+    const PrefixMechanism lat = learners::lattice_version(cont, /*scale_given=*/false, y, 8);
+    EXPECT_GT(lat.scale, cont.scale);
+    const mech::Guarantee g = lat.guarantee(0.0, y), gc = cont.guarantee(0.0, y);
+    EXPECT_STREQ(g.accountant, "lattice-laplace");
+    EXPECT_LE(g.epsilon, gc.epsilon) << "the lattice scale is raised to keep the continuous epsilon";
+    EXPECT_GT(g.epsilon, 0.99 * gc.epsilon);
+    EXPECT_LT(g.delta, 1e-15);
+    EXPECT_EQ(learners::lattice_obstacle(lat, y), nullptr);
+    PrefixMechanism honaker = lat;
+    honaker.honaker = true;
+    EXPECT_NE(learners::lattice_obstacle(honaker, y), nullptr);
+    PrefixMechanism planted = lat;
+    ASSERT_TRUE(learners::plant_prefix(planted, learners::Planted::FloatLattice));
+    EXPECT_FALSE(planted.lattice);
+    EXPECT_STREQ(planted.guarantee(0.0, y).accountant, "pure-laplace");
+    EXPECT_FALSE(learners::plant_prefix(cont, learners::Planted::FloatLattice)) << "nothing to plant without a lattice";
+}
