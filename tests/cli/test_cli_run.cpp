@@ -221,17 +221,21 @@ TEST(CliRun, TheFormerNameOfTheMechanismKeyGivesTheSameRunAndStreams) {
     EXPECT_EQ(slurp(dir.file("old/summary.csv")), slurp(dir.file("new/summary.csv")));
 }
 
-// precision = "float" is not private as reported (docs/AUDITS.md "Set events": the float lattice leaks); a run of a
-// private learner in float says so on stderr, a double run or a learner that claims nothing does not.
+// precision = "float" is not private as reported with a continuous sampler (docs/AUDITS.md "Set events": the float
+// lattice leaks); a run of such a learner in float says so on stderr, naming it. Lattice noise (the float default of
+// dp-ftrl-*, docs/spec/model.md §1.8), a double run or a learner that claims nothing does not warn.
 TEST(CliRun, APrivateLearnerInFloatWarnsThatItsReportIsThatOfExactNoise) {
     TempDir dir;
     dir.write("c.toml", "[run]\ninstances = 4\nrounds = 20\n[adversary]\nkind = \"bernoulli\"\nd = 3\n[learner]\n"
                         "algorithm = \"dp-ftrl-experts\"\nepsilon = 1\n");
-    const std::string warning = "[run] precision = \"float\": the privacy each learner reports";
-    const CliResult f = run_cli(dir, "run c.toml --out f --quiet --set 'run.precision=\"float\"'");
+    const std::string warning = "[run] precision = \"float\": the privacy reported for dp-ftrl-experts";
+    const CliResult f = run_cli(dir, "run c.toml --out f --quiet --set 'run.precision=\"float\"' --set 'learner.noise=\"laplace\"'");
     ASSERT_EQ(f.rc, 0) << f.err;
     EXPECT_NE(f.err.find(warning), std::string::npos) << f.err;
     EXPECT_NE(f.err.find("Mironov"), std::string::npos) << f.err;
+    const CliResult l = run_cli(dir, "run c.toml --out l --quiet --set 'run.precision=\"float\"'");
+    ASSERT_EQ(l.rc, 0) << l.err;
+    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << "lattice noise: " << l.err;
     const CliResult d = run_cli(dir, "run c.toml --out d --quiet");
     ASSERT_EQ(d.rc, 0) << d.err;
     EXPECT_EQ(d.err.find(warning), std::string::npos) << d.err;
