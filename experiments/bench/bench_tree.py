@@ -122,11 +122,12 @@ def numpy_tree_learner(I, d, T, noise, play, losses_fn, rounds, rng):
     return total
 
 
-def run_dpregret(binary, learner, kind, noise, d, T, instances, threads, backend, precision, workdir):
+def run_dpregret(binary, learner, kind, noise, d, T, instances, threads, backend, precision, workdir, node_noise=""):
     toml = (f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\nprecision = \"{precision}\"\n"
             f"[adversary]\nkind = \"{kind}\"\nd = {d}\n"
-            f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n" + ("delta = 1e-6\n" if noise == "gaussian" else ""))
-    return run_config(binary, toml, f"{learner}_{d}_{T}_{precision}", workdir, threads, backend)
+            f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n" + ("delta = 1e-6\n" if noise == "gaussian" else "")
+            + (f"noise = \"{node_noise}\"\n" if node_noise else ""))
+    return run_config(binary, toml, f"{learner}_{d}_{T}_{precision}_{node_noise}", workdir, threads, backend)
 
 
 def main():
@@ -141,6 +142,10 @@ def main():
     ap.add_argument("--learners", default=",".join(LEARNERS))
     ap.add_argument("--ds", default=None, help="comma-separated d values (default 16,1024)")
     ap.add_argument("--T", type=int, default=4096)
+    ap.add_argument("--node-noise", default="",
+                    help="comma-separated values of the learners' noise key to time for the Laplace learners, e.g. "
+                         "laplace,discrete-laplace (the continuous sampler against lattice noise, docs/spec/model.md "
+                         "§1.8); default: the learner's default")
     ap.add_argument("--out", default="experiments/bench/results/tree.csv")
     args = ap.parse_args()
 
@@ -163,11 +168,13 @@ def main():
                 start = time.perf_counter()
                 numpy_tree_learner(I, d, T, noise, play, losses_for(kind, d, rng), rounds, rng)
                 numpy_rate = I * rounds * d / (time.perf_counter() - start)
-                for precision in args.precisions.split(","):
+                node_noises = args.node_noise.split(",") if args.node_noise and noise == "laplace" else [""]
+                for precision, node_noise in [(p, n) for p in args.precisions.split(",") for n in node_noises]:
                     rj = run_dpregret(args.binary, learner, kind, noise, d, T, inst, args.threads, args.backend,
-                                      precision, work)
+                                      precision, work, node_noise)
                     ours = rj["throughput"]["expert_rounds_per_second"]
-                    row = dict(learner=learner, adversary=kind, d=d, T=T, precision=precision, instances=inst,
+                    row = dict(learner=learner, adversary=kind, d=d, T=T, precision=precision,
+                               node_noise=node_noise or "default", instances=inst,
                                dpregret_coord_rounds_per_s=f"{ours:.4g}",
                                dpregret_wall_s=f"{rj['wall_seconds']:.3f}",
                                launch_policy=rj["points"][0].get("launch_policy", ""),
