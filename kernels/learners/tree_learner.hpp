@@ -156,20 +156,14 @@ inline const char* calibration_name(mech::Calibration c) { return c == mech::Cal
 /// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin).
 /// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for losses with |l_c| <= 1 (the loss
 /// sets of AS17's learners): the trees whose node estimates are weighted sums (Honaker, BLT) have no exact release;
-/// lattice_round needs |l_c| / Gamma < 2^20; a node epsilon so large that the sampler's truncation at 2^17 would
-/// matter (delta above 1e-15; docs/spec/model.md §1.8).
+/// then the lattice's own limits (mech::lattice_limit).
 inline const char* lattice_obstacle(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms) {
     if (m.honaker || m.blt)
         return "needs mechanism = \"padded\" or \"binary\": Honaker's estimator and BLT release weighted sums of "
                "nodes, which are not exact on the lattice";
     if (m.noise != mech::NodeNoise::Laplace) return "is a Laplace law";
-    if (!(m.dlap.gamma * noise::kLatticeRoundMax > 1.0))
-        return "needs a node scale above 2^-10 (the lattice step scale / 1024 must exceed 2^-20 |l_c|)";
-    const mech::Guarantee g = m.guarantee(0.0, norms);
-    if (!(g.delta <= 1e-15))
-        return "would give delta above 1e-15 at this epsilon per node (its draws are truncated at 2^17 lattice "
-               "steps, about 64 node scales)";
-    return nullptr;
+    return mech::lattice_limit(m.dlap, mech::levels_released(m.T, /*release_final=*/false), norms.delta1, m.coords,
+                               1.0);
 }
 
 /// The lattice version of the mechanism m (docs/spec/model.md §1.8): the node scale raised to the smallest whose

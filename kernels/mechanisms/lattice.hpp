@@ -60,18 +60,24 @@ inline long double dlap_probability(const std::uint32_t* theta, std::uint32_t w)
     return p;
 }
 
+/// The 17 digit probabilities p^_i of G that the thresholds in use give.
+inline void dlap_digit_probabilities(const noise::DlapTable& tab, long double* p) {
+    for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i)
+        p[i] = dlap_probability(tab.theta + noise::dlap_digit_offset(i), noise::dlap_digit_words(i));
+}
+
 /// L^ = max over adjacent k, k + 1 of the support of |ln P^(k + 1) - ln P^(k)| for the sampler's exact law P^ (see
 /// the header): for |n| >= 1 the step is G's, -1/t + e_c - sum_{j<c} e_j with c = ctz of the new G and e_i =
 /// logit(p^_i) + 2^i / t; for 0 -> 1 it is ln(p^_J / 2 prod_i (1 - p^_i) / (1 - p^_J)). A margin of 1e-14 covers the
 /// long double evaluation.
 inline double dlap_log_lipschitz(const noise::DlapTable& tab) {
     const long double t = tab.t;
-    long double e[noise::kDlapDigits];
+    long double p[noise::kDlapDigits], e[noise::kDlapDigits];
+    dlap_digit_probabilities(tab, p);
     long double log_g0 = 0.0L; // ln P^_G(0) = sum ln(1 - p^_i)
     for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i) {
-        const long double p = dlap_probability(tab.theta + noise::dlap_digit_offset(i), noise::dlap_digit_words(i));
-        e[i] = std::log(p) - std::log1p(-p) + std::ldexp(1.0L, static_cast<int>(i)) / t;
-        log_g0 += std::log1p(-p);
+        e[i] = std::log(p[i]) - std::log1p(-p[i]) + std::ldexp(1.0L, static_cast<int>(i)) / t;
+        log_g0 += std::log1p(-p[i]);
     }
     long double worst = 0.0L, below = 0.0L;
     for (std::uint32_t c = 0; c < noise::kDlapDigits; ++c) {
@@ -90,8 +96,7 @@ inline double dlap_tail(const noise::DlapTable& tab, std::int64_t m) {
     const std::int64_t g0 = m - 1;
     if (g0 >= static_cast<std::int64_t>(noise::kDlapMax)) return 0.0;
     long double p[noise::kDlapDigits];
-    for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i)
-        p[i] = dlap_probability(tab.theta + noise::dlap_digit_offset(i), noise::dlap_digit_words(i));
+    dlap_digit_probabilities(tab, p);
     // P(G >= g0) = P(G = g0) + sum over the 0 digits i of g0 of P(the digits above i as g0's) p_i.
     long double above = 1.0L, ge = 0.0L;
     for (std::uint32_t i = noise::kDlapDigits; i-- > 0;) {
@@ -115,6 +120,21 @@ inline Guarantee lattice_guarantee(const noise::DlapTable& tab, std::uint32_t hp
     const double tail = m >= 1.0 ? dlap_tail(tab, static_cast<std::int64_t>(m)) : 1.0;
     const double delta = std::fmin(1.0, h * static_cast<double>(coords) * tail);
     return Guarantee{eps, delta, "lattice-laplace", 0.5 * eps * eps};
+}
+
+/// Why lattice noise with the table `tab` cannot release sums whose elements have |l_c| <= max_abs (nullptr: it
+/// can), for h' released levels, l1 sensitivity delta1 over `coords` coordinates: lattice_round needs |l_c| / Gamma
+/// < 2^20; a scale so small against the sensitivity that the sampler's truncation at 2^17 would matter (delta above
+/// 1e-15; docs/spec/model.md §1.8).
+inline const char* lattice_limit(const noise::DlapTable& tab, std::uint32_t hp, double delta1, std::uint32_t coords,
+                                 double max_abs) {
+    if (!(tab.gamma * noise::kLatticeRoundMax > max_abs))
+        return "needs a noise scale above 2^-10 per unit of loss (the lattice step scale / 1024 must exceed 2^-20 "
+               "|l_c|)";
+    if (!(lattice_guarantee(tab, hp, delta1, coords).delta <= 1e-15))
+        return "would give delta above 1e-15 at this epsilon per node (its draws are truncated at 2^17 lattice "
+               "steps, about 64 noise scales)";
+    return nullptr;
 }
 
 /// The smallest node scale b' >= b (to a relative 1e-9) whose lattice epsilon is at most the continuous Laplace

@@ -24,8 +24,7 @@ struct ExactLaw {
     long double p[noise::kDlapDigits];
     explicit ExactLaw(const noise::DlapTable& tab) {
         pj = mech::dlap_probability(tab.theta, 2);
-        for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i)
-            p[i] = mech::dlap_probability(tab.theta + noise::dlap_digit_offset(i), noise::dlap_digit_words(i));
+        mech::dlap_digit_probabilities(tab, p);
     }
     long double geometric(std::uint32_t g) const {
         long double v = 1.0L;
