@@ -26,6 +26,14 @@
 // (one Laplace draw per round). Tests replay other coordinates (Lemma 4.3 compares against a fixed arm x = e_j,
 // which needs Z_t(j)): feedback_noise().
 //
+// Lattice noise (noise = "discrete-laplace", the default in float precision; docs/spec/model.md §1.8 with h' = 1,
+// d = 1): c~_t = Gamma (k_t + n_t), k_t = c_t / Gamma rounded at random onto the integers (the word of
+// (FeedbackNoise, sub 2, round t, element i_t)), n_t ~ DLap(lambda / Gamma) from the 29 words of (FeedbackNoise,
+// sub 1, round t, element i_t) (noise/discrete_laplace.hpp). c~_t is an exact double in both precisions, so the
+// float run's feedback is the double run's bit for bit and the floating-point attack has nothing to act on; the
+// reported eps is lattice_guarantee's, at most the continuous B / lambda it replaces (lambda raised by <= 0.05%:
+// lattice_scale_for). Z_t(i_t) is then c~_t - c_t (the rounding included).
+//
 // Diagnostics (A4 "Record" list, read after round T):
 //   max_noise_over_lambda  max_t |Z_t(i_t)| / lambda                  (0 when lambda = 0)
 //   event_F                1 if max_t |Z_t(i_t)| >= lambda ln(N T^2), else 0: the bad event F of A3 with
@@ -36,6 +44,8 @@
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/exp3.hpp"
+#include "kernels/mechanisms/lattice.hpp"
+#include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/noise/lane_noise.hpp"
 
 namespace dpr::learners {
@@ -61,6 +71,10 @@ struct DpMab : Learner<Geometry::Simplex> {
          "learning rate; auto = sqrt(ln N / (3 N T B~^2)) (AS17 Thm 4.1 [RECON]; docs/spec/as17.md §A4)"},
         {"gamma", KeyType::Real, "auto", 0.0, 1.0, "",
          "uniform exploration of Alg. 5; auto = eta N B~ (Thm 4.1 [RECON]), capped at 1 when T < N ln N / 3"},
+        {"noise", KeyType::Choice, "laplace", 0, 1, "laplace|discrete-laplace",
+         "feedback noise: laplace = continuous Lap(lambda) in the run's precision; discrete-laplace = lattice noise, "
+         "the loss rounded at random onto a lattice and discrete Laplace noise added, an exact release private in "
+         "floating point (the default in float precision where it applies: eps up to 29 at least; docs/spec/model.md §1.8)"},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     /// The largest feedback noise scale (noise_scale's range): beyond it the estimates c~ / p reach the
@@ -73,6 +87,7 @@ struct DpMab : Learner<Geometry::Simplex> {
     static constexpr int kBtilde = key_index(kKeys, "btilde");
     static constexpr int kEta = key_index(kKeys, "eta");
     static constexpr int kGamma = key_index(kKeys, "gamma");
+    static constexpr int kNoise = key_index(kKeys, "noise");
 
     struct Params {
         Exp3::Params base; ///< d, T, eta, gamma of Algorithm 5
@@ -81,6 +96,8 @@ struct DpMab : Learner<Geometry::Simplex> {
         double lambda;     ///< Laplace scale of Z_t(i_t); 0 = noise off
         double btilde;     ///< B~
         double f_level;    ///< lambda ln(N T^2): event F when some |Z_t(i_t)| reaches it
+        bool lattice;      ///< lattice noise (noise = "discrete-laplace"; docs/spec/model.md §1.8)
+        noise::DlapTable dlap; ///< its lattice and thresholds (DLap(lambda / Gamma))
     };
 
     static constexpr std::array<const char*, 5> kDiagnostics = {
@@ -102,6 +119,20 @@ struct DpMab : Learner<Geometry::Simplex> {
             p.lambda = kv.num[kNoiseScale];
         else
             p.lambda = std::isinf(p.epsilon) ? 0.0 : p.loss_bound / p.epsilon;
+        // Lattice noise when asked for, and by default in float precision where it applies (otherwise the continuous
+        // sampler, with run.json's float warning). The automatic lambda is raised to the smallest whose lattice eps
+        // is at most the continuous one; a given noise_scale is kept.
+        const bool asked = kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1;
+        if (p.lambda > 0.0 && (asked || (!kv.given[kNoise] && pb.float_precision))) {
+            const double delta1 = std::fmax(p.loss_bound, kLossSensitivity);
+            const double lam = kv.given[kNoiseScale] ? p.lambda : mech::lattice_scale_for(p.lambda, 1, delta1, 1);
+            const noise::DlapTable tab = mech::dlap_table(lam);
+            if (mech::lattice_limit(tab, 1, delta1, 1, kLossSensitivity) == nullptr) {
+                p.lattice = true;
+                p.lambda = lam;
+                p.dlap = tab;
+            }
+        }
         const double n = static_cast<double>(pb.d), T = static_cast<double>(pb.T);
         p.f_level = p.lambda * log_nt2(pb.d, pb.T);
         p.btilde = kv.get(kBtilde, 1.0 + p.f_level);
@@ -124,6 +155,11 @@ struct DpMab : Learner<Geometry::Simplex> {
                              "gives a feedback noise scale lambda = loss_bound / eps = %g, above %g (the range of "
                              "noise_scale): raise epsilon or lower loss_bound",
                              p.lambda, kMaxLambda);
+        if (kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1 && p.lambda > 0.0 && !p.lattice) {
+            const char* why = mech::lattice_limit(mech::dlap_table(p.lambda), 1, std::fmax(p.loss_bound, kLossSensitivity),
+                                                  1, kLossSensitivity);
+            return diag.fail("noise", "= \"discrete-laplace\" %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+        }
         const double n = static_cast<double>(pb.d);
         if (p.base.gamma > 1.0) {
             // Accepted: the run is meaningful (uniform play), only Thm 4.1's bound is void.
@@ -164,11 +200,22 @@ struct DpMab : Learner<Geometry::Simplex> {
         // The observed loss of one round moves by at most 1 between neighbours (losses in [0,1]^N; AS17 Lemma 4.2,
         // docs/spec/as17.md §A3), whatever loss_bound claims: a loss_bound below 1 buys less noise and more eps,
         // and the report says so (loss_bound above 1 reports the larger, still valid, bound asked for).
+        r.noise_scale = p.lambda;
+        if (p.lattice) {
+            // One exact release per round of a scalar of sensitivity B: the tree bound with h' = 1, d = 1
+            // (docs/spec/model.md §1.8).
+            const mech::Guarantee g = mech::lattice_guarantee(p.dlap, 1, std::fmax(p.loss_bound, kLossSensitivity), 1);
+            r.epsilon = g.epsilon;
+            r.delta = g.delta;
+            r.accountant = g.accountant;
+            r.mechanism = "lattice noise on each observed loss (AS17 Alg. 4): randomised rounding onto Gamma Z, "
+                          "discrete Laplace noise, exact releases";
+            return r;
+        }
         r.epsilon = std::fmax(p.loss_bound, kLossSensitivity) / p.lambda;
         r.delta = 0.0;
         r.accountant = "pure-laplace (local: Lemma 4.2)";
         r.mechanism = "Laplace noise on each observed loss (AS17 Alg. 4)";
-        r.noise_scale = p.lambda;
         return r;
     }
 
@@ -205,6 +252,29 @@ struct DpMab : Learner<Geometry::Simplex> {
         return feedback_noise(p, team, t, i);
     }
 
+    /// With lattice noise, the release c~_t of coordinate i of round t for the observed loss c (see the header):
+    /// Gamma (k + n), exact in double whatever the team's precision.
+    template <class Team, class UI>
+    DPR_HD static typename Team::template uni<double> lattice_feedback(const Params& p, const Team& team, std::uint64_t t,
+                                                                       UI i, typename Team::template uni<double> c) {
+        using D = typename Team::template uni<double>;
+        using U = typename Team::template uni<std::uint32_t>;
+        const auto round = static_cast<std::uint32_t>(t);
+        U wd[noise::kDlapWords];
+        noise::dlap_words(rng::instance_stream(team, rng::Purpose::FeedbackNoise, 1u, round, i), wd);
+        const U w = rng::instance_stream(team, rng::Purpose::FeedbackNoise, 2u, round, i).block(0).w[0];
+        return noise::lattice_round(c, p.dlap.gamma, w) + noise::dlap_from_words<D>(wd, p.dlap);
+    }
+    /// The same for one instance, in precision R's team (tests: the release is the same in float and double).
+    template <class R = double>
+    static double lattice_feedback(const Params& p, RngKey key, std::uint32_t instance, std::uint64_t t,
+                                   std::uint32_t i, double c) {
+        SerialTeam<R> team;
+        team.rng = key;
+        team.id = instance;
+        return lattice_feedback(p, team, t, i, c);
+    }
+
     template <class Team, class WS, class Row>
     DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
                                                                          std::uint64_t t, const Row& row) {
@@ -212,8 +282,14 @@ struct DpMab : Learner<Geometry::Simplex> {
         const auto observed = team.loss_exact_at(row, pl.arm); // c_t = <l_t, e_{i_t}>
         auto feedback = observed;
         if (p.lambda > 0.0) {
-            const auto z = feedback_noise(p, team, t, pl.arm);
-            feedback = observed + z; // c~_t
+            auto z = observed; // Z_t(i_t), set below
+            if (p.lattice) {
+                feedback = lattice_feedback(p, team, t, pl.arm, observed); // c~_t, exact
+                z = feedback - observed;                                    // the rounding included (diagnostics)
+            } else {
+                z = feedback_noise(p, team, t, pl.arm);
+                feedback = observed + z; // c~_t
+            }
             if (team.rank() == 0) {
                 team.put(ws.scalars, kNoiseMax, vmax(team.get(ws.scalars, kNoiseMax), vabs(z)));
                 team.put(ws.scalars, kNoiseSum, team.get(ws.scalars, kNoiseSum) + z);

@@ -97,19 +97,25 @@ coordinate_stream(const Team& team, Purpose purpose, std::uint32_t sub, std::uin
     return {key.seed, key.stream, U(team.instance()), purpose, sub, round, team.element(idx)};
 }
 
+/// The stream (purpose, sub, round, element) of a team's instance(s), one per instance (a pack of instances on
+/// instance lanes): the address of every per-instance draw.
+template <class Team, class UI>
+DPR_HD DPR_FORCEINLINE LaneStream<typename Team::template uni<std::uint32_t>>
+instance_stream(const Team& team, Purpose purpose, std::uint32_t sub, std::uint64_t round, UI element) {
+    using U = typename Team::template uni<std::uint32_t>;
+    const auto key = team.key();
+    return {key.seed, key.stream, U(team.instance()), purpose, sub, static_cast<std::uint32_t>(round), U(element)};
+}
+
 /// Uniform 0 (precision T) of the stream (purpose, sub, round, element) of a team's instance(s): one value per
-/// instance (a pack of instances on instance lanes). The per-instance draws of the learners and mechanisms
-/// (Exp3's arm, the sparse vector's Laplace noise) all come from here.
+/// instance. The per-instance draws of the learners and mechanisms (Exp3's arm, the sparse vector's Laplace noise)
+/// all come from here.
 template <class T, class Team, class UI>
 DPR_HD DPR_FORCEINLINE typename Team::template uni<T> instance_uniform(const Team& team, Purpose purpose,
                                                                        std::uint32_t sub, std::uint64_t round,
                                                                        UI element) {
-    using U = typename Team::template uni<std::uint32_t>;
-    const auto key = team.key();
-    const LaneStream<U> s{key.seed, key.stream, U(team.instance()), purpose, sub, static_cast<std::uint32_t>(round),
-                          U(element)};
     typename Team::template uni<T> u[4];
-    uniforms4<T>(s, 0, u);
+    uniforms4<T>(instance_stream(team, purpose, sub, round, element), 0, u);
     return u[0];
 }
 

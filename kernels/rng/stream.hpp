@@ -48,7 +48,8 @@ enum class Purpose : std::uint8_t {
     Sampling = 4,      ///< sampling an action from the learner's distribution
     SparseVector = 5,  ///< AboveThreshold threshold and query noise
     Exploration = 6,   ///< bandit exploration (uniform arm, SCRiBLe direction/sign)
-    FeedbackNoise = 7, ///< AS17 Alg. 4 noise added to the observed loss
+    FeedbackNoise = 7, ///< AS17 Alg. 4 noise added to the observed loss (sub 0; lattice noise: sub 1 the discrete
+                       ///< Laplace words, sub 2 the rounding word)
     // 8 was "Perturbation", reserved for one-shot FTPL noise and never drawn (DP-FTPL draws through the tree):
     // retired; the value is not to be reused.
     Exponential = 9,   ///< exponential mechanism draws
