@@ -168,6 +168,12 @@ AuditDiskEstimate estimate_audit_disk(const AuditPlan& plan, const AuditSpec& sp
     const LearnerRuntime& learner = plan.records.at(0).learner;
     json += json_text_bytes(learner.name) + json_text_bytes(learner.privacy.accountant) +
             json_text_bytes(learner.privacy.mechanism) + json_text_bytes(plan.records.at(0).adversary.name);
+    if (spec.search) {
+        // audit.json's "search": at most about 130 candidates of under 600 bytes each (their pairs, sets, scores).
+        json += 130 * 600;
+        // pair.toml: the resolved TOML, paths made absolute (each under 4 KiB), and its three comment lines.
+        e.pair = in_blocks(json_text_bytes(cfg.resolved_toml) + 2 * 4096 + 512);
+    }
     e.json = in_blocks(json);
     return e;
 }
@@ -182,6 +188,7 @@ void check_audit_disk(const AuditPlan& plan, const AuditSpec& spec, const std::s
         parts = "statistic.npy " + human_bytes(e.statistic) + " (--save-statistic: 2 x " + std::to_string(M) +
                 " trials x 8 bytes), ";
     parts += "privacy_region.csv " + human_bytes(e.region) + ", audit.json " + human_bytes(e.json);
+    if (e.pair) parts += ", pair.toml " + human_bytes(e.pair);
     throw UsageError("this audit needs about " + human_bytes(e.total()) + " of disk in " + dir + " (" + parts +
                      "), but " + human_bytes(*free_disk) + " is free there. Free space or choose another --out" +
                      (spec.keep_statistic ? std::string(", or leave out --save-statistic (the bound does not need it) "
@@ -325,7 +332,8 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     return j;
 }
 
-void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& j) {
+void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& j,
+                       const std::string& pair_toml) {
     // statistic.npy, privacy_region.csv, then audit.json last: its presence says the audit is complete.
     std::unique_ptr<io::AtomicFile> npy_file;
     if (!a.base.empty()) {
@@ -341,15 +349,22 @@ void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const n
         region_file.stream() << io::format_double(r.threshold) << "," << io::format_double(r.base_ge) << ","
                              << io::format_double(r.neighbour_ge) << "," << io::format_double(r.base_le) << ","
                              << io::format_double(r.neighbour_le) << "\n";
+    std::unique_ptr<io::AtomicFile> pair_file;
+    if (!pair_toml.empty()) {
+        pair_file = std::make_unique<io::AtomicFile>(dir, io::kAuditFiles[3]);
+        pair_file->stream() << pair_toml;
+    }
     io::AtomicFile json_file(dir, io::kAuditFiles[2]);
     json_file.stream() << j.dump(2) << "\n";
     try {
         if (npy_file) npy_file->commit();
         region_file.commit();
+        if (pair_file) pair_file->commit();
         json_file.commit();
     } catch (...) { // all or nothing: a file renamed before the failure goes again
         if (npy_file) npy_file->remove_committed();
         region_file.remove_committed();
+        if (pair_file) pair_file->remove_committed();
         throw;
     }
 }

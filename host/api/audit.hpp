@@ -36,6 +36,7 @@ struct AuditSpec : ConfigSource {
     std::string memory_limit = "auto";  ///< as --memory-limit (host/api/pipeline.hpp parse_memory_limit)
     bool allow_planted = false;         ///< --allow-planted: [audit] planted may name a bug
     bool keep_statistic = false;        ///< --save-statistic: keep every trial's statistic (2 x trials doubles)
+    bool search = false;                ///< --search: pair.toml and audit.json's "search" are written (disk estimate)
     std::function<void(std::uint64_t instance_rounds)> on_progress;
     std::function<bool()> interrupted;  ///< polled between chunks; true stops the audit (completed false)
 };
@@ -69,7 +70,8 @@ struct AuditDiskEstimate {
     std::uint64_t statistic = 0; ///< statistic.npy (keep_statistic only): its header and 2 x trials x 8 bytes
     std::uint64_t region = 0;    ///< privacy_region.csv: a header and at most 200 rows of 5 numbers
     std::uint64_t json = 0;      ///< audit.json: a bounded skeleton and its texts (resolved TOML, settings, paths)
-    std::uint64_t total() const { return statistic + region + json; }
+    std::uint64_t pair = 0;      ///< pair.toml (--search only): the resolved TOML with absolute paths
+    std::uint64_t total() const { return statistic + region + json + pair; }
 };
 AuditDiskEstimate estimate_audit_disk(const AuditPlan& plan, const AuditSpec& spec);
 
@@ -102,10 +104,12 @@ nlohmann::json curve_json(const audit::AuditCurve& c);
 /// the verdict lines.
 std::string curve_note(const audit::AuditCurve& c);
 
-/// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv and
-/// audit.json last into `dir` (the output directory held by descriptor: io::OutputDirectory::dir(), never written
-/// through a link). Throws io::IoError, leaving none of them.
-void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& audit_json);
+/// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv,
+/// pair.toml (when `pair_toml` is not empty: --search, host/api/audit_search.hpp) and audit.json last into `dir`
+/// (the output directory held by descriptor: io::OutputDirectory::dir(), never written through a link). Throws
+/// io::IoError, leaving none of them.
+void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const nlohmann::json& audit_json,
+                       const std::string& pair_toml = "");
 
 /// The command's closing line: the verdict, the bound against the claim, the event and its counts.
 std::string audit_verdict_line(const audit::AuditOutcome& a);

@@ -1,15 +1,18 @@
 // `dpregret audit CONFIG.toml`: an empirical eps lower bound for a whole online learner (docs/AUDITS.md).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "host/api/audit.hpp"
+#include "host/api/audit_search.hpp"
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
 #include "host/config/config.hpp"
@@ -24,8 +27,14 @@ namespace {
 struct AuditOptions {
     std::string config, out, backend = "auto", threads, memory_limit = "auto";
     std::vector<std::string> sets;
-    bool quiet = false, allow_planted = false, list_keys = false, save_statistic = false;
+    bool quiet = false, allow_planted = false, list_keys = false, save_statistic = false, search = false;
+    std::uint64_t pilot = 0; ///< --pilot: trials per side of each candidate of --search; 0 = the default
 };
+
+/// --search's default pilot: [run] instances / 50, at least 20000 and at most [run] instances.
+std::uint64_t default_pilot(std::uint64_t instances) {
+    return std::min<std::uint64_t>(instances, std::max<std::uint64_t>(20000, instances / 50));
+}
 
 /// What `dpregret audit --help` says the command does.
 constexpr const char* kAbout =
@@ -52,6 +61,8 @@ void audit_command(const AuditOptions& o) {
     spec.memory_limit = o.memory_limit;
     spec.allow_planted = o.allow_planted;
     spec.keep_statistic = o.save_statistic;
+    spec.search = o.search;
+    if (o.pilot && !o.search) throw UsageError("--pilot " + std::to_string(o.pilot) + ": only --search runs pilots");
     // The API's plan (host/api/audit.hpp): everything that can refuse the input, before the directory exists.
     api::AuditPlan plan = api::plan_audit(spec);
     for (const std::string& w : plan.warnings) std::cerr << "dpregret: warning: " << w << "\n";
@@ -71,6 +82,35 @@ void audit_command(const AuditOptions& o) {
         // Disk, like memory, before anything is simulated: --save-statistic at 1e8 trials writes 1.6 GB, and a
         // full disk found at the end would cost the whole audit.
         api::check_audit_disk(plan, spec, dir);
+        // --search (host/api/audit_search.hpp): every candidate pair audited on a pilot with its own seed, then the
+        // best one audited as the file asks.
+        std::optional<api::PairSearch> search;
+        if (o.search) {
+            const std::uint64_t pilot = o.pilot ? o.pilot : default_pilot(plan.config.run.instances);
+            spec.interrupted = [] { return interrupted(); };
+            std::ostringstream search_sink;
+            ProgressReporter::Options sopt;
+            sopt.label = "search (" + std::to_string(pilot) + " pilot trials per side)";
+            if (o.quiet) sopt.out = &search_sink;
+            std::unique_ptr<ProgressReporter> sbar;
+            search = api::search_pair(spec, plan, pilot, [&](std::size_t i, std::size_t n) {
+                if (!sbar) sbar = std::make_unique<ProgressReporter>(n, "pairs", sopt);
+                if (i > 0) sbar->advance(1);
+            });
+            if (sbar) {
+                sbar->advance(1);
+                sbar->finish();
+            }
+            if (search->candidates.empty() || interrupted()) {
+                std::cerr << "dpregret: interrupted; no results were written\n";
+                throw Interrupted(interrupt_signal());
+            }
+            spec.overrides.insert(spec.overrides.end(), search->chosen_sets().begin(), search->chosen_sets().end());
+            plan = api::plan_audit(spec);
+            if (!o.quiet)
+                std::cerr << "dpregret: search: chose " << search->candidates[search->chosen].describe << " (pilot score "
+                          << search->candidates[search->chosen].score << " of the claim)\n";
+        }
         std::ostringstream sink;
         ProgressReporter::Options popt;
         popt.label = "audit";
@@ -85,11 +125,13 @@ void audit_command(const AuditOptions& o) {
             throw Interrupted(interrupt_signal());
         }
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        api::write_audit_files(out.dir(), a, api::audit_json(plan, a, spec, o.config, started, wall));
+        nlohmann::json j = api::audit_json(plan, a, spec, o.config, started, wall);
+        if (search) j["search"] = api::search_json(*search);
+        api::write_audit_files(out.dir(), a, j, search ? api::pair_toml(plan, o.config) : std::string());
         std::cout << api::audit_verdict_line(a) << "\n";
         if (!o.quiet)
             std::cout << "dpregret: audit in " << dir << "/ (audit.json, privacy_region.csv"
-                      << (o.save_statistic ? ", statistic.npy" : "") << ")\n";
+                      << (o.save_statistic ? ", statistic.npy" : "") << (search ? ", pair.toml" : "") << ")\n";
     } catch (...) {
         out.remove_created();
         throw;
@@ -120,6 +162,14 @@ void add_audit_command(CLI::App& app) {
                   "also write statistic.npy (every trial's statistic: 2 x trials doubles, 1.6 GB at 1e8 trials per "
                   "side); without it the evaluation trials are counted and never stored");
     add_memory_limit_option(cmd, opts->memory_limit, "an audit");
+    cmd->add_flag("--search", opts->search,
+                  "choose the neighbouring pair and the statistic: audit each candidate of a family (t0, the "
+                  "neighbour rule, the rounds R, the statistic; the file's own pair first) on a pilot with its own "
+                  "seed, then audit the best as the file asks; writes pair.toml (the chosen audit, to repeat it) and "
+                  "audit.json's \"search\" (docs/AUDITS.md \"Searching for the pair\")");
+    cmd->add_option("--pilot", opts->pilot,
+                    "--search: trials per side of each candidate's pilot (default [run] instances / 50, at least 20000)")
+        ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{4294967295}));
     cmd->add_flag("--allow-planted", opts->allow_planted,
                   "allow [audit] planted: run a learner with a planted privacy bug that still claims the correct eps "
                   "(to check that the auditor catches it)");
@@ -128,7 +178,9 @@ void add_audit_command(CLI::App& app) {
         "the (eps, delta) curve, confidence, trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail\n"
         "frequencies over thresholds), statistic.npy (--save-statistic: 2 x trials, every trial's statistic).\n"
         "Plot: /usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
-        "Example:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n");
+        "With --search also pair.toml (the chosen audit, paths absolute: dpregret audit pair.toml repeats it).\n\n"
+        "Examples:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n"
+        "  dpregret audit experiments/audits/dp_mab.toml --search --out runs/audit2\n");
     cmd->callback([opts] {
         if (opts->list_keys) return print_audit_keys();
         if (opts->config.empty()) throw UsageError("audit needs an audit file: dpregret audit CONFIG.toml (see --help)");

@@ -15,7 +15,7 @@
 namespace dpr::io {
 
 const char* const kRunFiles[4] = {"summary.csv", "final_regret.csv", "points.jsonl", "run.json"};
-const char* const kAuditFiles[3] = {"statistic.npy", "privacy_region.csv", "audit.json"};
+const char* const kAuditFiles[4] = {"statistic.npy", "privacy_region.csv", "audit.json", "pair.toml"};
 
 namespace fs = std::filesystem;
 

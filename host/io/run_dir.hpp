@@ -64,8 +64,9 @@ class OutputDirectory {
 
 /// The file names a run writes (and whose `.tmp.<pid>` versions a killed run may leave).
 extern const char* const kRunFiles[4];
-/// The file names an audit writes, audit.json (its completion marker) last.
-extern const char* const kAuditFiles[3];
+/// The file names an audit writes: statistic.npy, privacy_region.csv, audit.json (its completion marker, written
+/// last) and pair.toml (--search only, written before audit.json).
+extern const char* const kAuditFiles[4];
 /// A complete shard's manifest (host/results/shards.hpp); its arrays are p<point>.<array>.npy.
 inline constexpr const char* kShardManifest = "shard.json";
 /// A resumable run's finished pieces (host/results/progress_store.hpp), and what it is renamed to when

@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
 #include "host/audit/learner_audit.hpp"
@@ -646,6 +649,60 @@ TEST(LearnerAudit_Stat, TheFloatLaplaceLatticeIsAViolationThroughASetEventAndLat
         EXPECT_EQ(o.bound.event.kind, audit::AuditEvent::Kind::Threshold) << "seed " << seed;
         EXPECT_GE(o.bound.epsilon_lb, 0.95) << "seed " << seed << ": the tight pair keeps its threshold bound";
     }
+}
+
+// --search (host/api/audit_search.hpp): the tight cube pair with the weaker neighbour "zero" (distance 1 where
+// negate's is 2: the pair's true eps is 1/2 of the claim) is searched; the search picks a negate pair (true eps = the
+// claim), the audit on it reaches 0.85 of the claim at 1e5 trials per side, and pair.toml repeats that audit bit for
+// bit from another directory. The pilot's trials have their own seed.
+TEST(AuditCli_Stat, SearchFindsTheTightPairAndPairTomlRepeatsTheAudit) {
+    TempDir dir;
+    const std::string src = DPREGRET_SOURCE_DIR;
+    std::ifstream in(src + "/experiments/audits/dp_ftrl_cube_tight.toml");
+    std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    toml += "neighbour = \"zero\"\n";
+    std::filesystem::create_directories(dir.file("data"));
+    std::filesystem::copy_file(src + "/experiments/audits/data/cube_two_rounds.csv", dir.file("data/cube_two_rounds.csv"));
+    dir.write("z.toml", toml);
+    const test::CliResult plain = test::run_cli(dir, "audit z.toml --out plain --quiet --set run.instances=100000");
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    const nlohmann::json pj = nlohmann::json::parse(test::slurp(dir.file("plain/audit.json")));
+    EXPECT_LT(pj["epsilon_lb"].get<double>(), 0.6) << "the zero pair shows at most its own eps, 1/2";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("plain/pair.toml")));
+
+    const test::CliResult s = test::run_cli(dir, "audit z.toml --out s --search --set run.instances=100000");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    EXPECT_NE(s.err.find("search: chose"), std::string::npos) << s.err;
+    const nlohmann::json sj = nlohmann::json::parse(test::slurp(dir.file("s/audit.json")));
+    const nlohmann::json& search = sj["search"];
+    ASSERT_TRUE(search.is_object()) << sj.dump(2);
+    EXPECT_EQ(search["pilot_trials_per_side"].get<std::uint64_t>(), 20000u);
+    EXPECT_NE(search["pilot_seed"].get<std::uint64_t>(), sj["seeds"]["seed"].get<std::uint64_t>());
+    EXPECT_GE(search["candidates"].size(), 4u);
+    EXPECT_NE(search["candidates"][0]["pair"].get<std::string>().find("(the file's pair)"), std::string::npos);
+    EXPECT_NE(search["chosen_pair"].get<std::string>().find("negate"), std::string::npos) << search.dump(2);
+    EXPECT_EQ(sj["neighbours"]["rule"], "negate");
+    EXPECT_GE(sj["epsilon_lb"].get<double>(), 0.85) << "the tight pair at 1e5 trials per side";
+    EXPECT_EQ(sj["verdict"], "consistent");
+
+    // pair.toml repeats the audit from anywhere: copied elsewhere, its loss-file path is absolute.
+    std::filesystem::create_directories(dir.file("elsewhere"));
+    std::filesystem::copy_file(dir.file("s/pair.toml"), dir.file("elsewhere/pair.toml"));
+    const test::CliResult again = test::run_cli(dir, "audit elsewhere/pair.toml --out again --quiet");
+    ASSERT_EQ(again.rc, 0) << again.err << test::slurp(dir.file("s/pair.toml"));
+    const nlohmann::json aj = nlohmann::json::parse(test::slurp(dir.file("again/audit.json")));
+    EXPECT_EQ(aj["epsilon_lb"], sj["epsilon_lb"]);
+    EXPECT_EQ(aj["event"], sj["event"]);
+    EXPECT_EQ(test::slurp(dir.file("again/privacy_region.csv")), test::slurp(dir.file("s/privacy_region.csv")));
+
+    // --pilot needs --search; a pilot too small to audit is refused naming it, before anything is written.
+    const test::CliResult p = test::run_cli(dir, "audit z.toml --out p --quiet --pilot 1000");
+    EXPECT_EQ(p.rc, 2) << p.err;
+    EXPECT_NE(p.err.find("--pilot"), std::string::npos) << p.err;
+    const test::CliResult small = test::run_cli(dir, "audit z.toml --out small --quiet --search --pilot 2");
+    EXPECT_EQ(small.rc, 2) << small.err;
+    EXPECT_NE(small.err.find("--pilot 2"), std::string::npos) << small.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("small/audit.json")));
 }
 
 // Every audit of the registry (experiments/audits/*.toml, docs/AUDITS.md) is consistent: a correct learner is not
