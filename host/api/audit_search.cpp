@@ -40,9 +40,9 @@ const char* statistic_name(const audit::AuditSettings& s) {
     return s.realized ? "realized" : "expected";
 }
 
-/// The file's R is "auto" when it is every round but t0.
+/// The file's R is "auto" when it is not given (read_audit_settings leaves it empty) or is every round but t0.
 bool rounds_are_auto(const audit::AuditSettings& s, std::uint64_t T) {
-    return s.rounds.size() + 1 == T || (T == 1 && s.rounds.empty());
+    return s.rounds.empty() || s.rounds.size() + 1 == T;
 }
 
 double score_of(const audit::AuditOutcome& a) {
