@@ -141,9 +141,9 @@ constexpr std::uint64_t kNpyHeaderBytes = 128;
 /// of this (shorter fractions); the bound is what a disk must hold.
 constexpr std::uint64_t kRegionBytes = 64 + 200 * (24 + 4 * 22 + 5);
 /// audit.json without the texts counted below: about 60 keys with their numbers and indentation (under 2 KiB), R's
-/// rounds when it lists them (at most 64 numbers, one per line: 1.2 KiB), the event's description and the launch
-/// policy.
-constexpr std::uint64_t kJsonSkeletonBytes = 4096;
+/// rounds when it lists them (at most 64 numbers, one per line: 1.2 KiB), the fitted weights (weights = "fitted": at
+/// most 64 numbers of at most 24 characters, one per line: 2 KiB), the event's description and the launch policy.
+constexpr std::uint64_t kJsonSkeletonBytes = 6144;
 /// audit.json's "curve": 9 points of 10 fields (under 400 bytes with indentation) and an event description (under
 /// 300 bytes: a set event's origin is the longest), and its own few fields.
 constexpr std::uint64_t kCurveBytes = 8192;
@@ -309,10 +309,16 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
                        {"l2_distance", a.l2},
                        {"adversary", a.adversary.name}};
     if (!s.neighbour_path.empty()) j["neighbours"]["path"] = s.neighbour_path;
+    const std::string charge = s.realized ? "l_t(i_t) (realized)" : "<l_t, x_t> (expected)";
     j["statistic"] = {{"observed", !s.diagnostic.empty() ? s.diagnostic + " after round max R"
-                                   : s.realized ? "sum over R of l_t(i_t) (realized)" : "sum over R of <l_t, x_t> (expected)"},
+                                   : s.fitted ? "sum over R of w_t " + charge + ", w fitted on the selection shares (Fisher)"
+                                              : "sum over R of " + charge},
+                      {"weights", s.fitted ? "fitted" : "sum"},
                       {"rounds", s.rounds.size() <= 64 ? nlohmann::json(s.rounds) : nlohmann::json(std::to_string(s.rounds.size()) + " rounds")},
                       {"rounds_run", a.rounds_run}};
+    if (s.fitted)
+        j["statistic"]["fitted_weights"] =
+            a.weights.size() <= 64 ? nlohmann::json(a.weights) : nlohmann::json(std::to_string(a.weights.size()) + " weights");
     nlohmann::json settings = nlohmann::json::object();
     for (const auto& kv : p.settings) settings[kv.first] = kv.second;
     for (const auto& x : cfg.extra)

@@ -40,6 +40,9 @@ const char* statistic_name(const audit::AuditSettings& s) {
     return s.realized ? "realized" : "expected";
 }
 
+/// "expected", "expected, fitted weights", ...: a statistic and its weights as describe() shows them.
+std::string statistic_text(const std::string& stat, bool fitted) { return fitted ? stat + ", fitted weights" : stat; }
+
 /// The file's R is "auto" when it is not given (read_audit_settings leaves it empty) or is every round but t0.
 bool rounds_are_auto(const audit::AuditSettings& s, std::uint64_t T) {
     return s.rounds.empty() || s.rounds.size() + 1 == T;
@@ -63,9 +66,10 @@ std::vector<PairCandidate> pair_family(const AuditPlan& plan) {
     const std::uint64_t file_t0 = file.neighbour.round;
     const Rule file_rule{audit::neighbour_rule_name(file.neighbour.rule), file.neighbour.coordinate};
     const std::string file_stat = statistic_name(file);
+    const std::string file_stat_text = statistic_text(file_stat, file.fitted);
     std::vector<PairCandidate> out;
     PairCandidate own;
-    own.describe = describe(file_t0, file_rule, rounds_text(file.rounds, rounds_are_auto(file, T)), file_stat) +
+    own.describe = describe(file_t0, file_rule, rounds_text(file.rounds, rounds_are_auto(file, T)), file_stat_text) +
                    " (the file's pair)";
     out.push_back(own);
     if (T < 2) return out; // one round: nothing after t0 to observe but the file's own statistic
@@ -102,19 +106,24 @@ std::vector<PairCandidate> pair_family(const AuditPlan& plan) {
             if (T > 2) rounds.push_back("[" + std::to_string(t0 + 1) + "]");
             if (T > t0 + 1) rounds.push_back("[" + std::to_string(T) + "]");
             for (const std::string& R : rounds)
-                for (const std::string& stat : stats) {
-                    PairCandidate c;
-                    c.describe = describe(t0, rule, R, stat);
-                    if (c.describe + " (the file's pair)" == own.describe) continue;
-                    if (file.neighbour.rule != audit::NeighbourRule::File) {
-                        c.sets.push_back("audit.round=" + std::to_string(t0));
-                        c.sets.push_back("audit.neighbour=\"" + rule.name + "\"");
-                        if (rule.name == "flip") c.sets.push_back("audit.coordinate=" + std::to_string(rule.coordinate));
+                for (const std::string& stat : stats)
+                    for (const bool fitted : {false, true}) {
+                        // Fitted weights: the charged-loss statistics over several rounds (R = auto, T > 2).
+                        if (fitted && (stat != "expected" && stat != "realized")) continue;
+                        if (fitted && (R != "auto" || T < 3 || T - 1 > 512)) continue;
+                        PairCandidate c;
+                        c.describe = describe(t0, rule, R, statistic_text(stat, fitted));
+                        if (c.describe + " (the file's pair)" == own.describe) continue;
+                        if (file.neighbour.rule != audit::NeighbourRule::File) {
+                            c.sets.push_back("audit.round=" + std::to_string(t0));
+                            c.sets.push_back("audit.neighbour=\"" + rule.name + "\"");
+                            if (rule.name == "flip") c.sets.push_back("audit.coordinate=" + std::to_string(rule.coordinate));
+                        }
+                        c.sets.push_back(R == "auto" ? "audit.rounds=\"auto\"" : "audit.rounds=" + R);
+                        c.sets.push_back("audit.statistic=\"" + stat + "\"");
+                        c.sets.push_back(std::string("audit.weights=\"") + (fitted ? "fitted" : "sum") + "\"");
+                        out.push_back(std::move(c));
                     }
-                    c.sets.push_back(R == "auto" ? "audit.rounds=\"auto\"" : "audit.rounds=" + R);
-                    c.sets.push_back("audit.statistic=\"" + stat + "\"");
-                    out.push_back(std::move(c));
-                }
         }
     return out;
 }

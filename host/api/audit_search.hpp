@@ -8,7 +8,8 @@
 //   neighbour  the file's rule; on the simplex flip of every coordinate, flip of coordinate 0 and zero; elsewhere
 //              negate and zero (a file neighbour keeps its own round and rule)
 //   rounds R   every round but t0 (auto), the next round [t0 + 1], the last round [T]
-//   statistic  the file's, expected and realized; switches and last_switch_round for the learners that report them
+//   statistic  the file's, expected and realized; switches and last_switch_round for the learners that report them;
+//              expected and realized also with fitted weights ([audit] weights, R = every round but t0, T >= 3)
 // Each candidate is audited on a pilot of its own (pilot_trials per side, run.seed replaced by the pilot seed, so
 // the pilot's trials are independent of the audit's) and scored by its lower bound divided by the claim (eps_lb /
 // eps, or mu_lb / mu for Gaussian DP). The best (the earliest on ties) is then audited at the file's seed and

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "host/audit/fitted_statistic.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/results/memory_estimate.hpp"
 #include "kernels/adversaries/common.hpp"
@@ -16,7 +17,10 @@ namespace dpr::audit {
 namespace {
 
 enum AuditKey { kRound = 0, kNeighbour, kCoordinate, kNeighbourPath, kRounds, kStatistic, kAlpha, kCandidates,
-                kPlanted, kBatch, kBound, kSelection, kAuditKeys };
+                kPlanted, kBatch, kBound, kSelection, kWeights, kAuditKeys };
+
+/// weights = "fitted": the most rounds in R (one weight each; the selection shares keep |R| doubles per trial).
+constexpr std::uint64_t kMaxFittedRounds = 512;
 
 /// Fewest trials per side in each share: below it no threshold test says anything.
 constexpr std::uint64_t kMinShareTrials = 10;
@@ -167,6 +171,10 @@ const std::vector<KeySpec>& audit_keys() {
         {"selection", KeyType::Real, "0.2", 0.0, 0.9, nullptr,
          "share of each side's trials (the first ids) that chooses the event; the rest count it without being "
          "stored", true, false},
+        {"weights", KeyType::Choice, "sum", 0, 1, "sum|fitted",
+         "how the charged losses over R make the statistic: sum = their plain sum; fitted = w . c, c the per-round "
+         "charges, w Fisher's discriminant direction fitted on the selection shares (at most 512 rounds in R; "
+         "docs/AUDITS.md \"Fitted weights\")"},
     };
     return keys;
 }
@@ -177,7 +185,9 @@ std::uint64_t audit_extra_bytes(const AuditSettings& s, std::uint64_t trials, bo
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(trials)));
     // Both selection shares, and half of one more: the buffer that merges a share's sorted halves, or, after it, a
     // set event's values (at most the distinct values of one building half).
-    const std::uint64_t selection = sat_add(sat_mul(2 * sizeof(double), sel), sat_mul(sizeof(double), sel / 2 + 1));
+    std::uint64_t selection = sat_add(sat_mul(2 * sizeof(double), sel), sat_mul(sizeof(double), sel / 2 + 1));
+    // weights = "fitted": both selection shares' per-round charges until the direction is fitted.
+    if (s.fitted) selection = sat_add(selection, sat_mul(sat_mul(2 * sizeof(double), sel), s.fitted_rounds));
     return sat_add(selection, keep_statistic ? sat_mul(2 * sizeof(double), trials) : 0);
 }
 
@@ -227,6 +237,10 @@ AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRunt
     }
     s.batch = static_cast<std::uint64_t>(kv.get(kBatch, 65536.0));
     s.selection = kv.get(kSelection, 0.2);
+    s.fitted = static_cast<int>(kv.get(kWeights, 0.0)) == 1;
+    if (s.fitted && !s.diagnostic.empty())
+        throw std::invalid_argument("[audit] weights = \"fitted\": statistic = \"" + s.diagnostic +
+                                    "\" is one number per trial, with no rounds to weigh; use weights = \"sum\"");
     const int bound = static_cast<int>(kv.get(kBound, 0.0));
     s.bound_requested = bound == 1 ? "eps-delta" : bound == 2 ? "gdp" : "auto";
     const double mu = learner.privacy.gdp_mu;
@@ -254,6 +268,13 @@ AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRunt
         std::sort(s.rounds.begin(), s.rounds.end());
         s.rounds.erase(std::unique(s.rounds.begin(), s.rounds.end()), s.rounds.end());
         if (s.rounds.empty()) throw std::invalid_argument("[audit] rounds: give at least one round");
+    }
+    if (s.fitted) {
+        s.fitted_rounds = s.rounds.empty() ? (T > 1 ? T - 1 : 0) : s.rounds.size();
+        if (s.fitted_rounds > kMaxFittedRounds)
+            throw std::invalid_argument("[audit] weights = \"fitted\": R has " + std::to_string(s.fitted_rounds) +
+                                        " rounds, at most " + std::to_string(kMaxFittedRounds) +
+                                        " can be weighed (one weight each); give [audit] rounds");
     }
     return s;
 }
@@ -338,6 +359,11 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     }
     std::vector<std::uint64_t> cks;
     if (!s.diagnostic.empty()) cks.push_back(s.rounds.back());
+    else if (s.fitted) // each round's own charge: C(r) - C(r - 1)
+        for (std::uint64_t r : s.rounds) {
+            if (r > 1) cks.push_back(r - 1);
+            cks.push_back(r);
+        }
     else
         for (const auto& [a, b] : runs) {
             if (a > 1) cks.push_back(a - 1);
@@ -349,8 +375,15 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     const auto column = [&](std::uint64_t t) {
         return static_cast<std::ptrdiff_t>(std::lower_bound(cks.begin(), cks.end(), t) - cks.begin());
     };
-    std::vector<std::pair<std::ptrdiff_t, std::ptrdiff_t>> run_columns;
+    std::vector<std::pair<std::ptrdiff_t, std::ptrdiff_t>> run_columns, round_columns;
     for (const auto& [ra, rb] : runs) run_columns.emplace_back(ra > 1 ? column(ra - 1) : -1, column(rb));
+    if (s.fitted)
+        for (std::uint64_t r : s.rounds) round_columns.emplace_back(r > 1 ? column(r - 1) : -1, column(r));
+    const std::size_t p_fit = round_columns.size();
+    // weights = "fitted": the selection trials' per-round charges (side by side, trial-major) until w is fitted;
+    // from then on every trial's statistic is w . c.
+    std::vector<double> sel_vectors[2];
+    std::vector<double>& w = o.weights;
     o.rounds_run = cks.back();
     o.trials = M;
 
@@ -396,6 +429,16 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
                 double stat = 0.0;
                 if (!s.diagnostic.empty()) {
                     stat = po.diagnostics[k * o.learner.diagnostic_names.size() + diag_index];
+                } else if (s.fitted) {
+                    const double* row = C.data() + k * nck;
+                    std::vector<double>& keep = sel_vectors[side];
+                    for (std::size_t j = 0; j < p_fit; ++j) {
+                        const auto [lo, hi] = round_columns[j];
+                        const double c = row[hi] - (lo >= 0 ? row[lo] : 0.0);
+                        if (w.empty()) keep.push_back(c);
+                        else stat += w[j] * c;
+                        if (!std::isfinite(c)) stat = c;
+                    }
                 } else {
                     const double* row = C.data() + k * nck;
                     for (const auto& [lo, hi] : run_columns) stat += row[hi] - (lo >= 0 ? row[lo] : 0.0);
@@ -425,6 +468,20 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
                 sel_trials[side].insert(sel_trials[side].end(), v.begin(), v.end());
             }))
             return o;
+    }
+    if (s.fitted) {
+        // The direction from the two selection shares alone; then their statistics, as every later trial's.
+        w = fisher_direction(sel_vectors[0], sel_vectors[1], p_fit);
+        for (int side = 0; side < 2; ++side) {
+            for (std::uint64_t k = 0; k < ms; ++k) {
+                double stat = 0.0;
+                for (std::size_t j = 0; j < p_fit; ++j) stat += w[j] * sel_vectors[side][k * p_fit + j];
+                sel_trials[side][k] = stat;
+            }
+            if (job.keep_statistic)
+                std::copy(sel_trials[side].begin(), sel_trials[side].end(), (side ? o.neighbour : o.base).begin());
+            std::vector<double>().swap(sel_vectors[side]);
+        }
     }
     SelectionHalves sel[2];
     {

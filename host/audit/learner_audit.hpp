@@ -67,6 +67,10 @@ struct AuditSettings {
     /// statistic = "switches" / "last_switch_round": that diagnostic of a phase learner after the last round run
     /// (a function of its switch times); empty for the charged-loss statistics.
     std::string diagnostic;
+    /// weights = "fitted" (fitted_statistic.hpp): w . c over R, w Fisher's direction from the selection shares;
+    /// fitted_rounds = |R| (the vector's length), at most kMaxFittedRounds.
+    bool fitted = false;
+    std::uint64_t fitted_rounds = 0;
     double alpha = 0.05;
     int candidates = 256;
     double selection = 0.2;              ///< share of each side's trials that chooses the event
@@ -106,6 +110,7 @@ struct AuditOutcome {
     AuditBound bound;
     AuditCurve curve;                   ///< the (eps, delta) curve (curve.hpp), its own verdict
     std::vector<RegionRow> region;      ///< the empirical privacy region (privacy_region.csv)
+    std::vector<double> weights;        ///< weights = "fitted": w, one per round of R in order (empty otherwise)
     std::string backend, policy;
     double simulate_seconds = 0.0;
     bool completed = false;

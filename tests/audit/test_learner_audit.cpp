@@ -651,6 +651,35 @@ TEST(LearnerAudit_Stat, TheFloatLaplaceLatticeIsAViolationThroughASetEventAndLat
     }
 }
 
+// weights = "fitted" (host/audit/fitted_statistic.hpp): the cube d = 1 with losses +1, -1, +1, ... (T = 16, binary
+// tree, the tight calibration): a change of l_1 moves every later play the same way, so the charges l_t x_t move in
+// alternating directions and their plain sum cancels the signal (eps_lb under 0.2 of the claim). Fisher's weights,
+// fitted on the selection shares, recover it (eps_lb >= 0.8 at 2e5 trials per side; the weights fall on rounds 2, 3, 5
+// and 9, whose prefix is the one tree node holding round 1); the learner stays consistent either way.
+TEST(LearnerAudit_Stat, FittedWeightsRecoverWhatAnAlternatingSumCancels) {
+    TempDir dir;
+    std::string rows;
+    for (int t = 0; t < 16; ++t) rows += t % 2 ? "-1\n" : "1\n";
+    dir.write("alt.csv", rows);
+    const std::string toml = "[run]\ninstances = 200000\nrounds = 16\n[adversary]\nkind = \"file-cube\"\npath = \"alt.csv\"\n"
+                             "[learner]\nalgorithm = \"dp-ftrl-cube\"\nepsilon = 1\nmechanism = \"binary\"\n"
+                             "calibration = \"strict\"\n[audit]\nround = 1\n";
+    const audit::AuditOutcome sum = run_audit(dir, toml);
+    EXPECT_STREQ(audit::verdict(sum), "consistent");
+    EXPECT_LT(sum.bound.epsilon_lb, 0.2);
+    EXPECT_TRUE(sum.weights.empty());
+    const audit::AuditOutcome fit = run_audit(dir, toml, false, 2, {"audit.weights=\"fitted\""});
+    EXPECT_STREQ(audit::verdict(fit), "consistent");
+    EXPECT_GE(fit.bound.epsilon_lb, 0.8);
+    ASSERT_EQ(fit.weights.size(), 15u); // rounds 2..16
+    double top = 0, rest = 0;
+    for (std::size_t j = 0; j < 15; ++j) (j == 0 || j == 1 || j == 3 || j == 7 ? top : rest) += std::fabs(fit.weights[j]);
+    EXPECT_GT(top, 5 * rest) << "the weight is on the rounds whose prefix is one node holding round 1";
+    // Refusals name the key: a switch count has no rounds to weigh.
+    EXPECT_THROW(run_audit(dir, toml, false, 2, {"audit.weights=\"fitted\"", "audit.statistic=\"switches\""}),
+                 std::invalid_argument);
+}
+
 // --search (host/api/audit_search.hpp): the tight cube pair with the weaker neighbour "zero" (distance 1 where
 // negate's is 2: the pair's true eps is 1/2 of the claim) is searched; the search picks a negate pair (true eps = the
 // claim), the audit on it reaches 0.85 of the claim at 1e5 trials per side, and pair.toml repeats that audit bit for
