@@ -59,6 +59,10 @@ double score_of(const audit::AuditOutcome& a) {
 
 std::uint64_t pilot_seed(std::uint64_t seed) { return (seed + 2654435769ull) % 4294967296ull; }
 
+std::uint64_t default_pilot(std::uint64_t instances) {
+    return std::min<std::uint64_t>(instances, std::max<std::uint64_t>(20000, instances / 50));
+}
+
 std::vector<PairCandidate> pair_family(const AuditPlan& plan) {
     const audit::AuditSettings file = audit::read_audit_settings(plan.config, plan.job.adversary, plan.job.learner);
     const std::uint64_t T = plan.config.points.at(0).problem.T;

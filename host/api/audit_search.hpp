@@ -46,6 +46,10 @@ struct PairSearch {
 /// The pilot seed of an audit at `seed`: seed + 2654435769 (mod 2^32).
 std::uint64_t pilot_seed(std::uint64_t seed);
 
+/// The default pilot (--pilot, the Python package's pilot=None): [run] instances / 50, at least 20000 and at most
+/// [run] instances.
+std::uint64_t default_pilot(std::uint64_t instances);
+
 /// The candidates (only their sets and descriptions) for the audit `plan` of the file: see the header.
 std::vector<PairCandidate> pair_family(const AuditPlan& plan);
 

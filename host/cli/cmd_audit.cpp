@@ -31,10 +31,6 @@ struct AuditOptions {
     std::uint64_t pilot = 0; ///< --pilot: trials per side of each candidate of --search; 0 = the default
 };
 
-/// --search's default pilot: [run] instances / 50, at least 20000 and at most [run] instances.
-std::uint64_t default_pilot(std::uint64_t instances) {
-    return std::min<std::uint64_t>(instances, std::max<std::uint64_t>(20000, instances / 50));
-}
 
 /// What `dpregret audit --help` says the command does.
 constexpr const char* kAbout =
@@ -86,7 +82,7 @@ void audit_command(const AuditOptions& o) {
         // best one audited as the file asks.
         std::optional<api::PairSearch> search;
         if (o.search) {
-            const std::uint64_t pilot = o.pilot ? o.pilot : default_pilot(plan.config.run.instances);
+            const std::uint64_t pilot = o.pilot ? o.pilot : api::default_pilot(plan.config.run.instances);
             spec.interrupted = [] { return interrupted(); };
             std::ostringstream search_sink;
             ProgressReporter::Options sopt;

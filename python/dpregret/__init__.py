@@ -513,23 +513,35 @@ class Result:
 
 def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, backend: str = "auto",
           threads: int | None = None, progress: bool | None = None, out: str | os.PathLike | None = None,
-          memory_limit: str = "auto", allow_planted: bool = False, statistic: bool = False) -> "AuditResult":
+          memory_limit: str = "auto", allow_planted: bool = False, statistic: bool = False, search: bool = False,
+          pilot: int | None = None) -> "AuditResult":
     """Audits a learner empirically (`dpregret audit`, docs/AUDITS.md): runs it [run] instances times on a loss
     sequence and on its neighbour and bounds its epsilon from below at confidence 1 - [audit] alpha.
 
     config, set, backend, threads, progress, out, memory_limit: as for run(); the config has an [audit] section.
     allow_planted: allow [audit] planted (a learner with a planted privacy bug, to check that the audit catches it).
     statistic: keep every trial's statistic (AuditResult.statistic; 2 x trials doubles).
+    search: choose the neighbouring pair and the statistic (`dpregret audit --search`, docs/AUDITS.md "Searching for
+    the pair"): each candidate is audited on a pilot of `pilot` trials per side (default [run] instances / 50, at
+    least 20000) with its own seed, then the best one as the config asks; AuditResult.search has the table, and
+    out= / save() also write pair.toml, which repeats the chosen audit.
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
     out = None if out is None else _path("out", out)
     backend, memory_limit = _backend(backend), _memory_limit(memory_limit)
-    for name, flag in (("allow_planted", allow_planted), ("statistic", statistic)):
+    for name, flag in (("allow_planted", allow_planted), ("statistic", statistic), ("search", search)):
         if not isinstance(flag, (bool, np.bool_)):  # "no" would be truthy and plant the bug
             raise TypeError(f"audit: {name} must be True or False (got {flag!r})")
+    if pilot is not None:
+        if isinstance(pilot, (bool, np.bool_)) or not isinstance(pilot, (int, np.integer)):
+            raise TypeError(f"audit: pilot must be a whole number of trials per side (got {pilot!r})")
+        if not search:
+            raise ConfigError(f"audit: pilot={pilot}: only search=True runs pilots")
+        if not 2 <= pilot <= 4294967295:
+            raise ConfigError(f"audit: pilot={pilot}: must be in [2, 4294967295] trials per side")
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
         path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
-        bool(statistic)),
+        bool(statistic), bool(search), int(pilot or 0)),
         config, set, threads, progress, "dpregret audit", out)
     return AuditResult(job)
 
@@ -628,6 +640,12 @@ class AuditResult:
         """The event (kind "threshold" or "set"): how it reads, its tail and threshold or its set's size, and its counts
         on each side."""
         return self.info["event"]
+
+    @property
+    def search(self) -> dict | None:
+        """With search=True: the pilots (size, seed), every candidate pair with its score or why it was refused, and
+        the chosen one (audit.json's "search"); else None."""
+        return self.info.get("search")
 
     @property
     def curve(self) -> dict:

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/api/audit.hpp"
+#include "host/api/audit_search.hpp"
 #include "host/api/audit_samples.hpp"
 #include "host/api/errors.hpp"
 #include "host/api/merge.hpp"
@@ -492,14 +493,16 @@ class Audit : public Worker {
 public:
     Audit(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
           const std::vector<std::string>& overrides, const LossMatrices& arrays, const std::string& backend,
-          unsigned threads, const std::string& memory_limit, bool allow_planted, bool keep_statistic)
-        : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()) {
+          unsigned threads, const std::string& memory_limit, bool allow_planted, bool keep_statistic, bool search,
+          std::uint64_t pilot)
+        : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()), pilot_(pilot) {
         set_source(spec_, config_path, toml_text, source_name, overrides, arrays, backend, arrays_);
         spec_.backend_requested = backend;
         spec_.threads = threads;
         spec_.memory_limit = memory_limit;
         spec_.allow_planted = allow_planted;
         spec_.keep_statistic = keep_statistic;
+        spec_.search = search;
         config_label_ = config_path.empty() ? source_name : config_path;
         check_memory_limit(memory_limit);
         plan_ = api::plan_audit(spec_);
@@ -514,7 +517,7 @@ public:
     /// audit.json's text.
     std::string json_text() const {
         check_done();
-        return api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_).dump();
+        return audit_json().dump();
     }
     std::string verdict_line() const {
         check_done();
@@ -558,8 +561,16 @@ public:
 
 private:
     bool work() override {
-        spec_.on_progress = [this](std::uint64_t n) { add(n); };
         spec_.interrupted = [this] { return cancelled(); };
+        if (spec_.search) {
+            // search=True (host/api/audit_search.hpp): the pilots, then the chosen pair planned as the audit.
+            const std::uint64_t pilot = pilot_ ? pilot_ : api::default_pilot(plan_.config.run.instances);
+            search_ = api::search_pair(spec_, plan_, pilot);
+            if (search_.candidates.empty() || cancelled()) return false;
+            spec_.overrides.insert(spec_.overrides.end(), search_.chosen_sets().begin(), search_.chosen_sets().end());
+            plan_ = api::plan_audit(spec_);
+        }
+        spec_.on_progress = [this](std::uint64_t n) { add(n); };
         outcome_ = api::execute_audit(plan_, spec_);
         wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         return outcome_.completed;
@@ -576,21 +587,30 @@ private:
     /// write_audit_files cannot be stopped part way: a Ctrl-C during it lets it end, and Python then says that the
     /// files were written.
     std::unique_ptr<Save> saver(io::OutputDirectory out) const {
-        const nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
-        return std::make_unique<Save>(std::move(out), [this, j](const io::OutputDirectory& out,
-                                                                const std::function<bool()>&) {
-            api::write_audit_files(out.dir(), outcome_, j);
+        const nlohmann::json j = audit_json();
+        const std::string pair = spec_.search ? api::pair_toml(plan_, config_label_) : std::string();
+        return std::make_unique<Save>(std::move(out), [this, j, pair](const io::OutputDirectory& out,
+                                                                      const std::function<bool()>&) {
+            api::write_audit_files(out.dir(), outcome_, j, pair);
             return true;
         });
+    }
+    /// audit.json's object, with "search" after a search.
+    nlohmann::json audit_json() const {
+        nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
+        if (spec_.search) j["search"] = api::search_json(search_);
+        return j;
     }
 
     LossMatrices arrays_; ///< first: destroyed after the plan that points into them
     api::AuditSpec spec_;
     api::AuditPlan plan_;
     audit::AuditOutcome outcome_;
+    api::PairSearch search_;  ///< search=True: the pilots and the chosen pair
     std::string started_at_, config_label_;
     std::chrono::steady_clock::time_point t0_;
     double wall_seconds_ = 0.0;
+    std::uint64_t pilot_ = 0; ///< search=True: trials per side of each pilot; 0 = api::default_pilot
     HeldOut out_; ///< take_out()'s directory, locked
 };
 
@@ -796,9 +816,9 @@ NB_MODULE(_core, m) {
     nb::class_<Audit, Worker>(m, "Audit")
         .def(nb::init<const std::string&, const std::string&, const std::string&,
                       const std::vector<std::string>&, const dpr::python::LossMatrices&, const std::string&,
-                      unsigned, const std::string&, bool, bool>(),
+                      unsigned, const std::string&, bool, bool, bool, std::uint64_t>(),
              "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "arrays"_a, "backend"_a,
-             "threads"_a, "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a)
+             "threads"_a, "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a, "search"_a, "pilot"_a)
         .def("json", &Audit::json_text)
         .def("verdict_line", &Audit::verdict_line)
         .def("statistic", &Audit::statistic)

@@ -119,3 +119,28 @@ def test_audit_out_is_taken_before_simulating(audit_dir, monkeypatch):
     assert checked and a.verdict == "consistent"
     assert sorted(p.name for p in (audit_dir / "o").iterdir()) == ["audit.json", "privacy_region.csv"]
 
+
+
+def test_search_chooses_the_pair_as_the_command_does(tmp_path, monkeypatch, cli, repo):
+    """audit(search=True) is `dpregret audit --search`: the tight cube pair given the weaker neighbour "zero" is
+    searched, a negate pair is chosen, and the bound, the table of candidates and pair.toml are the command's."""
+    text = (repo / "experiments/audits/dp_ftrl_cube_tight.toml").read_text() + 'neighbour = "zero"\n'
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/cube_two_rounds.csv").write_text((repo / "experiments/audits/data/cube_two_rounds.csv").read_text())
+    (tmp_path / "z.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    a = dpregret.audit("z.toml", set={"run.instances": 100000}, search=True, progress=False, out="py")
+    assert "negate" in a.search["chosen_pair"], a.search
+    assert a.search["candidates"][0]["pair"].endswith("(the file's pair)")
+    assert a.epsilon_lb >= 0.85
+    done = cli("audit", "z.toml", "--search", "--out", "cli", "--quiet", "--set", "run.instances=100000", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    c = json.loads((tmp_path / "cli/audit.json").read_text())
+    assert c["epsilon_lb"] == a.info["epsilon_lb"]
+    assert c["search"]["candidates"] == a.search["candidates"]
+    assert (tmp_path / "py/pair.toml").read_text() == (tmp_path / "cli/pair.toml").read_text()
+    assert dpregret.audit("z.toml", set={"run.instances": 100000}, progress=False).search is None
+    with pytest.raises(dpregret.ConfigError, match="only search=True"):
+        dpregret.audit("z.toml", pilot=100, progress=False)
+    with pytest.raises(TypeError, match="pilot"):
+        dpregret.audit("z.toml", search=True, pilot=1.5, progress=False)
