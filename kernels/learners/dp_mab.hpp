@@ -158,7 +158,7 @@ struct DpMab : Learner<Geometry::Simplex> {
         if (kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1 && p.lambda > 0.0 && !p.lattice) {
             const char* why = mech::lattice_limit(mech::dlap_table(p.lambda), 1, std::fmax(p.loss_bound, kLossSensitivity),
                                                   1, kLossSensitivity);
-            return diag.fail("noise", "= \"discrete-laplace\" %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+            return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
         }
         const double n = static_cast<double>(pb.d);
         if (p.base.gamma > 1.0) {

@@ -319,7 +319,7 @@ struct As17Ftrl {
         if (p.prefix.lattice) return true;
         const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[L::kNodeScale], L::norms(pb.d), pb.d),
                                            L::norms(pb.d));
-        return diag.fail("noise", "= \"discrete-laplace\" %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+        return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
     }
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         return check_noise_keys(kv, diag) && check_scale(kv, pb, diag) && check_lattice(kv, pb, diag);

@@ -132,8 +132,8 @@ inline const char* lattice_limit(const noise::DlapTable& tab, std::uint32_t hp, 
         return "needs a noise scale above 2^-10 per unit of loss (the lattice step scale / 1024 must exceed 2^-20 "
                "|l_c|)";
     if (!(lattice_guarantee(tab, hp, delta1, coords).delta <= 1e-15))
-        return "would give delta above 1e-15 at this epsilon per node (its draws are truncated at 2^17 lattice "
-               "steps, about 64 noise scales)";
+        return "would give delta above 1e-15 at this epsilon (each draw is truncated at 2^17 lattice steps, "
+               "about 64 noise scales)";
     return nullptr;
 }
 
