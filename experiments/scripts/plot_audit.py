@@ -7,7 +7,9 @@ curve.
 Left: each side's tail frequencies P[S >= x] and P[S <= x] of the audit statistic S over thresholds x (base
 sequence D solid, neighbour D' dashed). Right: every threshold event E as the point (P_D'[E], P_D[E]) (and its
 mirror (P_D[E], P_D'[E])), with the boundary of the claimed guarantee, p = e^eps p' + delta (with the gdp bound:
-the Gaussian tradeoff p = Phi(Phi^-1(p') + mu)): a private learner keeps every event's true point below it. The
+the Gaussian tradeoff p = Phi(Phi^-1(p') + mu)), and in green the claimed trade-off curve 1 - f(p') that audit.json's
+"fdp" test uses (the learner's own noise curve where the auditor knows it, docs/AUDITS.md "The claimed trade-off
+curve"): a private learner keeps every event's true point below both. The
 frequencies are descriptive (all trials); the bound in audit.json is from the evaluation share only, with
 Clopper-Pearson intervals. Third panel (audit.json's "curve"): eps_lb(delta) at each delta of the grid, all at once at
 the curve's confidence, against the claim's eps(delta) (mu-GDP's curve, or the claimed eps from the claimed delta
@@ -31,7 +33,7 @@ def main():
         with open(os.path.join(a.dir, "audit.json")) as f:
             audit = json.load(f)
         with open(os.path.join(a.dir, "privacy_region.csv")) as f:
-            rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+            rows = [{k: float(v) if v != "" else math.nan for k, v in r.items()} for r in csv.DictReader(f)]
     except (OSError, ValueError) as e:
         sys.exit(f"plot_audit.py: cannot read the audit in {a.dir}: {e}")
     import matplotlib
@@ -76,6 +78,14 @@ def main():
         ax2.plot(grid, [min(1.0, math.exp(eps) * g + delta) for g in grid], "r-",
                  label=f"claimed eps = {eps:.4g}, delta = {delta:.2g}")
         ax2.plot([min(1.0, math.exp(eps) * g + delta) for g in grid], grid, "r-")
+    # The claimed trade-off curve f (audit.json "fdp", privacy_region.csv's f_* columns): a test that rejects on E
+    # with type-I error P_D'[E] has type-II error 1 - P_D[E] >= f(P_D'[E]), so every true point lies below 1 - f.
+    claimed = sorted((r[c], 1.0 - r["f_" + c]) for r in rows for c in ("base_ge", "neighbour_ge", "base_le", "neighbour_le")
+                     if not math.isnan(r.get("f_" + c, math.nan)))
+    if claimed:
+        fdp = audit.get("fdp", {})
+        ax2.plot([p[0] for p in claimed], [p[1] for p in claimed], "g-", lw=1,
+                 label=f"claimed trade-off 1 - f (f-DP test: {fdp.get('verdict', '?')})")
     lb = audit["epsilon_lb"]
     lb = math.inf if lb == "inf" else float(lb)
     if not gdp and math.isfinite(lb):
@@ -107,7 +117,9 @@ def main():
     else:  # dpregret audit-samples
         who = f"samples {audit['samples']['a']['source']} vs {audit['samples']['b']['source']}"
         trials = min(audit["samples"]["a"]["values"], audit["samples"]["b"]["values"])
-    fig.suptitle(f"{who}: {audit['verdict']}, {trials} trials per side")
+    fdp_verdict = audit.get("fdp", {}).get("verdict")
+    fdp_part = f" (f-DP test: {fdp_verdict})" if fdp_verdict and fdp_verdict != "not tested" else ""
+    fig.suptitle(f"{who}: {audit['verdict']}{fdp_part}, {trials} trials per side")
     fig.tight_layout()
     out = a.out or os.path.join(a.dir, "audit.png")
     fig.savefig(out, dpi=120)

@@ -136,17 +136,19 @@ std::uint64_t json_text_bytes(const std::string& s) {
 /// the dict with two 20-digit dimensions is under 118 bytes.
 constexpr std::uint64_t kNpyHeaderBytes = 128;
 /// privacy_region.csv: its header line and at most 200 rows (the region's thresholds, deduplicated), each a
-/// threshold in shortest round-trip form (at most 24 characters: "-2.2250738585072014e-308"), four fractions in
-/// [0, 1] (at most 22: "4.6566128752457969e-10"), 4 commas and a newline. A continuous statistic writes about half
-/// of this (shorter fractions); the bound is what a disk must hold.
-constexpr std::uint64_t kRegionBytes = 64 + 200 * (24 + 4 * 22 + 5);
+/// threshold in shortest round-trip form (at most 24 characters: "-2.2250738585072014e-308"), four fractions and
+/// four claimed type-II errors in [0, 1] (at most 22: "4.6566128752457969e-10"), 8 commas and a newline. A
+/// continuous statistic writes about half of this (shorter fractions); the bound is what a disk must hold.
+constexpr std::uint64_t kRegionBytes = 128 + 200 * (24 + 8 * 22 + 9);
 /// audit.json without the texts counted below: about 60 keys with their numbers and indentation (under 2 KiB), R's
 /// rounds when it lists them (at most 64 numbers, one per line: 1.2 KiB), the fitted weights (weights = "fitted": at
 /// most 64 numbers of at most 24 characters, one per line: 2 KiB), the event's description and the launch policy.
 constexpr std::uint64_t kJsonSkeletonBytes = 6144;
 /// audit.json's "curve": 9 points of 10 fields (under 400 bytes with indentation) and an event description (under
 /// 300 bytes: a set event's origin is the longest), and its own few fields.
-constexpr std::uint64_t kCurveBytes = 8192;
+/// And its "fdp" (the f-DP test, tradeoff.hpp): about 15 fields, the claim's description and a test's name (under
+/// 2 KiB together).
+constexpr std::uint64_t kCurveBytes = 8192 + 2048;
 
 } // namespace
 
@@ -277,6 +279,37 @@ std::string curve_note(const audit::AuditCurve& c) {
     return "";
 }
 
+nlohmann::json fdp_json(const audit::FdpTest& t) {
+    if (!t.tested) return {{"verdict", "not tested"}, {"claim", t.claim}};
+    nlohmann::json j = {
+        {"verdict", t.violation ? "VIOLATION" : "consistent"},
+        {"claim", t.claim},
+        {"exact_noise_curve", t.exact_why.empty()},
+        {"why_not_exact", t.exact_why.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.exact_why)},
+        {"confidence", 1.0 - t.alpha},
+        {"band", {{"base", t.band0}, {"neighbour", t.band1},
+                  {"method", "Dvoretzky-Kiefer-Wolfowitz (Massart): sqrt(ln(4 / alpha) / (2 n)) per side, every "
+                             "threshold at once, all trials"}}},
+        {"worst", {{"threshold", num(t.threshold)},
+                   {"test", t.test},
+                   {"type1", t.type1},
+                   {"type2", t.type2},
+                   {"claimed_type2", t.claimed_type2},
+                   {"claimed_type2_at_type1", t.point_claimed_type2},
+                   {"margin", num(t.margin)},
+                   {"compared", "claimed_type2 = f(type1 + band of the rejected side) against type2 + band of the "
+                                "other side; a positive margin is a violation"}}}};
+    return j;
+}
+
+std::string fdp_note(const audit::FdpTest& t) {
+    if (!t.violation) return "";
+    return fmt::format("; f-DP test VIOLATION, the privacy region falls below the claimed trade-off curve: {} at x = {:g} has type-I {:g} "
+                       "and type-II {:g}, where the claim allows no less than {:g} (margin {:g} beyond the {:g}% "
+                       "band)",
+                       t.test, t.threshold, t.type1, t.type2, t.point_claimed_type2, t.margin, 100 * (1 - t.alpha));
+}
+
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall) {
     const config::Config& cfg = plan.config;
@@ -298,6 +331,7 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
                             "trials [" + std::to_string(a.selection_trials) + ", " + std::to_string(a.trials) +
                                 ") of each side");
     j["curve"] = curve_json(a.curve);
+    j["fdp"] = fdp_json(a.fdp);
     j["trials_per_side"] = a.trials;
     j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream},
                   {"base_instances", {0, a.trials - 1}}, {"neighbour_instances", {a.trials, 2 * a.trials - 1}}};
@@ -350,11 +384,14 @@ void write_audit_files(const io::Dir& dir, const audit::AuditOutcome& a, const n
         w.finish();
     }
     io::AtomicFile region_file(dir, io::kAuditFiles[1]);
-    region_file.stream() << "threshold,base_ge,neighbour_ge,base_le,neighbour_le\n";
+    region_file.stream() << "threshold,base_ge,neighbour_ge,base_le,neighbour_le,"
+                            "f_base_ge,f_neighbour_ge,f_base_le,f_neighbour_le\n";
+    const auto f = [](double v) { return std::isnan(v) ? std::string() : io::format_double(v); };
     for (const auto& r : a.region)
         region_file.stream() << io::format_double(r.threshold) << "," << io::format_double(r.base_ge) << ","
                              << io::format_double(r.neighbour_ge) << "," << io::format_double(r.base_le) << ","
-                             << io::format_double(r.neighbour_le) << "\n";
+                             << io::format_double(r.neighbour_le) << "," << f(r.f_base_ge) << ","
+                             << f(r.f_neighbour_ge) << "," << f(r.f_base_le) << "," << f(r.f_neighbour_le) << "\n";
     std::unique_ptr<io::AtomicFile> pair_file;
     if (!pair_toml.empty()) {
         pair_file = std::make_unique<io::AtomicFile>(dir, io::kAuditFiles[3]);
@@ -384,7 +421,7 @@ std::string verdict_line(const audit::AuditOutcome& a, const std::string& contex
     line << "eps_lb = " << b.epsilon_lb << " at " << 100 * (1 - b.alpha)
          << "% confidence, claimed eps = " << a.learner.privacy.epsilon << ", delta = " << a.learner.privacy.delta
          << " (" << context << "event " << b.event.describe() << ": " << b.k1 << "/" << b.n1 << " vs " << b.k0 << "/"
-         << b.n0 << tail << ")" << curve_note(a.curve);
+         << b.n0 << tail << ")" << curve_note(a.curve) << fdp_note(a.fdp);
     return line.str();
 }
 

@@ -103,6 +103,12 @@ nlohmann::json curve_json(const audit::AuditCurve& c);
 /// "" when the curve stays within the claim; else "; the (eps, delta) curve exceeds the claim at delta = ...", for
 /// the verdict lines.
 std::string curve_note(const audit::AuditCurve& c);
+/// audit.json's "fdp" object (host/audit/tradeoff.hpp): the test of the privacy region against the claimed
+/// trade-off curve, its verdict, the curve, the DKW bands and the row and test with the largest margin.
+nlohmann::json fdp_json(const audit::FdpTest& t);
+/// "" when the region stays above the claimed curve; else "; the privacy region falls below the claimed trade-off
+/// curve at ...", for the verdict lines.
+std::string fdp_note(const audit::FdpTest& t);
 
 /// Writes statistic.npy (when the outcome kept it: 2 x trials, base row then neighbour row), privacy_region.csv,
 /// pair.toml (when `pair_toml` is not empty: --search, host/api/audit_search.hpp) and audit.json last into `dir`

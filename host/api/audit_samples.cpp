@@ -109,6 +109,7 @@ nlohmann::json samples_audit_json(const audit::AuditOutcome& o, const Samples& s
                             "values [" + std::to_string(o.selection_trials) + ", " + std::to_string(s.a.size()) +
                                 ") of A and [" + std::to_string(mb) + ", " + std::to_string(s.b.size()) + ") of B");
     j["curve"] = curve_json(o.curve);
+    j["fdp"] = fdp_json(o.fdp);
     j["samples"] = {{"a", {{"source", s.a_label}, {"values", s.a.size()}, {"input", "D"}}},
                     {"b", {{"source", s.b_label}, {"values", s.b.size()}, {"input", "D' (a neighbour of D)"}}}};
     j["settings"] = {{"alpha", o.settings.alpha},

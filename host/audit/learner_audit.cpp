@@ -159,7 +159,7 @@ const std::vector<KeySpec>& audit_keys() {
          "thresholds tried on the selection share (pooled quantiles at tail probabilities from 50 expected "
          "evaluation counts to 1/2, or every distinct value when there are fewer), each in both tails and both "
          "orientations"},
-        {"planted", KeyType::Choice, "none", 0, 7, learners::kPlantedNames,
+        {"planted", KeyType::Choice, "none", 0, 8, learners::kPlantedNames,
          "a planted privacy bug (docs/AUDITS.md; needs --allow-planted): the learner keeps claiming the correct "
          "(eps, delta)"},
         {"batch", KeyType::Int, "65536", 1.0, 2147483647.0, nullptr,
@@ -333,6 +333,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     }
     const NeighbourAdversary neighbour(job.adversary, d, s.neighbour);
     neighbour.distance(shared_ctx, &o.l1, &o.l2);
+    const std::vector<double> difference = neighbour.difference(shared_ctx);
 
     if (s.planted != learners::Planted::None) {
         if (!job.allow_planted)
@@ -342,7 +343,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         if (!plant_learner(o.learner, s.planted))
             throw std::invalid_argument("[audit] planted = \"" + s.planted_name + "\": learner \"" + o.learner.name +
                                         "\" has no such variant (docs/AUDITS.md lists them: dp-ftrl-experts: half-noise, "
-                                        "leaf-without-noise, reused-noise, blt-short-sensitivity (mechanism = \"blt\", T >= 3), float-lattice "
+                                        "nine-tenths-noise, leaf-without-noise, reused-noise, blt-short-sensitivity (mechanism = \"blt\", T >= 3), float-lattice "
                                         "(lattice noise: dp-ftrl-experts, -sphere, -cube); "
                                         "svt-experts: no-threshold-noise, twice-temperature)");
     }
@@ -536,6 +537,12 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     o.bound.selection_score = score;
     o.curve = curve.finish(eval[0], eval[1], o.learner.privacy, s.alpha);
     o.region = region_rows(rp, all[0], all[1], M, M);
+    // The claimed trade-off curve for this pair (of the correct learner, also when a bug is planted) and the test
+    // of the whole region against it (tradeoff.hpp).
+    std::string exact_why;
+    const ClaimedTradeoff claimed = learner_tradeoff(o.learner.privacy, o.learner.name, difference, &exact_why);
+    o.fdp = fdp_test(claimed, o.region, M, M, s.alpha);
+    o.fdp.exact_why = exact_why;
     o.completed = true;
     return o;
 }

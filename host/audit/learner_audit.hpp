@@ -28,6 +28,7 @@
 #include "host/audit/curve.hpp"
 #include "host/audit/epsilon_bound.hpp"
 #include "host/audit/neighbour.hpp"
+#include "host/audit/tradeoff.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/point_runner.hpp"
 #include "host/engine/registry.hpp"
@@ -37,12 +38,6 @@ namespace dpr::audit {
 /// The [audit] section's keys (docs/AUDITS.md, `dpregret audit --list-keys`).
 const std::vector<KeySpec>& audit_keys();
 config::SectionSchema audit_section();
-
-/// The empirical privacy region: at thresholds x (200 quantiles of the pooled selection shares), the fraction of
-/// each side's trials (all of them) at or above and at or below x (descriptive).
-struct RegionRow {
-    double threshold, base_ge, neighbour_ge, base_le, neighbour_le;
-};
 
 /// The values an audit's evaluation shares are binned against: the threshold of a threshold event and the privacy
 /// region's thresholds, kRegionRows pooled quantiles of the two sorted selection shares (sorted0, sorted1).
@@ -109,6 +104,7 @@ struct AuditOutcome {
     std::vector<double> base, neighbour;
     AuditBound bound;
     AuditCurve curve;                   ///< the (eps, delta) curve (curve.hpp), its own verdict
+    FdpTest fdp;                        ///< the test against the claimed trade-off curve (tradeoff.hpp), its own verdict
     std::vector<RegionRow> region;      ///< the empirical privacy region (privacy_region.csv)
     std::vector<double> weights;        ///< weights = "fitted": w, one per round of R in order (empty otherwise)
     std::string backend, policy;

@@ -82,14 +82,20 @@ void NeighbourAdversary::fill(const adversaries::SequenceCtx& ctx, std::uint64_t
     }
 }
 
-void NeighbourAdversary::distance(const adversaries::SequenceCtx& ctx, double* l1, double* l2) const {
+std::vector<double> NeighbourAdversary::difference(const adversaries::SequenceCtx& ctx) const {
     std::vector<double> a(base_.row_width), b(base_.row_width);
     base_.fill(ctx, spec_.round, a.data());
     fill(ctx, spec_.round, b.data());
+    std::vector<double> v(family_width_);
+    for (std::uint64_t j = 0; j < family_width_; ++j) v[j] = a[j] - b[j];
+    return v;
+}
+
+void NeighbourAdversary::distance(const adversaries::SequenceCtx& ctx, double* l1, double* l2) const {
     double s1 = 0, s2 = 0;
-    for (std::uint64_t j = 0; j < family_width_; ++j) {
-        s1 += std::fabs(a[j] - b[j]);
-        s2 += (a[j] - b[j]) * (a[j] - b[j]);
+    for (double x : difference(ctx)) {
+        s1 += std::fabs(x);
+        s2 += x * x;
     }
     *l1 = s1;
     *l2 = std::sqrt(s2);

@@ -45,6 +45,8 @@ class NeighbourAdversary {
     /// ||l_{t0} - l'_{t0}||_1 and _2 over the family's numbers (what the neighbours' distance is), from the
     /// base's shared sequence with `ctx`.
     void distance(const adversaries::SequenceCtx& ctx, double* l1, double* l2) const;
+    /// l_{t0} - l'_{t0} over the family's numbers (the pair's difference, whose norms distance() gives).
+    std::vector<double> difference(const adversaries::SequenceCtx& ctx) const;
 
     void fill(const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) const;
 

@@ -171,8 +171,9 @@ void add_audit_command(CLI::App& app) {
                   "(to check that the auditor catches it)");
     cmd->footer(
         "\nOutputs (in --out): audit.json (verdict, claimed eps and delta, eps_lb, the event and its counts,\n"
-        "the (eps, delta) curve, confidence, trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail\n"
-        "frequencies over thresholds), statistic.npy (--save-statistic: 2 x trials, every trial's statistic).\n"
+        "the (eps, delta) curve, the f-DP test of the region against the claimed trade-off curve, confidence,\n"
+        "trials, seeds, settings, wall time, trials/s), privacy_region.csv (each side's tail frequencies over\n"
+        "thresholds and the claimed curve at each), statistic.npy (--save-statistic: 2 x trials, every trial's statistic).\n"
         "Plot: /usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
         "With --search also pair.toml (the chosen audit, paths absolute: dpregret audit pair.toml repeats it).\n\n"
         "Examples:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n"

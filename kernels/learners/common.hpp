@@ -138,9 +138,13 @@ enum class Planted : std::uint8_t {
     /// lattice noise (docs/spec/model.md §1.8) replaced by the continuous Laplace sampler of the same scale, whose
     /// float draws leak through their rounding (Mironov 2012; issue 48 measured eps ~ 2 for a claim of 1)
     FloatLattice,
+    /// the node noise scale times 0.9 (really eps / 0.9 for Laplace nodes, mu / 0.9 for Gaussian ones): a scale error
+    /// that an eps-only bound cannot show where its ceiling is below 0.9 of the claim, and that the f-DP test against
+    /// the claimed trade-off curve sees (docs/AUDITS.md "The claimed trade-off curve"; issue 49, item 3)
+    NineTenthsNoise,
 };
 inline constexpr const char* kPlantedNames = "none|half-noise|leaf-without-noise|reused-noise|no-threshold-noise|"
-                                             "twice-temperature|blt-short-sensitivity|float-lattice";
+                                             "twice-temperature|blt-short-sensitivity|float-lattice|nine-tenths-noise";
 
 template <class L>
 using PlantOp = decltype(L::plant(std::declval<typename L::Params&>(), Planted::None));

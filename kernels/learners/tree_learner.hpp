@@ -334,13 +334,14 @@ struct As17Ftrl {
 };
 
 /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism: the node
-/// scale halved, the leaves without noise, every round's draws from round 1's counter, BLT's sigma calibrated with
-/// its sensitivity one column short (BLT with T >= 3 only), lattice noise replaced by the continuous sampler (lattice
-/// noise only). False with the noise off.
+/// scale halved or times 0.9, the leaves without noise, every round's draws from round 1's counter, BLT's sigma
+/// calibrated with its sensitivity one column short (BLT with T >= 3 only), lattice noise replaced by the continuous
+/// sampler (lattice noise only). False with the noise off.
 inline bool plant_prefix(mech::PrefixMechanism& m, Planted bug) {
     if (!m.on()) return false;
     switch (bug) {
     case Planted::HalfNoise: m.scale /= 2.0; return true;
+    case Planted::NineTenthsNoise: m.scale *= 0.9; return true;
     case Planted::LeafWithoutNoise: m.planted = mech::kPlantLeafWithoutNoise; return true;
     case Planted::ReusedNoise: m.planted = mech::kPlantReusedNoise; return true;
     case Planted::FloatLattice:

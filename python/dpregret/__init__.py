@@ -654,6 +654,12 @@ class AuditResult:
         return self.info["curve"]
 
     @property
+    def fdp(self) -> dict:
+        """The f-DP test (docs/AUDITS.md "The claimed trade-off curve"): its verdict, the claimed trade-off curve
+        (the noise's own where known), the DKW bands, and the threshold and test with the largest margin."""
+        return self.info["fdp"]
+
+    @property
     def confidence(self) -> float:
         return self.info["confidence"]
 
@@ -666,9 +672,13 @@ class AuditResult:
 
     @property
     def region(self) -> dict[str, np.ndarray]:
-        """privacy_region.csv: threshold, base_ge, neighbour_ge, base_le, neighbour_le."""
+        """privacy_region.csv: threshold, base_ge, neighbour_ge, base_le, neighbour_le, and the claimed trade-off
+        curve at each fraction, f_base_ge, f_neighbour_ge, f_base_le, f_neighbour_le (docs/AUDITS.md "The claimed
+        trade-off curve")."""
         a = self._job.region()
-        return {n: a[:, j] for j, n in enumerate(("threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le"))}
+        names = ("threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le",
+                 "f_base_ge", "f_neighbour_ge", "f_base_le", "f_neighbour_le")
+        return {n: a[:, j] for j, n in enumerate(names)}
 
     @property
     def statistic(self) -> np.ndarray:

@@ -479,13 +479,16 @@ private:
     HeldOut out_; ///< take_out()'s directory, locked
 };
 
-/// (thresholds, 5): an audit's privacy_region.csv columns threshold, base_ge, neighbour_ge, base_le, neighbour_le.
+/// (thresholds, 9): an audit's privacy_region.csv columns threshold, base_ge, neighbour_ge, base_le, neighbour_le
+/// and the claimed curve at each fraction, f_base_ge, f_neighbour_ge, f_base_le, f_neighbour_le (NaN where none).
 Array region_array(const std::vector<audit::RegionRow>& region) {
     std::vector<double> v;
-    v.reserve(region.size() * 5);
+    v.reserve(region.size() * 9);
     for (const auto& r : region)
-        for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le}) v.push_back(x);
-    return to_array(std::move(v), {region.size(), 5});
+        for (double x : {r.threshold, r.base_ge, r.neighbour_ge, r.base_le, r.neighbour_le, r.f_base_ge,
+                         r.f_neighbour_ge, r.f_base_le, r.f_neighbour_le})
+            v.push_back(x);
+    return to_array(std::move(v), {region.size(), 9});
 }
 
 /// One audit (host/api/audit.hpp): planned on construction, run by start() on a thread of its own.
@@ -531,7 +534,7 @@ public:
         v.insert(v.end(), outcome_.neighbour.begin(), outcome_.neighbour.end());
         return to_array(std::move(v), {2, static_cast<std::size_t>(outcome_.trials)});
     }
-    /// (thresholds, 5): privacy_region.csv's columns threshold, base_ge, neighbour_ge, base_le, neighbour_le.
+    /// (thresholds, 9): privacy_region.csv's columns (region_array).
     Array region() const {
         check_done();
         return region_array(outcome_.region);

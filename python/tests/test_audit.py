@@ -53,8 +53,12 @@ def test_the_audit_is_the_commands(audit_dir, cli):
     assert stat.shape == (2, 4000)
     np.testing.assert_array_equal(stat, np.load(audit_dir / "cli" / "statistic.npy"))
     region = a.region
-    assert list(region) == ["threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le"]
+    assert list(region) == ["threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le",
+                            "f_base_ge", "f_neighbour_ge", "f_base_le", "f_neighbour_le"]
     assert np.all(np.diff(region["threshold"]) >= 0) and np.all((region["base_ge"] >= 0) & (region["base_ge"] <= 1))
+    # The claimed curve at each fraction: a type-II error in [0, 1], non-increasing in the type-I error.
+    f, a = region["f_base_ge"], region["base_ge"]
+    assert np.all((f >= 0) & (f <= 1)) and np.all(np.diff(f[np.argsort(a)]) <= 1e-12)
 
 
 def test_a_planted_bug_is_a_violation_and_needs_allow_planted(audit_dir):

@@ -27,11 +27,14 @@ def test_audit_samples_is_the_commands(tmp_path, cli):
     # A shift of 1 with unit variance is exactly 1-GDP.
     assert r.verdict == "consistent" and 0.95 < r.mu_lb <= 1.0
     assert r.trials == 200000 and r.event["n_numerator"] == 160000
-    assert set(r.region) == {"threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le"}
+    assert set(r.region) == {"threshold", "base_ge", "neighbour_ge", "base_le", "neighbour_le",
+                             "f_base_ge", "f_neighbour_ge", "f_base_le", "f_neighbour_le"}
+    assert r.fdp["verdict"] == "consistent" and r.fdp["claim"].startswith("G_mu") and r.fdp == r.info["fdp"]
     assert dpregret.audit_samples(a, b, mu=0.9).verdict == "VIOLATION"
     assert r.curve["verdict"] == "consistent" and len(r.curve["points"]) == 9
     half = dpregret.audit_samples(rng.normal(2.0, 1.0, 200000), b, mu=1.0)  # half the noise: mu = 2
     assert half.curve["verdict"] == "VIOLATION" and "the (eps, delta) curve exceeds the claim" in str(half)
+    assert half.fdp["verdict"] == "VIOLATION" and "falls below the claimed trade-off curve" in str(half)
 
 
 def test_the_same_sample_twice_gives_zero_and_lists_are_accepted():
