@@ -8,6 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "host/cli/app.hpp"
 #include "host/mpi/world.hpp"
@@ -27,6 +30,16 @@ int main(int argc, char** argv) {
     // reporter then stops printing (host/progress/progress.hpp) and the results are written all the same. The
     // Python interpreter ignores SIGPIPE likewise, so the package gets the same behaviour.
     std::signal(SIGPIPE, SIG_IGN);
+#if defined(__GLIBC__)
+    // An audit runs its trials in batches ([audit] batch), each allocating and freeing the same few-MB engine and
+    // result buffers. glibc served some of them with mmap and gave them back at every free, so each batch
+    // page-faulted and zeroed its memory anew (dp_ftrl_experts_tight at 1e7 trials per side: 741k page faults,
+    // 7.4 s of CPU). Kept on the heap below 64 MiB and not trimmed below 64 MiB, a batch reuses the last one's
+    // pages: 13k page faults, 5.3 s, peak RSS 57 -> 59 MB (docs/BENCHMARKS.md "Audits: trials per second").
+    // Larger buffers are still mapped and unmapped as before.
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
     dpr::mpi::init(&argc, &argv); // only under an MPI launcher (host/mpi/world.hpp)
     const int rc = dpr::cli::run_app(argc, argv, [](CLI::App& app) {
 #define DPREGRET_ADD_COMMAND(name) dpr::cli::add_##name##_command(app);
