@@ -289,7 +289,7 @@ nlohmann::json fdp_json(const audit::FdpTest& t) {
         {"confidence", 1.0 - t.alpha},
         {"band", {{"base", t.band0}, {"neighbour", t.band1},
                   {"method", "Dvoretzky-Kiefer-Wolfowitz (Massart): sqrt(ln(4 / alpha) / (2 n)) per side, every "
-                             "threshold at once, all trials"}}},
+                             "threshold at once, over the evaluation trials"}}},
         {"worst", {{"threshold", num(t.threshold)},
                    {"test", t.test},
                    {"type1", t.type1},

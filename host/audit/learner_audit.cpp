@@ -541,7 +541,8 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     // of the whole region against it (tradeoff.hpp).
     std::string exact_why;
     const ClaimedTradeoff claimed = learner_tradeoff(o.learner.privacy, o.learner.name, difference, &exact_why);
-    o.fdp = fdp_test(claimed, o.region, M, M, s.alpha);
+    o.fdp = fdp_test(claimed, region_rows(rp, eval[0], eval[1], M - ms, M - ms), M - ms, M - ms, s.alpha);
+    fill_claimed(claimed, o.region);
     o.fdp.exact_why = exact_why;
     o.completed = true;
     return o;

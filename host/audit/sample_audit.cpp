@@ -121,9 +121,10 @@ AuditOutcome audit_two_samples(const std::vector<double>& a, const std::vector<d
     o.curve = curve.finish(eval[0], eval[1], o.learner.privacy, st.alpha);
     o.region = region_rows(rp, all[0], all[1], na, nb);
     // The claimed trade-off curve: G_mu for a mu claim, else f_(eps, delta) (tradeoff.hpp).
-    o.fdp = fdp_test(claim.mu > 0.0 ? ClaimedTradeoff::gaussian(claim.mu)
-                                    : ClaimedTradeoff::eps_delta(o.learner.privacy.epsilon, claim.delta),
-                     o.region, na, nb, st.alpha);
+    const ClaimedTradeoff claimed = claim.mu > 0.0 ? ClaimedTradeoff::gaussian(claim.mu)
+                                                   : ClaimedTradeoff::eps_delta(o.learner.privacy.epsilon, claim.delta);
+    o.fdp = fdp_test(claimed, region_rows(rp, eval[0], eval[1], na - ma, nb - mb), na - ma, nb - mb, st.alpha);
+    fill_claimed(claimed, o.region);
     o.fdp.exact_why = "audit-samples tests the claim as stated (G_mu for a mu, else f_(eps, delta))";
     o.backend = "none (samples given)";
     o.completed = true;

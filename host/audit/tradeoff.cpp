@@ -70,6 +70,8 @@ ClaimedTradeoff ClaimedTradeoff::laplace(const std::vector<double>& m) {
             throw std::invalid_argument("ClaimedTradeoff::laplace: m_i must be > 0");
         total += x;
     }
+    if (!(total <= kMaxLaplaceEpsilon)) // e^L must stay finite in the suffix sums below
+        throw std::invalid_argument("ClaimedTradeoff::laplace: the sum of m_i must be at most 700");
     ClaimedTradeoff t;
     t.kind_ = Kind::LaplaceComposition;
     t.epsilon_ = total;
@@ -173,6 +175,9 @@ ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std
         } else if (static_cast<double>(levels) * l1 / claim.noise_scale > claim.epsilon * (1.0 + 1e-9)) {
             *why = fmt::format(
                 "the pair's L1 distance {:g} exceeds the sensitivity the claim is calibrated for", l1);
+        } else if (static_cast<double>(levels) * l1 / claim.noise_scale >
+                   ClaimedTradeoff::kMaxLaplaceEpsilon) {
+            *why = "the pair's privacy loss reaches beyond e^700 (no test of this size could see the curve)";
         } else if (m.size() > ClaimedTradeoff::kMaxLaplaceComponents) {
             *why = fmt::format(
                 "the pair touches {} (node, coordinate) components; the exact curve is composed for at "
@@ -185,8 +190,17 @@ ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std
     return ClaimedTradeoff::eps_delta(claim.epsilon, claim.delta);
 }
 
-FdpTest fdp_test(const ClaimedTradeoff& f, std::vector<RegionRow>& region, std::uint64_t n0, std::uint64_t n1,
-                 double alpha) {
+void fill_claimed(const ClaimedTradeoff& f, std::vector<RegionRow>& region) {
+    for (RegionRow& r : region) {
+        r.f_base_ge = f.beta(r.base_ge);
+        r.f_neighbour_ge = f.beta(r.neighbour_ge);
+        r.f_base_le = f.beta(r.base_le);
+        r.f_neighbour_le = f.beta(r.neighbour_le);
+    }
+}
+
+FdpTest fdp_test(const ClaimedTradeoff& f, const std::vector<RegionRow>& region, std::uint64_t n0,
+                 std::uint64_t n1, double alpha) {
     FdpTest t;
     t.claim = f.describe();
     t.alpha = alpha;
@@ -195,11 +209,7 @@ FdpTest fdp_test(const ClaimedTradeoff& f, std::vector<RegionRow>& region, std::
     t.band0 = std::sqrt(std::log(4.0 / alpha) / (2.0 * static_cast<double>(n0)));
     t.band1 = std::sqrt(std::log(4.0 / alpha) / (2.0 * static_cast<double>(n1)));
     t.margin = -std::numeric_limits<double>::infinity();
-    for (RegionRow& r : region) {
-        r.f_base_ge = f.beta(r.base_ge);
-        r.f_neighbour_ge = f.beta(r.neighbour_ge);
-        r.f_base_le = f.beta(r.base_le);
-        r.f_neighbour_le = f.beta(r.neighbour_le);
+    for (const RegionRow& r : region) {
         struct Test {
             const char* name;
             double a, b, e_null, e_alt;

@@ -69,6 +69,7 @@ class ClaimedTradeoff {
     enum class Kind { EpsDelta, Gaussian, LaplaceComposition };
     static constexpr std::size_t kMaxLaplaceComponents = 128;
     static constexpr int kGrid = 8192;
+    static constexpr double kMaxLaplaceEpsilon = 700.0; ///< sum of m_i, so that e^L stays finite
 
     static ClaimedTradeoff eps_delta(double epsilon, double delta);
     static ClaimedTradeoff gaussian(double mu);
@@ -111,9 +112,12 @@ struct FdpTest {
     double point_claimed_type2 = 0.0; ///< f(a), without the band (descriptive)
 };
 
-/// Tests the region (fractions over n0 base and n1 neighbour trials) against `f` at confidence 1 - alpha, and
-/// fills each row's claimed columns (RegionRow::f_*).
-FdpTest fdp_test(const ClaimedTradeoff& f, std::vector<RegionRow>& region, std::uint64_t n0, std::uint64_t n1,
-                 double alpha);
+/// Tests the rows of a privacy region counted on the evaluation shares (fractions over n0 base and n1
+/// neighbour trials that chose nothing: with weights = "fitted" the selection trials' statistic is fitted on
+/// them, so they are no sample of its law) against `f` at confidence 1 - alpha.
+FdpTest fdp_test(const ClaimedTradeoff& f, const std::vector<RegionRow>& rows, std::uint64_t n0,
+                 std::uint64_t n1, double alpha);
+/// Fills each row's claimed columns (RegionRow::f_*) with f at its four fractions (privacy_region.csv).
+void fill_claimed(const ClaimedTradeoff& f, std::vector<RegionRow>& region);
 
 } // namespace dpr::audit

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -82,13 +83,12 @@ TEST(ClaimedTradeoff, TwoLaplaceComponentsMatchAnIndependentNeymanPearsonComputa
             EXPECT_GE(f.beta(a), b - 2e-3) << m1 << "," << m2 << " at a = " << a << ": needlessly loose";
         }
     }
-    // Composition of eps_i-DP mechanisms is sum eps_i-DP: the curve is at least f_(m1 + m2, 0), and the
-    // composition is strictly more private than one component of m1 + m2 in the middle (the reason the exact
-    // curve matters).
+    // The composition is strictly more private than f_(m1 + m2, 0) in the middle (the reason the exact curve
+    // matters: an eps-only bound is measured against that line).
     const ClaimedTradeoff two = ClaimedTradeoff::laplace({0.5, 0.5}),
                           eps = ClaimedTradeoff::eps_delta(1.0, 0.0);
-    for (int i = 0; i <= 100; ++i) EXPECT_GE(two.beta(i / 100.0), eps.beta(i / 100.0) - 1e-3);
     EXPECT_GT(two.beta(0.3), eps.beta(0.3) + 0.15);
+    EXPECT_THROW(ClaimedTradeoff::laplace({400.0, 400.0}), std::invalid_argument) << "e^800 would overflow";
 }
 
 TEST(ClaimedTradeoff, GaussianAndEpsDeltaAreTheirFormulas) {
@@ -122,6 +122,20 @@ TEST(ClaimedTradeoff, TheLearnersExactCurveOnlyWhereItsNodesAreLaplaceOverTheLos
     const ClaimedTradeoff f2 = audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"),
                                                        "dp-ftrl-cube", {2.0}, &why);
     EXPECT_NEAR(f2.beta(0.3), ClaimedTradeoff::laplace({1.0, 1.0}).beta(0.3), 1e-15);
+    // Two levels and two coordinates: four components.
+    const ClaimedTradeoff f4 = audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"),
+                                                       "dp-ftrl-experts", {1.0, -1.0}, &why);
+    EXPECT_NEAR(f4.beta(0.3), ClaimedTradeoff::laplace({0.5, 0.5, 0.5, 0.5}).beta(0.3), 1e-15);
+    // 2 levels x 65 coordinates = 130 components (> 128), and a loss beyond e^700: f_(eps, delta), said why.
+    const ClaimedTradeoff many =
+        audit::learner_tradeoff(laplace_tree_report(130.0, 2.0, 2.0, "pure-laplace"), "dp-ftrl-experts",
+                                std::vector<double>(65, 1.0), &why);
+    EXPECT_EQ(many.kind(), ClaimedTradeoff::Kind::EpsDelta);
+    EXPECT_NE(why.find("130"), std::string::npos) << why;
+    const ClaimedTradeoff huge = audit::learner_tradeoff(
+        laplace_tree_report(1000.0, 0.002, 1.0, "pure-laplace"), "dp-ftrl-cube", {2.0}, &why);
+    EXPECT_EQ(huge.kind(), ClaimedTradeoff::Kind::EpsDelta);
+    EXPECT_FALSE(why.empty());
     // Lattice noise, a tree over other estimates, a pair beyond the calibrated sensitivity: f_(eps, delta),
     // said why.
     for (const auto& [report, learner, diff] :
@@ -166,9 +180,33 @@ TEST(FdpTest, TheExactRegionIsConsistentAndTheRegionOfNineTenthsTheNoiseIsAViola
     // The same at 1e3 trials per side: the band (0.047) hides it.
     std::vector<audit::RegionRow> small = laplace_region(1.0 / 0.9);
     EXPECT_FALSE(audit::fdp_test(f, small, 1000, 1000, 0.05).violation);
-    // Each row carries the claimed curve at its four fractions.
-    EXPECT_NEAR(good[100].f_base_ge, f.beta(good[100].base_ge), 0.0);
-    EXPECT_NEAR(good[100].f_neighbour_le, f.beta(good[100].neighbour_le), 0.0);
+    // fill_claimed: each row carries the claimed curve at its own four fractions (distinct at this row).
+    audit::fill_claimed(f, good);
+    const audit::RegionRow& r = good[110];
+    EXPECT_EQ(r.f_base_ge, f.beta(r.base_ge));
+    EXPECT_EQ(r.f_neighbour_ge, f.beta(r.neighbour_ge));
+    EXPECT_EQ(r.f_base_le, f.beta(r.base_le));
+    EXPECT_EQ(r.f_neighbour_le, f.beta(r.neighbour_le));
+    EXPECT_NE(r.f_base_ge, r.f_neighbour_ge);
+}
+
+TEST(FdpTest, EachSidesBandComesFromItsOwnTrialCount) {
+    // audit-samples' two samples may differ in size: the base side's band comes from n0, the neighbour's from
+    // n1, and the margin pairs each test's null side with its own band.
+    const ClaimedTradeoff f = ClaimedTradeoff::laplace({1.0});
+    const std::vector<audit::RegionRow> bad = laplace_region(1.0 / 0.9);
+    const audit::FdpTest t = audit::fdp_test(f, bad, 1000, 1000000, 0.05);
+    EXPECT_NEAR(t.band0, std::sqrt(std::log(80.0) / 2e3), 1e-15);
+    EXPECT_NEAR(t.band1, std::sqrt(std::log(80.0) / 2e6), 1e-15);
+    const audit::FdpTest u = audit::fdp_test(f, bad, 1000000, 1000, 0.05);
+    EXPECT_NEAR(u.band0, t.band1, 1e-15);
+    EXPECT_NEAR(u.band1, t.band0, 1e-15);
+    // The margin is f(a + e_null) - (b + e_alt) for the test it names.
+    for (const audit::FdpTest& x : {t, u}) {
+        const bool null_base = x.test.find("reject the base side") != std::string::npos;
+        const double e_null = null_base ? x.band0 : x.band1, e_alt = null_base ? x.band1 : x.band0;
+        EXPECT_NEAR(x.margin, f.beta(x.type1 + e_null) - (x.type2 + e_alt), 1e-15) << x.test;
+    }
 }
 
 } // namespace
