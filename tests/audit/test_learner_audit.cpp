@@ -49,6 +49,16 @@ audit::AuditOutcome run_audit(const TempDir& dir, const std::string& toml, bool 
     return audit::run_learner_audit(job);
 }
 
+/// A file of experiments/audits/ (NAME.toml) and the --set that points its file adversary at DATA under
+/// experiments/audits/data/ in the source tree (the file's relative path resolves next to it, not in the test's dir).
+struct RegistryAudit {
+    std::string toml, path_set;
+};
+RegistryAudit registry_audit(const std::string& name, const std::string& data) {
+    const std::string dir = std::string(DPREGRET_SOURCE_DIR) + "/experiments/audits/";
+    return {test::slurp(dir + name + ".toml"), "adversary.path=\"" + dir + "data/" + data + "\""};
+}
+
 /// A T x d loss file from rows.
 std::string rows_csv(const std::vector<std::vector<double>>& rows) {
     std::string s;
@@ -622,10 +632,7 @@ TEST(AuditCli, BadInputExitsTwoNamingTheKeyAndLeavesNoDirectory) {
 // is consistent in float and in double, where the tight pair keeps its threshold bound.
 TEST(LearnerAudit_Stat, TheFloatLaplaceLatticeIsAViolationThroughASetEventAndLatticeNoiseIsNot) {
     TempDir dir;
-    const std::string src = DPREGRET_SOURCE_DIR;
-    std::ifstream in(src + "/experiments/audits/dp_ftrl_cube_tight.toml");
-    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string path = "adversary.path=\"" + src + "/experiments/audits/data/cube_two_rounds.csv\"";
+    const auto [toml, path] = registry_audit("dp_ftrl_cube_tight", "cube_two_rounds.csv");
     for (int seed = 1; seed <= 20; ++seed) {
         const audit::AuditOutcome o =
             run_audit(dir, toml, true, 2,
@@ -659,10 +666,7 @@ TEST(LearnerAudit_Stat, TheFloatLaplaceLatticeIsAViolationThroughASetEventAndLat
 // (the DKW band holds with probability >= 1 - alpha = 0.95).
 TEST(LearnerAudit_Stat, NineTenthsOfTheNodeNoiseFallsBelowTheClaimedTradeoffCurve) {
     TempDir dir;
-    const std::string src = DPREGRET_SOURCE_DIR;
-    std::ifstream in(src + "/experiments/audits/dp_ftrl_experts_tight.toml");
-    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string path = "adversary.path=\"" + src + "/experiments/audits/data/two_rounds.csv\"";
+    const auto [toml, path] = registry_audit("dp_ftrl_experts_tight", "two_rounds.csv");
     for (int seed = 1; seed <= 10; ++seed) {
         const audit::AuditOutcome o = run_audit(dir, toml, true, 2,
                                                 {path, "audit.planted=\"nine-tenths-noise\"", "run.seed=" + std::to_string(seed)});
@@ -717,9 +721,7 @@ TEST(LearnerAudit_Stat, FittedWeightsRecoverWhatAnAlternatingSumCancels) {
 TEST(AuditCli_Stat, SearchFindsTheTightPairAndPairTomlRepeatsTheAudit) {
     TempDir dir;
     const std::string src = DPREGRET_SOURCE_DIR;
-    std::ifstream in(src + "/experiments/audits/dp_ftrl_cube_tight.toml");
-    std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    toml += "neighbour = \"zero\"\n";
+    const std::string toml = registry_audit("dp_ftrl_cube_tight", "cube_two_rounds.csv").toml + "neighbour = \"zero\"\n";
     std::filesystem::create_directories(dir.file("data"));
     std::filesystem::copy_file(src + "/experiments/audits/data/cube_two_rounds.csv", dir.file("data/cube_two_rounds.csv"));
     dir.write("z.toml", toml);
