@@ -123,14 +123,14 @@ struct DpMab : Learner<Geometry::Simplex> {
         // sampler, with run.json's float warning). The automatic lambda is raised to the smallest whose lattice eps
         // is at most the continuous one; a given noise_scale is kept.
         const bool asked = kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1;
-        if (p.lambda > 0.0 && (asked || (!kv.given[kNoise] && pb.float_precision))) {
-            const double delta1 = std::fmax(p.loss_bound, kLossSensitivity);
-            const double lam = kv.given[kNoiseScale] ? p.lambda : mech::lattice_scale_for(p.lambda, 1, delta1, 1);
-            const noise::DlapTable tab = mech::dlap_table(lam);
-            if (mech::lattice_limit(tab, 1, delta1, 1, kLossSensitivity) == nullptr) {
+        if (p.lambda > 0.0 && mech::lattice_wanted(asked, kv.given[kNoise], pb.float_precision)) {
+            const mech::RoundLattice lat = mech::round_lattice(p.lambda, kv.given[kNoiseScale],
+                                                               std::fmax(p.loss_bound, kLossSensitivity), 1,
+                                                               kLossSensitivity);
+            if (lat.obstacle == nullptr) {
                 p.lattice = true;
-                p.lambda = lam;
-                p.dlap = tab;
+                p.lambda = lat.scale;
+                p.dlap = lat.dlap;
             }
         }
         const double n = static_cast<double>(pb.d), T = static_cast<double>(pb.T);
@@ -156,8 +156,9 @@ struct DpMab : Learner<Geometry::Simplex> {
                              "noise_scale): raise epsilon or lower loss_bound",
                              p.lambda, kMaxLambda);
         if (kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1 && p.lambda > 0.0 && !p.lattice) {
-            const char* why = mech::lattice_limit(mech::dlap_table(p.lambda), 1, std::fmax(p.loss_bound, kLossSensitivity),
-                                                  1, kLossSensitivity);
+            const char* why = mech::round_lattice(p.lambda, kv.given[kNoiseScale],
+                                                  std::fmax(p.loss_bound, kLossSensitivity), 1, kLossSensitivity)
+                                  .obstacle;
             return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
         }
         const double n = static_cast<double>(pb.d);

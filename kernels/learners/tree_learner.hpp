@@ -190,7 +190,8 @@ mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, do
     if (!L::Prefix::kLattice || !m.on()) return m;
     // Lattice noise when asked for, and by default in float precision where it applies (otherwise the continuous
     // sampler, with run.json's float warning).
-    if (!L::Prefix::lattice_asked(kv, idx.noise) && (kv.given[idx.noise] || !pb.float_precision)) return m;
+    if (!mech::lattice_wanted(L::Prefix::lattice_asked(kv, idx.noise), kv.given[idx.noise], pb.float_precision))
+        return m;
     const mech::PrefixMechanism lat = lattice_version(m, kv.given[idx.node_scale], norms, pb.d);
     return lattice_obstacle(lat, norms) == nullptr ? lat : m;
 }

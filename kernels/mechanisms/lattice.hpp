@@ -152,4 +152,29 @@ inline double lattice_scale_for(double b, std::uint32_t hp, double delta1, std::
     return s;
 }
 
+/// Whether a learner uses lattice noise: when asked for (`noise = "discrete-laplace"`), and by default (no noise key
+/// given) in float precision, where the continuous sampler's report is not a guarantee (docs/spec/model.md §1.8).
+/// The caller then checks that the lattice applies (lattice_limit) and falls back to the continuous sampler, with
+/// run.json's float warning, when it does not.
+inline bool lattice_wanted(bool asked, bool noise_given, bool float_precision) {
+    return asked || (!noise_given && float_precision);
+}
+
+/// Lattice noise for one exact release per round (h' = 1) of a vector of `coords` coordinates, each |l_c| <= max_abs,
+/// with l1 sensitivity delta1 between neighbours (dp-mab's observed loss, dp-scrible's loss vector; docs/spec/model.md
+/// §1.8 "One release per round"): the scale (the continuous `scale` raised to the smallest whose lattice epsilon is
+/// at most delta1 / scale, unless it was given), its table, and why the lattice does not apply (nullptr: it does).
+struct RoundLattice {
+    double scale = 0.0;
+    noise::DlapTable dlap;
+    const char* obstacle = nullptr;
+};
+inline RoundLattice round_lattice(double scale, bool scale_given, double delta1, std::uint32_t coords, double max_abs) {
+    RoundLattice r;
+    r.scale = scale_given ? scale : lattice_scale_for(scale, 1, delta1, coords);
+    r.dlap = dlap_table(r.scale);
+    r.obstacle = lattice_limit(r.dlap, 1, delta1, coords, max_abs);
+    return r;
+}
+
 } // namespace dpr::mech
