@@ -71,9 +71,9 @@ const std::vector<KeySpec>& run_keys() {
          "unchanged); cannot be swept"},
         {"precision", KeyType::Choice, "double", 0, 1, "double|float",
          "arithmetic of the noise, scores and weights (float: 24-bit uniforms, float32 math; cumulative losses "
-         "and regret stay double; docs/RANDOMNESS.md). In float dp-ftrl-experts/-sphere/-cube and dp-mab use lattice noise, "
-         "whose report holds exactly; other private learners' reports assume exact noise and a float run warns "
-         "(docs/spec/model.md §1.8); cannot be swept"},
+         "and regret stay double; docs/RANDOMNESS.md). In float dp-ftrl-experts/-sphere/-cube, dp-mab and "
+         "dp-scrible-* use lattice noise, whose report holds exactly; other private learners' reports assume exact "
+         "noise and a float run warns (docs/spec/model.md §1.8); cannot be swept"},
         {"lanes", KeyType::Choice, "auto", 0, 2, "auto|instances|coordinates",
          "what the vector lanes hold: instances (small d) or the coordinates of one instance; auto decides from "
          "the learner and d (docs/RANDOMNESS.md); cannot be swept"},

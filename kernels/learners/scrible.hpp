@@ -16,6 +16,9 @@
 //   c~_t = <l_t, y~_t> + <Z_t, y~_t>, Z_t ~ Lap^d(lam)   dp only (AS17 Alg. 4); Purpose::FeedbackNoise,
 //                                                         round t, element k = coordinates 2k, 2k+1;
 //                                                         lam = 0: c~ = c
+//   lattice noise (noise = "discrete-laplace", the default in float): c~_t = <r_t, y~_t>, r_t(i) = Gamma (k_i + n_i)
+//   the exact release: k_i = l_t(i) / Gamma rounded at random (FeedbackNoise, sub 2, round t, element i, word 0),
+//   n_i ~ DLap(lam / Gamma) (the 29 words of FeedbackNoise, sub 1, round t, element i); docs/spec/model.md §1.8
 //   lhat_t = n c~_t s_t lambda_i^{1/2} v_i               E[lhat_t | past] = l~_t (in parameters)
 //   x_{t+1} = argmin eta <sum_{s<=t} lhat_s, x> + R(x)   closed form (ball, cube) / damped Newton (simplex)
 // The learner uses the scalar c~_t only (bandit feedback; kernels/learners/common.hpp contract). The
@@ -33,12 +36,17 @@
 // |<l - l', x>| / ||x||_inf (replace-one; ball 2 sqrt(d), cube 2, simplex d). paper: lam = ||Y||_1/eps
 // (ball sqrt(d), cube 1, simplex d), which for the symmetric ball/cube provides 2 eps (reported);
 // strict (the default, so that a run never gives more eps than requested): lam = Delta/eps, the same lam as paper
-// on the simplex. The guarantee is local (noise added to each observed loss).
+// on the simplex. The guarantee is local (noise added to each observed loss). With lattice noise the vector r_t is
+// an exact release (the same bits in float and double) of l1 sensitivity Delta over d coordinates, one per round:
+// eps = (Delta/Gamma + d 2^-31)(e^{L^} - 1), delta = d P^(|n| >= 2^17 - ceil(Delta/Gamma) - 2) (mech::lattice_guarantee
+// with h' = 1; the automatic lam raised by at most 0.05% so that eps stays at most the continuous Delta/lam); c~_t
+// and everything after it are post-processing of r_t.
 //
 // Diagnostics (per instance): max_outside = max_t max(0, -slack(y_t)) (must be 0: y_t in K),
 // min_slack_y / min_slack_x = min_t of the smallest constraint slack of y_t / x_t (barriers.hpp),
 // newton_iters_max = most Newton steps of one FTRL step (0 for closed forms); dp adds max_noise_inf =
-// max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T).
+// max_t ||Z_t||_inf and event_F = 1{exists t: ||Z_t||_inf >= lam ln(d T^2)} (A3's event F; Pr <= 1/T); with lattice
+// noise Z_t = r_t - l_t (the rounding included).
 //
 // Backends: the registered learners run on lanes (ScribleLanes, kernels/learners/scrible_lanes.hpp: 16 instances
 // per SIMD step, a GPU thread per instance; the simplex on coordinate lanes runs the lane round on one member). This
@@ -53,6 +61,8 @@
 #include "kernels/learners/barriers.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/lattice.hpp"
+#include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/noise/samplers.hpp"
 #include "kernels/rng/uniform.hpp"
 
@@ -127,6 +137,17 @@ inline constexpr KeySpec kNewtonTolKey{
 inline constexpr KeySpec kNewtonItersKey{
     "newton_iters", KeyType::Int, "100", 1, 10000, "", "FTRL step (damped Newton): iteration cap"};
 
+inline constexpr KeySpec kNoiseKey{
+    "noise",
+    KeyType::Choice,
+    "laplace",
+    0,
+    1,
+    "laplace|discrete-laplace",
+    "feedback noise: laplace = continuous Lap^d(lambda) in the run's precision; discrete-laplace = lattice noise, the "
+    "loss vector rounded at random onto a lattice and discrete Laplace noise added per coordinate, an exact release "
+    "private in floating point (the default in float precision where it applies; docs/spec/model.md §1.8)"};
+
 template <bool kPrivate, bool kNewton>
 struct Keys;
 template <>
@@ -139,13 +160,13 @@ struct Keys<false, true> {
 };
 template <>
 struct Keys<true, false> {
-    static constexpr std::array<KeySpec, 5> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
-                                                     kDpEtaKey};
+    static constexpr std::array<KeySpec, 6> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
+                                                     kDpEtaKey,   kNoiseKey};
 };
 template <>
 struct Keys<true, true> {
-    static constexpr std::array<KeySpec, 7> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
-                                                     kDpEtaKey,   kNewtonTolKey,   kNewtonItersKey};
+    static constexpr std::array<KeySpec, 8> kKeys = {kEpsilonKey, kCalibrationKey, kNoiseScaleKey, kBTildeKey,
+                                                     kDpEtaKey,   kNewtonTolKey,   kNewtonItersKey, kNoiseKey};
 };
 
 template <bool kPrivate>
@@ -188,8 +209,10 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
     static constexpr int kEta = key_index(kKeys, "eta");
     static constexpr int kNewtonTol = key_index(kKeys, "newton_tol");
     static constexpr int kNewtonIters = key_index(kKeys, "newton_iters");
+    static constexpr int kNoise = key_index(kKeys, "noise");
 
     static constexpr double kM = 1.0; ///< M = max |<l, x>| over Y x K (1 for ball, cube, simplex; §0.2)
+    static constexpr double kLossCoordMax = 1.0; ///< max |l(i)| over Y (ball, cube, simplex; §0.2): the lattice's range
 
     struct Params : Dims { // d: the ambient dimension (loss vectors, played points)
         std::uint32_t n; ///< barrier parameters
@@ -202,6 +225,8 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
         double delta1;      ///< replace-one Delta of Lemma 4.2 (for the reported eps)
         barriers::NewtonSettings newton;
         mech::Calibration calibration;
+        bool lattice;          ///< lattice noise (noise = "discrete-laplace"; docs/spec/model.md §1.8)
+        noise::DlapTable dlap; ///< its lattice and thresholds (DLap(lambda / Gamma))
     };
 
     // ---- configuration --------------------------------------------------------------------------------
@@ -232,6 +257,19 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
                 p.lambda = kv.num[kNoiseScale];
             else if (!std::isinf(p.epsilon))
                 p.lambda = (p.calibration == mech::Calibration::Paper ? y.y1 : y.delta1) / p.epsilon;
+            // Lattice noise when asked for, and by default in float precision where it applies (otherwise the
+            // continuous sampler, with run.json's float warning): the automatic lambda raised so that the lattice's
+            // eps is at most Delta / lambda, a given noise_scale kept.
+            const bool asked = kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1;
+            if (p.lambda > 0.0 && mech::lattice_wanted(asked, kv.given[kNoise], pb.float_precision)) {
+                const mech::RoundLattice lat =
+                    mech::round_lattice(p.lambda, kv.given[kNoiseScale], y.delta1, pb.d, kLossCoordMax);
+                if (lat.obstacle == nullptr) {
+                    p.lattice = true;
+                    p.lambda = lat.scale;
+                    p.dlap = lat.dlap;
+                }
+            }
         }
         const double Td = static_cast<double>(pb.T);
         p.f_threshold = p.lambda * std::log(static_cast<double>(pb.d) * Td * Td);
@@ -253,6 +291,13 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
             return diag.fail("epsilon",
                              "gives a feedback noise scale lambda = %g, above %g, the largest the engine computes with",
                              p.lambda, mech::kMaxNoiseScale);
+        if constexpr (kPrivate) {
+            if (kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1 && p.lambda > 0.0 && !p.lattice) {
+                const char* why = mech::round_lattice(p.lambda, kv.given[kNoiseScale], p.delta1, pb.d, kLossCoordMax)
+                                      .obstacle;
+                return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+            }
+        }
         // Stability (AHR; docs/spec/as17.md §A5): the analysis needs eta ||lhat_t||*_{x_t} = eta n |c~_t| <= 1/2, and
         // with eta n B~ much above 1 the iterate runs into the boundary of K faster than double precision can
         // follow (the Hessian's eigenvalues overflow within a few hundred rounds). B~ here is the feedback's scale
@@ -285,10 +330,21 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
             r.mechanism = "none (noise off)";
             return r;
         }
+        r.noise_scale = p.lambda;
+        if (p.lattice) {
+            // One exact release of the d-vector r_t per round, l1 sensitivity Delta: the tree bound with h' = 1
+            // (docs/spec/model.md §1.8, "One release per round").
+            const mech::Guarantee g = mech::lattice_guarantee(p.dlap, 1, p.delta1, p.d);
+            r.epsilon = g.epsilon;
+            r.delta = g.delta;
+            r.accountant = g.accountant;
+            r.mechanism = "lattice noise on each round's loss vector (AS17 Alg. 4, local): randomised rounding onto "
+                          "Gamma Z^d, discrete Laplace noise, exact releases; feedback <r_t, y_t>";
+            return r;
+        }
         r.epsilon = p.delta1 / p.lambda; // Lemma 4.2 with the exact replace-one Delta
         r.accountant = "pure-laplace";
         r.mechanism = "Laplace feedback noise <Z_t, y_t>, Z_t ~ Lap^d(lambda) (AS17 Alg. 4, local)";
-        r.noise_scale = p.lambda;
         return r;
     }
 
@@ -371,6 +427,36 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
         return acc;
     }
 
+    /// With lattice noise, r_t(i) = Gamma (k_i + n_i), the exact release of coordinate i of round t's loss l (see
+    /// the header): k_i from the rounding word (FeedbackNoise, sub 2, round t, element i), n_i ~ DLap from the 29 words
+    /// of (FeedbackNoise, sub 1, round t, element i). A double, the same whatever the run's precision.
+    DPR_HD static double lattice_coordinate(const Params& p, const InstanceCtx& c, std::uint64_t t, std::uint32_t i,
+                                            double l) {
+        const auto round = static_cast<std::uint32_t>(t);
+        std::uint32_t wd[noise::kDlapWords];
+        noise::dlap_words(rng::LaneStream<std::uint32_t>{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 1u,
+                                                         round, i},
+                          wd);
+        const std::uint32_t w =
+            rng::LaneStream<std::uint32_t>{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 2u, round, i}
+                .block(0)
+                .w[0];
+        return noise::lattice_round(l, p.dlap.gamma, w) + noise::dlap_from_words<double>(wd, p.dlap);
+    }
+    /// c~_t = <r_t, y> in index order (the lattice feedback; post-processing of r_t), and max_i |r_t(i) - l(i)|.
+    DPR_HD static double lattice_feedback(const Params& p, const InstanceCtx& c, std::uint64_t t, const double* loss,
+                                          const double* y, double& zmax) {
+        double acc = 0.0;
+        zmax = 0.0;
+        for (std::uint32_t i = 0; i < p.d; ++i) {
+            const double r = lattice_coordinate(p, c, t, i, loss[i]);
+            acc += r * y[i];
+            const double az = std::fabs(r - loss[i]);
+            zmax = az > zmax ? az : zmax;
+        }
+        return acc;
+    }
+
     /// g += lhat_t = n c~ s lambda_k^{1/2} v (the SCRiBLe estimator).
     DPR_HD static void accumulate_estimate(const Params& p, double* ws, double ctilde, const Play& pl) {
         const double coef = static_cast<double>(p.n) * ctilde * pl.e.sign * std::sqrt(pl.lambda_k);
@@ -408,7 +494,10 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
         double ctilde = loss_y; // the bandit feedback: the only use of l_t
         if (kPrivate && p.lambda > 0.0) {
             double zmax;
-            ctilde += feedback_noise(p, c, t, y, zmax);
+            if (p.lattice)
+                ctilde = lattice_feedback(p, c, t, loss, y, zmax);
+            else
+                ctilde += feedback_noise(p, c, t, y, zmax);
             if (zmax > dg[kMaxNoise]) dg[kMaxNoise] = zmax;
             if (zmax >= p.f_threshold) dg[kEventF] = 1.0;
         }

@@ -94,6 +94,18 @@ DPR_HD DPR_FORCEINLINE V feedback_laplace(const RngKey& key, const L& instance, 
     return noise::laplace_from_u(u, b);
 }
 
+/// r_t(i) of the scalar lattice_coordinate(), per lane: the exact lattice release Gamma (k_i + n_i) of the loss l
+/// (double lanes D) of coordinate i, from the streams (FeedbackNoise, sub 1 and 2, round t, element i) of each lane's
+/// instance. A double, the same bits whatever the run's precision.
+template <class D, class L>
+DPR_HD DPR_FORCEINLINE D feedback_lattice(const RngKey& key, const L& instance, std::uint32_t t, const L& i, D l,
+                                          const noise::DlapTable& tab) {
+    L wd[noise::kDlapWords];
+    noise::dlap_words(rng::LaneStream<L>{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 1u, t, i}, wd);
+    const L w = rng::LaneStream<L>{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 2u, t, i}.block(0).w[0];
+    return noise::lattice_round(l, tab.gamma, w) + noise::dlap_from_words<D>(wd, tab);
+}
+
 } // namespace scrible_detail
 
 template <class B, bool kPrivate>
@@ -444,7 +456,13 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
             c.sum[2] = team.loss(row, i) * y;
             c.sum[3] = V(R(0));
             c.max[0] = V(-std::numeric_limits<R>::infinity());
-            if (noisy) {
+            if (noisy && p.lattice) { // c~ = <r_t, y>: the exact release's coordinates (exact in R), summed alone
+                using DL = typename Team::template lanes<double>;
+                const DL l = team.loss_exact(row, i);
+                const DL rr = scrible_detail::feedback_lattice(key, LI(team.instance()), t32, ii, l, p.dlap);
+                c.sum[3] = convert<R>(rr) * y;
+                c.max[0] = convert<R>(vabs(rr - l));
+            } else if (noisy) {
                 const V z = scrible_detail::feedback_laplace(key, LI(team.instance()), t32, ii, lamz);
                 c.sum[3] = z * y;
                 c.max[0] = vabs(z);
@@ -472,7 +490,12 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
             slack_y = select(yn < ymin, yn, ymin);
             slack_x = select(xmin < xn, xmin, xn);
             loss_y = loss_y + convert<R>(team.loss_exact_at(row, UI(n))) * yn;
-            if (noisy) {
+            if (noisy && p.lattice) {
+                const UD l = team.loss_exact_at(row, UI(n));
+                const UD rr = scrible_detail::feedback_lattice(key, team.instance(), t32, UI(n), l, p.dlap);
+                zy = zy + convert<R>(rr) * yn;
+                zmax_r = vmax(zmax_r, convert<R>(vabs(rr - l)));
+            } else if (noisy) {
                 const UR z = scrible_detail::feedback_laplace(key, team.instance(), t32, UI(n),
                                                               UR(static_cast<R>(p.lambda)));
                 zy = zy + z * yn;
@@ -487,7 +510,8 @@ struct ScribleLanes : ScribleLearner<B, kPrivate> {
             slack_y = -pass.max[1];
             slack_x = -pass.max[2];
         }
-        const UR ctilde = noisy ? loss_y + zy : loss_y; // the bandit feedback c~_t
+        // The bandit feedback c~_t: with lattice noise <r_t, y> alone (post-processing of the exact release r_t).
+        const UR ctilde = noisy ? (p.lattice ? zy : loss_y + zy) : loss_y;
         if (team.rank() == 0) {
             if (noisy) {
                 const UD zmax = convert<double>(zmax_r);

@@ -316,8 +316,8 @@ TEST(As17BloLearners, RegisteredWithKeysAndDiagnostics) {
     EXPECT_EQ(DpScribleSimplex::kGeometry, Geometry::Simplex);
     EXPECT_EQ(ScribleBall::kKeys.size(), 1u);
     EXPECT_EQ(ScribleSimplex::kKeys.size(), 3u); // eta, newton_tol, newton_iters
-    EXPECT_EQ(DpScribleBall::kKeys.size(), 5u);
-    EXPECT_EQ(DpScribleSimplex::kKeys.size(), 7u);
+    EXPECT_EQ(DpScribleBall::kKeys.size(), 6u);    // + noise (laplace | discrete-laplace)
+    EXPECT_EQ(DpScribleSimplex::kKeys.size(), 8u);
     EXPECT_EQ(std::string(DpScribleBall::kKeys[DpScribleBall::kEpsilon].default_text), ""); // required
     EXPECT_EQ(std::string(DpScribleBall::kDiagnostics[5]), "event_F");
     // resolved defaults: nu, n, eta = sqrt(nu ln T)/(4 n B~ sqrt T), B~ = 1 + ||X||_1 ||Y||_1 ln(d T^2)/eps
@@ -594,8 +594,9 @@ std::vector<double> random_loss(std::mt19937_64& rng, std::uint32_t d) {
 
 /// The lane learner on one lane in double against the scalar ScribleLearner it is written from: every round's
 /// charge and the final state's diagnostics equal as doubles, at the centre (x = 0: the ball's e_k
-/// eigenpairs) and near the boundary (a large eta), with and without feedback noise.
-template <class B, bool kPrivate>
+/// eigenpairs) and near the boundary (a large eta), with and without feedback noise, and with lattice noise
+/// (`lattice`: noise = "discrete-laplace", docs/spec/model.md §1.8).
+template <class B, bool kPrivate, bool kLattice = false>
 void expect_lanes_are_the_scalar_learner() {
     using Lanes = learners::ScribleLanes<B, kPrivate>;
     using Scalar = learners::ScribleLearner<B, kPrivate>;
@@ -614,12 +615,17 @@ void expect_lanes_are_the_scalar_learner() {
                 // point check() refuses (eta n B~ > 1); the lanes are compared where the numbers are finite.
                 kv.num[Lanes::kCalibration] = 0;
                 kv.given[Lanes::kCalibration] = true;
+                if (kLattice) {
+                    kv.num[Lanes::kNoise] = 1;
+                    kv.given[Lanes::kNoise] = true;
+                }
             }
             if (eta > 0) {
                 kv.num[Lanes::kEta] = eta;
                 kv.given[Lanes::kEta] = true;
             }
             const auto p = Lanes::resolve(kv, pb);
+            ASSERT_EQ(p.lattice, kLattice) << Lanes::kName << " d=" << d;
             for (std::uint32_t inst : {0u, 5u, 77u}) {
                 test::Solo<Scalar> a(p, 11, inst);
                 test::Solo<Lanes> b(p, 11, inst);
@@ -649,6 +655,9 @@ TEST(ScribleLanes, OneLaneInDoubleIsTheScalarLearnerBitForBit) {
     expect_lanes_are_the_scalar_learner<bar::Cube, true>();
     expect_lanes_are_the_scalar_learner<bar::Simplex, false>();
     expect_lanes_are_the_scalar_learner<bar::Simplex, true>();
+    expect_lanes_are_the_scalar_learner<bar::Ball, true, true>();
+    expect_lanes_are_the_scalar_learner<bar::Cube, true, true>();
+    expect_lanes_are_the_scalar_learner<bar::Simplex, true, true>();
 }
 
 // On coordinate lanes the simplex runs its round on one member as a one-lane team (its iterations amplify

@@ -8,7 +8,10 @@
 //   LatticeLearners_Stat  (statistical)  two-sample KS of the final regret: float lattice vs double continuous
 // DP-MAB's feedback (AS17 Alg. 4) is the same construction with one release per round (§1.8 "One release per
 // round"): its choice and report, the release exact and equal in both precisions and on the documented streams,
-// and its law (KS against the continuous Laplace, with a power control).
+// and its law (KS against the continuous Laplace, with a power control). DP-SCRiBLe's feedback (AS17 Alg. 4 on a
+// loss vector) is the same with d coordinates per release: its choice and report for the three sets at eps in {0.1,
+// 1, 10} and two d, the release exact and on the documented streams, its law, the launch policies' bits and the
+// regret law against the continuous double run.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +21,8 @@
 
 #include "cli/run_cli.hpp"
 #include "kernels/learners/dp_mab.hpp"
+#include "host/simd/pack.hpp"
+#include "kernels/learners/scrible_lanes.hpp"
 #include "learners/simulate.hpp"
 #include "noise/stat_tests.hpp"
 
@@ -256,6 +261,185 @@ TEST(LatticeLearners_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
         EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << name << ": the noise's law";
         nf = noise(f);
         EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << name << ": power";
+    }
+}
+
+// ---- DP-SCRiBLe (AS17 Alg. 4 on the loss vector; docs/spec/model.md §1.8 "One release per round") -----------------
+
+struct ScribleCase {
+    const char* name;
+    const char* adversary;
+};
+const ScribleCase kScribles[] = {
+    {"dp-scrible-ball", "drifting"}, {"dp-scrible-cube", "cube-coordinate"}, {"dp-scrible-simplex", "bernoulli"}};
+constexpr double kScribleDiscreteLaplace = 1; // dp-scrible's noise choice index
+
+template <class L>
+typename L::Params scrible(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T = 256) {
+    static const auto infos = config::describe_all<learners::AllLearners>("learner");
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    pb.seed = 1;
+    pb.float_precision = float_precision;
+    return L::resolve(test::key_values(infos, L::kName, keys), pb);
+}
+
+template <class L>
+void expect_scrible_report(double eps, std::uint32_t d) {
+    const auto f = scrible<L>({{"epsilon", eps}}, true, d);
+    ASSERT_TRUE(f.lattice) << L::kName << " eps " << eps << " d " << d;
+    const learners::PrivacyReport rf = L::privacy(f);
+    EXPECT_STREQ(rf.accountant, "lattice-laplace");
+    EXPECT_LE(rf.epsilon, eps) << L::kName << " eps " << eps << " d " << d;
+    EXPECT_GT(rf.epsilon, 0.9999 * eps) << "lambda is raised by under 0.05%";
+    EXPECT_LT(rf.delta, 1e-15);
+    EXPECT_EQ(f.dlap.gamma * f.dlap.t, f.lambda) << "t = lambda / Gamma";
+    const auto db = scrible<L>({{"epsilon", eps}}, false, d);
+    EXPECT_FALSE(db.lattice) << "double keeps the continuous sampler";
+    EXPECT_STREQ(L::privacy(db).accountant, "pure-laplace");
+    EXPECT_DOUBLE_EQ(L::privacy(db).epsilon, eps) << "strict: Delta / lambda";
+    EXPECT_GT(f.lambda, db.lambda);
+    EXPECT_LT(f.lambda, 1.0005 * db.lambda);
+    const auto dl = scrible<L>({{"epsilon", eps}, {"noise", kScribleDiscreteLaplace}}, false, d);
+    ASSERT_TRUE(dl.lattice) << "asked for in double";
+    EXPECT_EQ(L::privacy(dl).epsilon, rf.epsilon);
+    EXPECT_FALSE(scrible<L>({{"epsilon", eps}, {"noise", 0.0}}, true, d).lattice)
+        << "noise = \"laplace\" keeps the continuous sampler in float";
+    // calibration = "paper": the paper's lambda = ||Y||_1 / eps, and the old report in double, exactly.
+    const auto pp = scrible<L>({{"epsilon", eps}, {"calibration", 0.0}}, false, d);
+    EXPECT_EQ(L::privacy(pp).epsilon, pp.delta1 / pp.lambda);
+    const auto pf = scrible<L>({{"epsilon", eps}, {"calibration", 0.0}}, true, d);
+    ASSERT_TRUE(pf.lattice);
+    EXPECT_LE(L::privacy(pf).epsilon, pp.delta1 / pp.lambda) << "the lattice keeps the paper calibration's eps";
+}
+
+TEST(LatticeLearners, DpScribleFeedsBackLatticeNoiseInFloatAndReportsWhatItGuarantees) {
+    for (double eps : {0.1, 1.0, 10.0})
+        for (std::uint32_t d : {3u, 16u}) {
+            expect_scrible_report<learners::DpScribleBall>(eps, d);
+            expect_scrible_report<learners::DpScribleCube>(eps, d);
+            expect_scrible_report<learners::DpScribleSimplex>(eps, d);
+        }
+    // A given noise_scale is kept and its lattice eps reported (cube, d = 4: Delta = 2).
+    const auto g = scrible<learners::DpScribleCube>({{"epsilon", 1.0}, {"noise_scale", 4.0}}, true, 4);
+    ASSERT_TRUE(g.lattice);
+    EXPECT_EQ(g.lambda, 4.0);
+    EXPECT_GT(learners::DpScribleCube::privacy(g).epsilon, 0.5);
+    EXPECT_LT(learners::DpScribleCube::privacy(g).epsilon, 0.5 * 1.0005);
+    // eps = 200 on the simplex (Delta = d): beyond the sampler's truncation; the float default falls back, the key
+    // is refused naming it, and nothing is written.
+    EXPECT_FALSE(scrible<learners::DpScribleSimplex>({{"epsilon", 200.0}}, true, 4).lattice);
+    test::TempDir dir;
+    dir.write("s.toml", "[run]\ninstances = 4\nrounds = 256\n[adversary]\nkind = \"bernoulli\"\nd = 4\n[learner]\n"
+                        "algorithm = \"dp-scrible-simplex\"\nepsilon = 200\nnoise = \"discrete-laplace\"\n");
+    const test::CliResult e = test::run_cli(dir, "run s.toml --out e --quiet");
+    EXPECT_EQ(e.rc, 2) << e.err;
+    EXPECT_NE(e.err.find("delta above 1e-15"), std::string::npos) << e.err;
+    EXPECT_NE(e.err.find("noise"), std::string::npos) << e.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("e/run.json")));
+    // In float at eps = 1: no warning with the lattice (the default), the warning with noise = "laplace".
+    const test::CliResult l = test::run_cli(dir, "run s.toml --out l --quiet --set learner.epsilon=1 "
+                                                 "--set 'learner.noise=\"discrete-laplace\"' --set 'run.precision=\"float\"'");
+    ASSERT_EQ(l.rc, 0) << l.err;
+    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << "lattice noise: " << l.err;
+    const test::CliResult c = test::run_cli(dir, "run s.toml --out c --quiet --set learner.epsilon=1 "
+                                                 "--set 'learner.noise=\"laplace\"' --set 'run.precision=\"float\"'");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_NE(c.err.find("the privacy reported for dp-scrible-simplex"), std::string::npos) << c.err;
+}
+
+// The release r_t(i) is on the lattice, within the sampler's range of the loss, one step higher for a loss one step
+// higher (the noise depends on the streams only), and the lanes' version (16 instances per SIMD step) is the scalar
+// reference's on every lane.
+TEST(LatticeLearners, DpScribleReleaseIsExactOnTheLatticeAndTheLanesDrawTheScalarRelease) {
+    using L = learners::DpScribleBall;
+    const auto p = scrible<L>({{"epsilon", 0.7}}, true, 5);
+    ASSERT_TRUE(p.lattice);
+    const double gamma = p.dlap.gamma;
+    std::uint32_t up = 0, n = 0, lanes_differ = 0;
+    using P = simd::Pack<std::uint32_t, 16>;
+    using PD = simd::Pack<double, 16>;
+    for (std::uint32_t k = 0; k < 64; ++k)
+        for (std::uint64_t t = 1; t <= 40; ++t)
+            for (std::uint32_t i = 0; i < 5; ++i) {
+                const double l = std::ldexp(static_cast<double>((k * 7919ull + t * 104729ull + i * 31ull) % (1ull << 30)),
+                                            -30) * 2.0 - 1.0; // in [-1, 1), on the grid 2^-29
+                const learners::InstanceCtx c{3, 0, k};
+                const double v = L::lattice_coordinate(p, c, t, i, l);
+                const double units = v / gamma;
+                ASSERT_EQ(units, std::floor(units)) << "on the lattice";
+                ASSERT_LE(std::fabs(units - l / gamma), noise::kDlapMax + 1.0);
+                up += L::lattice_coordinate(p, c, t, i, l + gamma) - v != gamma;
+                ++n;
+                if (k % 16 == 0) { // lanes k .. k + 15 against the scalar
+                    P ids;
+                    for (int j = 0; j < 16; ++j) ids.set(j, k + static_cast<std::uint32_t>(j));
+                    const PD r = learners::scrible_detail::feedback_lattice(RngKey{3, 0}, ids, static_cast<std::uint32_t>(t),
+                                                                            P(i), PD(l), p.dlap);
+                    for (int j = 0; j < 16; ++j)
+                        lanes_differ += r[j] != L::lattice_coordinate(p, learners::InstanceCtx{3, 0, k + j}, t, i, l);
+                }
+            }
+    EXPECT_EQ(up, 0u) << "of " << n << ": a loss one lattice step higher releases one step higher";
+    EXPECT_EQ(lanes_differ, 0u);
+}
+
+TEST(LatticeLearners_Stat, DpScribleLatticeNoiseIsLaplace) {
+    // r - l over (instance, round, coordinate) for l = 0.3 (off the lattice: the rounding acts) against Lap(lambda),
+    // and the same test rejects a 5% scale error (as DP-MAB's above).
+    const auto p = scrible<learners::DpScribleCube>({{"epsilon", 0.5}}, true, 8);
+    ASSERT_TRUE(p.lattice);
+    std::vector<double> z;
+    z.reserve(1000000);
+    for (std::uint32_t k = 0; k < 500; ++k)
+        for (std::uint64_t t = 1; t <= 250; ++t)
+            for (std::uint32_t i = 0; i < 8; ++i)
+                z.push_back(learners::DpScribleCube::lattice_coordinate(p, learners::InstanceCtx{1, 0, k}, t, i, 0.3) - 0.3);
+    auto lap = [](double b) { return [b](double x) { return x < 0 ? 0.5 * std::exp(x / b) : 1.0 - 0.5 * std::exp(-x / b); }; };
+    std::vector<double> z2 = z;
+    EXPECT_GT(test::ks_one_sample(z, lap(p.lambda)).p, test::kAlpha);
+    EXPECT_LT(test::ks_one_sample(z2, lap(1.05 * p.lambda)).p, test::kAlpha);
+}
+
+TEST(LatticeLearners, DpScribleEveryCpuLaunchPolicyGivesTheSameBits) {
+    for (const ScribleCase& s : kScribles)
+        for (const char* lanes : {"instances", "coordinates"})
+            for (const char* isa : {"generic", "auto"}) {
+                const SimResult ref = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 19, 200, 37, 1, 3, false, 4,
+                                               0, in(Precision::Float, lanes, "generic"));
+                ASSERT_STREQ(ref.privacy.accountant, "lattice-laplace") << s.name;
+                const SimResult r = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 19, 200, 37, 2, 3, false, 4, 0,
+                                             in(Precision::Float, lanes, isa));
+                EXPECT_EQ(r.final_regret, ref.final_regret) << s.name << " " << lanes << " " << isa << " " << r.policy;
+                EXPECT_EQ(r.diagnostics, ref.diagnostics) << s.name << " " << lanes << " " << isa;
+            }
+}
+
+TEST(LatticeLearners_Stat, DpScribleRegretLawIsTheContinuousDoubleLaw) {
+    // The final regret and max_t ||Z_t||_inf (the noise the feedback carried, which scales with lambda: the
+    // meta-test shows the KS test sees a lambda 20% smaller), float lattice against double continuous.
+    for (const ScribleCase& s : kScribles) {
+        const SimResult f = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
+                                     in(Precision::Float));
+        const SimResult d = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
+                                     in(Precision::Double));
+        const SimResult e = simulate(s.name, {{"epsilon", 1.25}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
+                                     in(Precision::Double));
+        ASSERT_STREQ(f.privacy.accountant, "lattice-laplace");
+        ASSERT_STREQ(d.privacy.accountant, "pure-laplace");
+        std::vector<double> a = f.final_regret, b = d.final_regret;
+        const test::KsResult ks = test::ks_two_sample(a, b);
+        EXPECT_GT(ks.p, test::kAlpha) << s.name << ": D = " << ks.d;
+        auto noise = [](const SimResult& r) {
+            std::vector<double> v;
+            for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_inf", k));
+            return v;
+        };
+        std::vector<double> nf = noise(f), nd = noise(d), ne = noise(e);
+        EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << s.name << ": the noise's law";
+        nf = noise(f);
+        EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << s.name << ": power";
     }
 }
 
