@@ -96,16 +96,44 @@ TEST(LatticeLearners, AskingForTheLatticeWhereItDoesNotApplyIsAnError) {
     EXPECT_NE(f.err.find("Mironov"), std::string::npos) << f.err;
 }
 
-using learners::DpMab;
+/// The command line around lattice noise for `learner`, whose config is `base` ([learner] with its algorithm last) plus
+/// an epsilon: at `big_eps` (beyond the sampler's truncation) `noise = "discrete-laplace"` exits 2 naming the key
+/// and the reason, and writes nothing; at eps = 1 in float the default is the lattice, without the float warning;
+/// `noise = "laplace"` in float gets the warning, naming the learner.
+void expect_lattice_on_the_command_line(const std::string& learner, const std::string& base, const char* big_eps) {
+    test::TempDir dir;
+    dir.write("r.toml", base + "epsilon = " + big_eps + "\nnoise = \"discrete-laplace\"\n");
+    const test::CliResult e = test::run_cli(dir, "run r.toml --out e --quiet");
+    EXPECT_EQ(e.rc, 2) << e.err;
+    EXPECT_NE(e.err.find("delta above 1e-15"), std::string::npos) << e.err;
+    EXPECT_NE(e.err.find("noise"), std::string::npos) << e.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("e/run.json")));
+    dir.write("d.toml", base + "epsilon = 1\n");
+    const test::CliResult l = test::run_cli(dir, "run d.toml --out l --quiet --set 'run.precision=\"float\"'");
+    ASSERT_EQ(l.rc, 0) << l.err;
+    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << learner << ", lattice noise: " << l.err;
+    const test::CliResult c = test::run_cli(dir, "run d.toml --out c --quiet --set 'run.precision=\"float\"' "
+                                                 "--set 'learner.noise=\"laplace\"'");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_NE(c.err.find("the privacy reported for " + learner), std::string::npos) << "continuous in float: " << c.err;
+}
 
-DpMab::Params mab(test::KeyList keys, bool float_precision, std::uint32_t d = 4, std::uint64_t T = 64) {
+/// L's Params resolved from `keys` for d coordinates, T rounds, in float or double precision.
+template <class L>
+typename L::Params resolved(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T) {
     static const auto infos = config::describe_all<learners::AllLearners>("learner");
     Problem pb;
     pb.d = d;
     pb.T = T;
     pb.seed = 1;
     pb.float_precision = float_precision;
-    return DpMab::resolve(test::key_values(infos, "dp-mab", keys), pb);
+    return L::resolve(test::key_values(infos, L::kName, keys), pb);
+}
+
+using learners::DpMab;
+
+DpMab::Params mab(test::KeyList keys, bool float_precision, std::uint32_t d = 4, std::uint64_t T = 64) {
+    return resolved<DpMab>(keys, float_precision, d, T);
 }
 
 constexpr double kMabDiscreteLaplace = 1; // dp-mab's noise choice index
@@ -144,24 +172,9 @@ TEST(LatticeLearners, DpMabFeedsBackLatticeNoiseInFloatAndReportsWhatItGuarantee
     EXPECT_LT(DpMab::privacy(g).epsilon, 0.5 * 1.0005);
     // eps = 100 is beyond the sampler's truncation (delta would be 1): the float default falls back, the key is refused.
     EXPECT_FALSE(mab({{"epsilon", 100.0}}, true).lattice);
-    test::TempDir dir;
-    dir.write("m.toml", "[run]\ninstances = 4\nrounds = 16\n[adversary]\nkind = \"bernoulli\"\nd = 3\n[learner]\n"
-                        "algorithm = \"dp-mab\"\nepsilon = 100\nnoise = \"discrete-laplace\"\n");
-    const test::CliResult e = test::run_cli(dir, "run m.toml --out e --quiet");
-    EXPECT_EQ(e.rc, 2) << e.err;
-    EXPECT_NE(e.err.find("delta above 1e-15"), std::string::npos) << e.err;
-    EXPECT_NE(e.err.find("noise"), std::string::npos) << e.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("e/run.json")));
-    // In float at eps = 1 no warning: the report holds for the lattice release.
-    const test::CliResult f = test::run_cli(dir, "run m.toml --out f --quiet --set learner.epsilon=1 "
-                                                 "--set 'learner.noise=\"laplace\"' --set 'run.precision=\"float\"'");
-    ASSERT_EQ(f.rc, 0) << f.err;
-    EXPECT_NE(f.err.find("the privacy reported for dp-mab"), std::string::npos) << "continuous in float: " << f.err;
-    dir.write("n.toml", "[run]\ninstances = 4\nrounds = 16\nprecision = \"float\"\n[adversary]\nkind = \"bernoulli\"\n"
-                        "d = 3\n[learner]\nalgorithm = \"dp-mab\"\nepsilon = 1\n");
-    const test::CliResult l = test::run_cli(dir, "run n.toml --out l --quiet");
-    ASSERT_EQ(l.rc, 0) << l.err;
-    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << "lattice noise: " << l.err;
+    expect_lattice_on_the_command_line("dp-mab", "[run]\ninstances = 4\nrounds = 16\n[adversary]\nkind = \"bernoulli\"\n"
+                                                 "d = 3\n[learner]\nalgorithm = \"dp-mab\"\n",
+                                       "100");
 }
 
 // The release is on the lattice, within the sampler's range of the loss, and the same bits in float and double (the
@@ -276,13 +289,7 @@ constexpr double kScribleDiscreteLaplace = 1; // dp-scrible's noise choice index
 
 template <class L>
 typename L::Params scrible(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T = 256) {
-    static const auto infos = config::describe_all<learners::AllLearners>("learner");
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    pb.seed = 1;
-    pb.float_precision = float_precision;
-    return L::resolve(test::key_values(infos, L::kName, keys), pb);
+    return resolved<L>(keys, float_precision, d, T);
 }
 
 template <class L>
@@ -330,23 +337,10 @@ TEST(LatticeLearners, DpScribleFeedsBackLatticeNoiseInFloatAndReportsWhatItGuara
     // eps = 200 on the simplex (Delta = d): beyond the sampler's truncation; the float default falls back, the key
     // is refused naming it, and nothing is written.
     EXPECT_FALSE(scrible<learners::DpScribleSimplex>({{"epsilon", 200.0}}, true, 4).lattice);
-    test::TempDir dir;
-    dir.write("s.toml", "[run]\ninstances = 4\nrounds = 256\n[adversary]\nkind = \"bernoulli\"\nd = 4\n[learner]\n"
-                        "algorithm = \"dp-scrible-simplex\"\nepsilon = 200\nnoise = \"discrete-laplace\"\n");
-    const test::CliResult e = test::run_cli(dir, "run s.toml --out e --quiet");
-    EXPECT_EQ(e.rc, 2) << e.err;
-    EXPECT_NE(e.err.find("delta above 1e-15"), std::string::npos) << e.err;
-    EXPECT_NE(e.err.find("noise"), std::string::npos) << e.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("e/run.json")));
-    // In float at eps = 1: no warning with the lattice (the default), the warning with noise = "laplace".
-    const test::CliResult l = test::run_cli(dir, "run s.toml --out l --quiet --set learner.epsilon=1 "
-                                                 "--set 'learner.noise=\"discrete-laplace\"' --set 'run.precision=\"float\"'");
-    ASSERT_EQ(l.rc, 0) << l.err;
-    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << "lattice noise: " << l.err;
-    const test::CliResult c = test::run_cli(dir, "run s.toml --out c --quiet --set learner.epsilon=1 "
-                                                 "--set 'learner.noise=\"laplace\"' --set 'run.precision=\"float\"'");
-    ASSERT_EQ(c.rc, 0) << c.err;
-    EXPECT_NE(c.err.find("the privacy reported for dp-scrible-simplex"), std::string::npos) << c.err;
+    expect_lattice_on_the_command_line("dp-scrible-simplex",
+                                       "[run]\ninstances = 4\nrounds = 256\n[adversary]\nkind = \"bernoulli\"\nd = 4\n"
+                                       "[learner]\nalgorithm = \"dp-scrible-simplex\"\n",
+                                       "200");
 }
 
 // The release r_t(i) is on the lattice, within the sampler's range of the loss, one step higher for a loss one step
