@@ -323,7 +323,7 @@ void expect_scrible_report(double eps, std::uint32_t d) {
 
 TEST(LatticeLearners, DpScribleFeedsBackLatticeNoiseInFloatAndReportsWhatItGuarantees) {
     for (double eps : {0.1, 1.0, 10.0})
-        for (std::uint32_t d : {3u, 16u}) {
+        for (std::uint32_t d : {3u, 16u, 4096u}) { // 4096: delta's factor d and eps's d 2^-31 term
             expect_scrible_report<learners::DpScribleBall>(eps, d);
             expect_scrible_report<learners::DpScribleCube>(eps, d);
             expect_scrible_report<learners::DpScribleSimplex>(eps, d);
@@ -377,6 +377,39 @@ TEST(LatticeLearners, DpScribleReleaseIsExactOnTheLatticeAndTheLanesDrawTheScala
             }
     EXPECT_EQ(up, 0u) << "of " << n << ": a loss one lattice step higher releases one step higher";
     EXPECT_EQ(lanes_differ, 0u);
+}
+
+/// The engine's feedback noise in float is the release of the documented streams: at T = 1, on losses that are
+/// lattice points (0 or +-1: the rounding keeps them), max_noise_inf = max_i |r_1(i) - l_1(i)| = Gamma max_i |n_i|, with
+/// n_i rebuilt here from the 29 words of (FeedbackNoise, sub 1, round 1, element i) of each instance, on instance and
+/// coordinate lanes (a stream shared by two coordinates, or the continuous sampler, gives other values).
+template <class L>
+void expect_engine_feeds_back_the_documented_release(const char* adversary) {
+    const std::uint32_t d = 6, m = 400;
+    const auto p = resolved<L>({{"epsilon", 0.5}}, true, d, 1);
+    ASSERT_TRUE(p.lattice);
+    for (const char* lanes : {"instances", "coordinates"}) {
+        const SimResult r = simulate(L::kName, {{"epsilon", 0.5}}, adversary, {}, d, 1, m, 2, 1, false, 1, 0,
+                                     in(Precision::Float, lanes));
+        ASSERT_STREQ(r.privacy.accountant, "lattice-laplace");
+        std::uint32_t differ = 0;
+        for (std::uint32_t k = 0; k < m; ++k) {
+            double zmax = 0.0;
+            for (std::uint32_t i = 0; i < d; ++i) {
+                std::uint32_t wd[noise::kDlapWords];
+                noise::dlap_words(rng::LaneStream<std::uint32_t>{1u, 0u, k, rng::Purpose::FeedbackNoise, 1u, 1u, i}, wd);
+                zmax = std::fmax(zmax, std::fabs(noise::dlap_from_words<double>(wd, p.dlap)));
+            }
+            differ += r.diagnostic("max_noise_inf", k) != zmax;
+        }
+        EXPECT_EQ(differ, 0u) << L::kName << " " << lanes << " (" << r.policy << ")";
+    }
+}
+
+TEST(LatticeLearners, DpScribleEngineFeedsBackTheDocumentedRelease) {
+    expect_engine_feeds_back_the_documented_release<learners::DpScribleBall>("cube-coordinate");
+    expect_engine_feeds_back_the_documented_release<learners::DpScribleCube>("cube-coordinate");
+    expect_engine_feeds_back_the_documented_release<learners::DpScribleSimplex>("bernoulli");
 }
 
 TEST(LatticeLearners_Stat, DpScribleLatticeNoiseIsLaplace) {
