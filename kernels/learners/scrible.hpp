@@ -39,8 +39,9 @@
 // on the simplex. The guarantee is local (noise added to each observed loss). With lattice noise the vector r_t is
 // an exact release (the same bits in float and double) of l1 sensitivity Delta over d coordinates, one per round:
 // eps = (Delta/Gamma + d 2^-31)(e^{L^} - 1), delta = d P^(|n| >= 2^17 - ceil(Delta/Gamma) - 2) (mech::lattice_guarantee
-// with h' = 1; the automatic lam raised by at most 0.05% so that eps stays at most the continuous Delta/lam); c~_t
-// and everything after it are post-processing of r_t.
+// with h' = 1; the automatic lam raised by 1/(2t) <= 0.05%, plus d / (2^31 t eps) from the d 2^-31 term, so that eps
+// stays at most the continuous Delta/lam); c~_t and everything after it are post-processing of r_t. The diagnostics
+// below are the simulator's, not part of the release.
 //
 // Diagnostics (per instance): max_outside = max_t max(0, -slack(y_t)) (must be 0: y_t in K),
 // min_slack_y / min_slack_x = min_t of the smallest constraint slack of y_t / x_t (barriers.hpp),

@@ -21,7 +21,8 @@
 //         the slack of coordinate k
 //   y = x + (s / sqrt(lambda)) v;  one pass sums <x, v>, <v, v>, <l_t, y>, <Z_t, y> and max |Z_t| in index
 //   order (Z_t(i): Laplace(lambda_Z) from words 2(i mod 2), 2(i mod 2) + 1 of block 0 of (FeedbackNoise,
-//   round t, element floor(i/2)), as the scalar feedback_noise() draws them)
+//   round t, element floor(i/2)), as the scalar feedback_noise() draws them; with lattice noise <r_t, y> and
+//   max |r_t - l_t| instead, r_t(i) from (FeedbackNoise, sub 1 and 2, round t, element i) as lattice_coordinate())
 //   simplex: lambda = D_k at a tie (the Helmert vector), else origin + tau from the secular equation; v as in
 //         barriers::Simplex::eigenpair; the played point's last coordinate y_N = x_N - step sum v enters the
 //         sums last, as in the scalar loop over the d ambient coordinates
