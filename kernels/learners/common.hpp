@@ -71,6 +71,7 @@
 #include "kernels/core/sets.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/blt.hpp"
+#include "kernels/mechanisms/calibration.hpp"
 #include "kernels/rng/stream.hpp"
 
 namespace dpr::learners {
@@ -118,6 +119,15 @@ struct PrivacyReport {
     /// and the BLT (buffers = 0 for the tree).
     double sensitivity_squared = 0.0;
     mech::BltNoise blt;
+
+    /// epsilon, delta, accountant and gdp_mu from the guarantee of the mechanism that carries the noise (the
+    /// calibration, the mechanism's description and the scale are the learner's to say).
+    void set(const mech::Guarantee& g) {
+        epsilon = g.epsilon;
+        delta = g.delta;
+        accountant = g.accountant;
+        gdp_mu = g.gdp_mu;
+    }
 };
 
 /// Planted privacy bugs (docs/AUDITS.md "Planted bugs"): variants of a correct learner that keep

@@ -206,9 +206,7 @@ struct DpMab : Learner<Geometry::Simplex> {
             // One exact release per round of a scalar of sensitivity B: the tree bound with h' = 1, d = 1
             // (docs/spec/model.md §1.8).
             const mech::Guarantee g = mech::lattice_guarantee(p.dlap, 1, std::fmax(p.loss_bound, kLossSensitivity), 1);
-            r.epsilon = g.epsilon;
-            r.delta = g.delta;
-            r.accountant = g.accountant;
+            r.set(g);
             r.mechanism = "lattice noise on each observed loss (AS17 Alg. 4): randomised rounding onto Gamma Z, "
                           "discrete Laplace noise, exact releases";
             return r;

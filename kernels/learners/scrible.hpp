@@ -336,9 +336,7 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
             // One exact release of the d-vector r_t per round, l1 sensitivity Delta: the tree bound with h' = 1
             // (docs/spec/model.md §1.8, "One release per round").
             const mech::Guarantee g = mech::lattice_guarantee(p.dlap, 1, p.delta1, p.d);
-            r.epsilon = g.epsilon;
-            r.delta = g.delta;
-            r.accountant = g.accountant;
+            r.set(g);
             r.mechanism = "lattice noise on each round's loss vector (AS17 Alg. 4, local): randomised rounding onto "
                           "Gamma Z^d, discrete Laplace noise, exact releases; feedback <r_t, y_t>";
             return r;

@@ -258,10 +258,7 @@ inline PrivacyReport prefix_privacy_report(const mech::PrefixMechanism& m, doubl
         return r;
     }
     const mech::Guarantee g = m.guarantee(delta, y);
-    r.epsilon = g.epsilon;
-    r.delta = g.delta;
-    r.accountant = g.accountant;
-    r.gdp_mu = g.gdp_mu;
+    r.set(g);
     // A learner's own description names its trees; BLT is not a tree, so the seam names it.
     r.mechanism = mechanism && !m.blt ? mechanism : m.name();
     r.noise_scale = m.scale;
