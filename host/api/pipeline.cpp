@@ -98,7 +98,8 @@ std::string float_privacy_warning(const config::Config& cfg, const std::vector<P
            "experiments/audits/dp_ftrl_cube_tight.toml with the continuous sampler in float finds eps_lb = 1.9 where 1 "
            "is claimed, docs/AUDITS.md \"Set events\"). Use precision = \"double\" where the privacy guarantee matters, "
            "or lattice noise (noise = \"discrete-laplace\", the float default of dp-ftrl-experts, -sphere and -cube with "
-           "Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, docs/spec/model.md §1.8)";
+           "Laplace nodes, of private-bandit-fw with Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, "
+           "docs/spec/model.md §1.8)";
 }
 
 std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy) {

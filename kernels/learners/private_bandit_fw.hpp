@@ -55,8 +55,19 @@
 // The report is always computed from the noise actually drawn and the replace-one Delta above
 // (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
 // paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based calibration).
-// In float runs f_t, the clip, F_t u_t, S and the noise are float: the Delta above then holds up to float rounding
-// (a relative 6e-8), and the node noise's tails end where the float samplers' do (docs/RANDOMNESS.md §7).
+// In float runs f_t, the clip, F_t u_t, S and the noise are float: with the continuous sampler the Delta above then
+// holds up to float rounding (a relative 6e-8), and the node noise's tails end where the float samplers' do
+// (docs/RANDOMNESS.md §7).
+//
+// Lattice noise (noise = "discrete-laplace"; the default in float with Laplace nodes on a padded or binary tree;
+// docs/spec/model.md §1.8 "Batch estimates"). Round t's vector v_t = F_t u_t, as computed in the run's precision,
+// is scaled by c_t = l1_clip_factor(sum_i |v_t(i)|, Delta_1 / 2, n, u) <= 1 (1 unless rounding took ||v_t||_1 past
+// Delta_1 / 2; the bound then holds for the doubles fl(v_t(i) c_t) as exact reals, whatever the precision's
+// arithmetic did before), each coordinate is rounded at random onto Gamma Z (noise/discrete_laplace.hpp
+// lattice_round; the word: Lattice stream, sub 1, round t - 1, element i) and added to the exact double row E
+// (ws.dbl[1]). The release s~_R = E + Z_R is PrefixMechanism::release's exact node release over the batches; g~
+// and S stay for the diagnostics. Replacing f_t moves one round's rounded vector, whose l1 distance is at most
+// Delta_1 before the rounding: the lattice theorem with h' levels over n coordinates (mech::lattice_guarantee).
 //
 // Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)>
 // of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max
@@ -275,8 +286,24 @@ inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Dia
     return true;
 }
 
-/// The noisy-prefix key block of private-bandit-fw (ENV21 Alg. 1's TreeBasedAgg; tree_learner.hpp).
-using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian>;
+/// The noisy-prefix key block of private-bandit-fw (ENV21 Alg. 1's TreeBasedAgg; tree_learner.hpp), with lattice
+/// noise (noise = "discrete-laplace").
+using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
+
+/// The factor c in (0, 1] that keeps a round's vector within the l1 bound `half` (Delta_1 / 2) under lattice noise
+/// (docs/spec/model.md §1.8 "Batch estimates"). `ahat` is sum_i |v_i| over the n coordinates as the team summed it in
+/// the run's precision, whose unit roundoff is u (2^-24 float, 2^-53 double), with n u <= 1/4. For any summation
+/// order the exact sum a <= ahat / (1 - gamma_{n-1}) <= ahat (1 + 2 n u) (Higham 2002, §4.2), so with
+/// k = 1 + 2 n u + 2^-48 and m = fl(ahat k): if m <= half then a <= half; otherwise c = fl(half / m) and the doubles
+/// fl(v_i c) have sum_i |fl(v_i c)| <= (1 + 2^-53)^2 half a / (ahat k (1 - 2^-53)) <= half. Either way the vector
+/// that is rounded onto the lattice has l1 norm at most half, as exact reals.
+/// UD: a double, or a pack of doubles (one per instance).
+template <class UD>
+DPR_HD DPR_FORCEINLINE UD l1_clip_factor(UD ahat, double half, std::uint32_t n, double u) {
+    const double k = 1.0 + 2.0 * static_cast<double>(n) * u + 0x1.0p-48;
+    const UD m = ahat * UD(k);
+    return select(m <= UD(half), UD(1.0), UD(half) / m);
+}
 
 template <bool kPrivate>
 struct Keys;
@@ -380,6 +407,13 @@ struct BanditFw : Learner<Geometry::Polytope> {
         mech::LossSetNorms norms; ///< Delta_1, Delta_2 of one batch estimate (y1, y2 = half of them)
     };
 
+    /// The lattice's limits for a round's vector (tree_learner.hpp lattice_obstacle): each coordinate is at most
+    /// ||v_t||_1 <= Delta_1 / 2.
+    static const char* lattice_obstacle_of(const mech::PrefixMechanism& m, const Params& p) {
+        return lattice_obstacle(m, p.norms, p.norms.y1);
+    }
+    static_assert(domains::Domain::kMaxDim * 0x1.0p-24 <= 0.25, "l1_clip_factor needs n u <= 1/4 in float");
+
     // ---- configuration --------------------------------------------------------------------------------
 
     enum : std::uint32_t { kPaper = 0, kSensitivity = 1, kConservative = 2 }; ///< the calibration key's choices
@@ -432,6 +466,15 @@ struct BanditFw : Learner<Geometry::Polytope> {
                     const double strict = sensitivity_scale(q);
                     return p.calibration == kPaper ? paper : p.calibration == kSensitivity ? strict : std::max(paper, strict);
                 });
+            // Lattice noise when asked for, and by default in float where it applies (otherwise the continuous
+            // sampler, with run.json's float warning); the scale raised to the smallest whose lattice eps is at most
+            // the continuous one's (tree_learner.hpp lattice_version).
+            const auto idx = bco_detail::Prefix::template index_of<BanditFw>();
+            if (p.prefix.on() && mech::lattice_wanted(bco_detail::Prefix::lattice_asked(kv, idx.noise),
+                                                      kv.given[idx.noise], pb.float_precision)) {
+                const mech::PrefixMechanism lat = lattice_version(p.prefix, kv.given[kNodeScale], p.norms, p.dom.n);
+                if (lattice_obstacle_of(lat, p) == nullptr) p.prefix = lat;
+            }
         }
         return p;
     }
@@ -448,10 +491,17 @@ struct BanditFw : Learner<Geometry::Polytope> {
                                             std::isinf(kv.num[kEpsilon]), diag))
                 return false;
             const Params p = resolve(kv, pb);
-            return check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
-                                    p.calibration == kSensitivity ? "the replace-one sensitivity of B2"
-                                                                  : "ENV21 Lemma 5.1 / 5.4",
-                                    diag);
+            if (!check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+                                  p.calibration == kSensitivity ? "the replace-one sensitivity of B2"
+                                                                : "ENV21 Lemma 5.1 / 5.4",
+                                  diag))
+                return false;
+            const auto idx = bco_detail::Prefix::template index_of<BanditFw>();
+            if (bco_detail::Prefix::lattice_asked(kv, idx.noise) && p.prefix.on() && !p.prefix.lattice) {
+                const char* why =
+                    lattice_obstacle_of(lattice_version(p.prefix, kv.given[kNodeScale], p.norms, p.dom.n), p);
+                return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+            }
         }
         return true;
     }
@@ -471,6 +521,9 @@ struct BanditFw : Learner<Geometry::Polytope> {
             p.prefix.honaker ? (p.prefix.noise == mech::NodeNoise::Laplace
                                     ? "Laplace binary tree with Honaker's estimator over batch gradient estimates"
                                     : "Gaussian binary tree with Honaker's estimator over batch gradient estimates")
+            : p.prefix.lattice ? "tree with lattice noise over batch gradient estimates (ENV21 Alg. 1): each round's "
+                                 "F_t u_t held to l1 <= Delta_1 / 2, rounded at random onto the lattice; discrete "
+                                 "Laplace nodes, exact releases (docs/spec/model.md §1.8)"
             : p.prefix.noise == mech::NodeNoise::Laplace ? "Laplace tree over batch gradient estimates (ENV21 Alg. 1)"
                                                          : "Gaussian tree over batch gradient estimates (ENV21 Alg. 1)");
         if (!p.prefix.on()) r.calibration = "none"; // a run without noise names no calibration
@@ -485,13 +538,14 @@ struct BanditFw : Learner<Geometry::Polytope> {
     /// point, the LO vertex v, the FW gradient, and the centre that App. D's shrinking moves towards.
     enum StateRow : int { kXc = 0, kY, kS, kSn, kG, kU, kX, kV, kGrad, kCentre, kRows };
 
-    /// The state rows, the scratch of the scalar sections (LO in, LO out, domains::scratch_size doubles), and
-    /// the prefix mechanism's rows when there is noise.
+    /// The state rows, the scratch of the scalar sections (LO in, LO out, domains::scratch_size doubles), the
+    /// prefix mechanism's rows when there is noise, and with lattice noise the exact lattice sum E (ws.dbl[1]).
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
         const std::uint64_t n = p.dom.n;
         WorkspaceSpec w =
             WorkspaceSpec{}.add_real(kRows, n).add_double(1, 2 * n + domains::scratch_size(p.dom));
         if (p.prefix.on()) w.add_real(p.prefix.rows(), n);
+        if (p.prefix.lattice) w.add_double(1, n);
         return w.scalars(kSlots);
     }
 
@@ -648,6 +702,16 @@ struct BanditFw : Learner<Geometry::Polytope> {
             return UR(typename Team::real(0));
         }
         const auto st = p.prefix.step(R + 1);
+        if (p.prefix.lattice) { // the exact node release of E (docs/spec/model.md §1.8)
+            const auto r = team.template reduce<1, 0>(p.dom.n, [&](auto i) {
+                Contrib<V, 1, 0> c;
+                const auto rel = p.prefix.release(team, st, ws.real[1], i, team.load(ws.dbl[1], i));
+                team.store(Sn, i, rel.value);
+                c.sum[0] = rel.noise * rel.noise;
+                return c;
+            });
+            return vsqrt(r.sum[0]);
+        }
         const auto r = team.template reduce<1, 0>(p.dom.n, [&](auto i) {
             Contrib<V, 1, 0> c;
             const V z = p.prefix.next(team, st, ws.real[1], i);
@@ -680,6 +744,8 @@ struct BanditFw : Learner<Geometry::Polytope> {
             for (std::uint32_t j = 0; j < kSlots; ++j)
                 team.put(ws.scalars, static_cast<int>(j), typename Team::template uni<double>(0.0));
         if (p.prefix.on()) p.prefix.init(team, ws.real[1], n);
+        if (p.prefix.lattice)
+            team.for_each(n, [&](auto i) { team.store(ws.dbl[1], i, typename Team::template lanes<double>(0.0)); });
         team.sync();
         release(p, team, ws, 0);
         const R eta = static_cast<R>(p.eta);
@@ -729,7 +795,29 @@ struct BanditFw : Learner<Geometry::Polytope> {
         const UR C(static_cast<R>(p.clip));
         const UR fc = select(f > C, C, select(f < -C, -C, f));
         const UR F = UR(static_cast<R>(static_cast<double>(p.n_eff) / p.zeta)) * fc;
-        team.for_each(n, [&](auto i) { team.store(G, i, team.load(G, i) + V(F) * team.load(U, i)); });
+        if (p.prefix.lattice) {
+            // Lattice noise: v = F u held to ||v||_1 <= Delta_1 / 2 (l1_clip_factor), rounded at random onto the
+            // lattice into the exact sum E; g~ as without it (diagnostics).
+            using D = typename Team::template lanes<double>;
+            const auto a = team.template reduce<1, 0>(n, [&](auto i) {
+                Contrib<V, 1, 0> c;
+                c.sum[0] = vabs(V(F) * team.load(U, i));
+                return c;
+            });
+            const UD cf = bco_detail::l1_clip_factor(convert<double>(a.sum[0]), p.norms.y1, n,
+                                                     sizeof(R) == 4 ? 0x1.0p-24 : 0x1.0p-53);
+            const auto E = ws.dbl[1];
+            const auto s = static_cast<std::uint32_t>(t - 1);
+            team.for_each(n, [&](auto i) {
+                const V v = V(F) * team.load(U, i);
+                team.store(G, i, team.load(G, i) + v);
+                const auto w = rng::coordinate_stream(team, rng::Purpose::Lattice, 1u, s, i).block(0).w[0];
+                const D x = convert<double>(v) * D(cf);
+                team.store(E, i, team.load(E, i) + noise::lattice_round(x, p.prefix.dlap.gamma, w));
+            });
+        } else {
+            team.for_each(n, [&](auto i) { team.store(G, i, team.load(G, i) + V(F) * team.load(U, i)); });
+        }
         const auto bump = [&](Slot k, const UD& v) { // diagnostics: rank 0, the largest value so far
             if (team.rank() == 0)
                 team.put(ws.scalars, k, select(v > team.get(ws.scalars, k), v, team.get(ws.scalars, k)));

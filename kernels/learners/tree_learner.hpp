@@ -154,16 +154,17 @@ inline const char* calibration_name(mech::Calibration c) { return c == mech::Cal
 /// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
 /// calibration.hpp for calibration `cal` and the learner's loss-set norms (only P~_0 .. P~_{T-1} released);
 /// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin).
-/// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for losses with |l_c| <= 1 (the loss
-/// sets of AS17's learners): the trees whose node estimates are weighted sums (Honaker, BLT) have no exact release;
-/// then the lattice's own limits (mech::lattice_limit).
-inline const char* lattice_obstacle(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms) {
+/// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for steps whose coordinates have
+/// |l_c| <= max_abs (1 for the loss sets of AS17's learners): the trees whose node estimates are weighted sums
+/// (Honaker, BLT) have no exact release; then the lattice's own limits (mech::lattice_limit).
+inline const char* lattice_obstacle(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms,
+                                    double max_abs = 1.0) {
     if (m.honaker || m.blt)
         return "needs mechanism = \"padded\" or \"binary\": Honaker's estimator and BLT release weighted sums of "
                "nodes, which are not exact on the lattice";
     if (m.noise != mech::NodeNoise::Laplace) return "is a Laplace law";
     return mech::lattice_limit(m.dlap, mech::levels_released(m.T, /*release_final=*/false), norms.delta1, m.coords,
-                               1.0);
+                               max_abs);
 }
 
 /// The lattice version of the mechanism m (docs/spec/model.md §1.8): the node scale raised to the smallest whose

@@ -33,6 +33,7 @@ using learners::Fkm;
 using learners::GarberKretzu;
 using learners::PrivateBanditFw;
 using Vec = std::vector<double>;
+constexpr double kDiscreteLaplace = 3; // the noise key's choice index of lattice noise
 
 /// The Domain of set `kind` (k-subsets: k = 2; graph sets: complete graph on `nodes` nodes) in dimension d.
 domains::Domain domain(domains::DomainKind kind, std::uint32_t d, std::uint32_t nodes = 5) {
@@ -51,13 +52,15 @@ domains::Domain domain(domains::DomainKind kind, std::uint32_t d, std::uint32_t 
 }
 
 template <class L>
-typename L::Params params(const domains::Domain& D, std::uint64_t T, test::KeyList keys = {}) {
+typename L::Params params(const domains::Domain& D, std::uint64_t T, test::KeyList keys = {},
+                          bool float_precision = false) {
     static const auto linfo = config::describe_all<learners::AllLearners>("learner");
     Problem pb;
     pb.d = D.n;
     pb.T = T;
     pb.loss = LossFamily::Affine;
     pb.domain = &D;
+    pb.float_precision = float_precision;
     return L::resolve(test::key_values(linfo, L::kName, keys), pb);
 }
 
@@ -802,6 +805,7 @@ void expect_instance_lanes_are_the_serial_team(const char* name, test::KeyList l
     pb.d = 9;
     pb.T = T;
     pb.seed = 3;
+    pb.float_precision = prec == Precision::Float; // as the config layer does: the float default is the lattice
     const KeyValues akv = test::key_values(ainfo, "bco-linear", akeys);
     domains::Domain dom;
     for (const auto& c : ainfo)
@@ -852,8 +856,131 @@ TEST(Env21, TheFrankWolfeLearnersInInstanceLanesAreTheSerialTeamOnEverySet) {
         expect_instance_lanes_are_the_serial_team<PrivateBanditFw, double>(
             "private-bandit-fw", {{"epsilon", 1.0}}, akeys, Precision::Double);
         expect_instance_lanes_are_the_serial_team<PrivateBanditFw, float>(
-            "private-bandit-fw", {{"epsilon", 1.0}}, akeys, Precision::Float);
+            "private-bandit-fw", {{"epsilon", 1.0}}, akeys, Precision::Float); // lattice noise, the float default
+        expect_instance_lanes_are_the_serial_team<PrivateBanditFw, double>(
+            "private-bandit-fw", {{"epsilon", 1.0}, {"noise", kDiscreteLaplace}}, akeys, Precision::Double);
+        expect_instance_lanes_are_the_serial_team<PrivateBanditFw, float>(
+            "private-bandit-fw", {{"epsilon", 1.0}, {"noise", 0.0}}, akeys, Precision::Float); // continuous
     }
+}
+
+// ---- lattice noise (docs/spec/model.md §1.8 "Batch estimates") ---------------------------------------------------
+
+TEST(Env21, LatticeNoiseIsTheFloatDefaultAndReportsWhatItGuarantees) {
+    // Float: lattice noise wherever it applies, its report (lattice-laplace) at most the continuous calibration's
+    // eps (so at most the request under the default calibration) for at most 1.6% more noise; double: the
+    // continuous sampler unless asked for; Gaussian nodes and Honaker's estimator keep the continuous sampler.
+    for (domains::DomainKind kind : {domains::DomainKind::Simplex, domains::DomainKind::Cube, domains::DomainKind::L2Ball})
+        for (std::uint32_t n : {3u, 64u})
+            for (std::uint64_t T : {1024ull, 65536ull})
+                for (double eps : {0.1, 1.0, 10.0}) {
+                    const domains::Domain D = domain(kind, n);
+                    const std::string where = std::string(domains::domain_name(kind)) + " n " + std::to_string(n) +
+                                              " T " + std::to_string(T) + " eps " + std::to_string(eps);
+                    const auto f = params<PrivateBanditFw>(D, T, {{"epsilon", eps}}, true);
+                    const auto d = params<PrivateBanditFw>(D, T, {{"epsilon", eps}}, false);
+                    ASSERT_TRUE(f.prefix.lattice) << where;
+                    ASSERT_FALSE(d.prefix.lattice) << where << ": double keeps the continuous sampler";
+                    const learners::PrivacyReport rf = PrivateBanditFw::privacy(f), rd = PrivateBanditFw::privacy(d);
+                    EXPECT_STREQ(rf.accountant, "lattice-laplace") << where;
+                    EXPECT_STREQ(rd.accountant, "pure-laplace") << where;
+                    EXPECT_LE(rf.epsilon, rd.epsilon) << where;
+                    EXPECT_LE(rf.epsilon, eps * (1.0 + 1e-9)) << where << ": never more than asked";
+                    EXPECT_GT(rf.epsilon, 0.98 * rd.epsilon) << where;
+                    EXPECT_LT(rf.delta, 1e-15) << where;
+                    EXPECT_GE(f.prefix.scale, d.prefix.scale) << where;
+                    EXPECT_LT(f.prefix.scale, 1.016 * d.prefix.scale) << where;
+                    EXPECT_EQ(f.prefix.coords, D.n) << where;
+                    const auto dl = params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"noise", kDiscreteLaplace}}, false);
+                    ASSERT_TRUE(dl.prefix.lattice) << where << ": asked for in double";
+                    EXPECT_EQ(PrivateBanditFw::privacy(dl).epsilon, rf.epsilon) << where;
+                    EXPECT_FALSE(params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"noise", 0.0}}, true).prefix.lattice)
+                        << where << ": noise = \"laplace\" keeps the continuous sampler in float";
+                    // calibration = "paper": the lattice keeps (at most) the paper's eps; double reports it unchanged.
+                    const auto pd = params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"calibration", 0.0}}, false);
+                    const auto pf = params<PrivateBanditFw>(D, T, {{"epsilon", eps}, {"calibration", 0.0}}, true);
+                    ASSERT_TRUE(pf.prefix.lattice) << where;
+                    EXPECT_LE(PrivateBanditFw::privacy(pf).epsilon, PrivateBanditFw::privacy(pd).epsilon) << where;
+                    EXPECT_EQ(PrivateBanditFw::privacy(pd).epsilon,
+                              mech::tree_guarantee(mech::NodeNoise::Laplace, pd.prefix.scale, 0.0, pd.norms, pd.batches,
+                                                   false)
+                                  .epsilon)
+                        << where << ": the paper calibration's report in double is the continuous tree's";
+                }
+    const domains::Domain D = domain(domains::DomainKind::Simplex, 8);
+    EXPECT_FALSE(params<PrivateBanditFw>(D, 1024, {{"epsilon", 1.0}, {"delta", 1e-6}, {"noise", 1.0}}, true).prefix.lattice)
+        << "Gaussian nodes";
+    EXPECT_FALSE(params<PrivateBanditFw>(D, 1024, {{"epsilon", 1.0}, {"mechanism", 2.0}}, true).prefix.lattice)
+        << "Honaker's estimator has no exact release";
+}
+
+TEST(Env21, L1ClipFactorHoldsEveryRoundsVectorWithinHalfDelta1AsExactReals) {
+    // l1_clip_factor's claim: whatever order the team summed |v_i| in (in the run's precision), the doubles
+    // fl(v_i c) have sum |.| <= half as exact reals (checked in long double, whose own error is below 2^-63 n
+    // relative). The vectors are the hardest: |v_i| all at half / n rounded up, so that their float sum rounds
+    // past half; and random ones. A naive clip min(1, half / ahat) fails on them: the check has power.
+    using learners::bco_detail::l1_clip_factor;
+    int naive_fails = 0;
+    const auto check = [&](auto zero, std::uint32_t n, std::uint64_t seed) {
+        using R = decltype(zero);
+        const double u = sizeof(R) == 4 ? 0x1.0p-24 : 0x1.0p-53;
+        std::mt19937_64 gen(seed);
+        std::uniform_real_distribution<double> unif(0.5, 1.5);
+        const double half = 3.7;
+        for (int shape = 0; shape < 3; ++shape) {
+            std::vector<R> v(n);
+            for (std::uint32_t i = 0; i < n; ++i) {
+                const double target = shape == 0 ? half / n : half / n * unif(gen);
+                R x = static_cast<R>(target);
+                if (x < target) x = std::nextafter(x, R(1e30));
+                v[i] = (i % 2 ? -x : x);
+            }
+            if (shape == 1) { // random directions scaled so the exact l1 norm is about half
+                long double a = 0;
+                for (R x : v) a += std::fabs(static_cast<long double>(x));
+                for (R& x : v) x = static_cast<R>(x * static_cast<R>(half / static_cast<double>(a)));
+            }
+            for (int order = 0; order < 3; ++order) { // forward, backward, pairwise
+                R ahat = 0;
+                if (order == 0)
+                    for (R x : v) ahat += std::fabs(x);
+                else if (order == 1)
+                    for (std::uint32_t i = n; i-- > 0;) ahat += std::fabs(v[i]);
+                else {
+                    std::vector<R> w(v.size());
+                    for (std::size_t i = 0; i < v.size(); ++i) w[i] = std::fabs(v[i]);
+                    while (w.size() > 1) {
+                        std::vector<R> next;
+                        for (std::size_t i = 0; i + 1 < w.size(); i += 2) next.push_back(w[i] + w[i + 1]);
+                        if (w.size() % 2) next.push_back(w.back());
+                        w.swap(next);
+                    }
+                    ahat = w[0];
+                }
+                const double c = l1_clip_factor(static_cast<double>(ahat), half, n, u);
+                long double sum = 0, naive = 0;
+                const double cn = std::min(1.0, half / static_cast<double>(ahat));
+                for (R x : v) {
+                    sum += std::fabs(static_cast<long double>(static_cast<double>(x) * c));
+                    naive += std::fabs(static_cast<long double>(static_cast<double>(x) * cn));
+                }
+                EXPECT_LE(sum, half * (1.0L + n * 0x1.0p-63L))
+                    << (sizeof(R) == 4 ? "float" : "double") << " n " << n << " shape " << shape << " order " << order;
+                if (shape <= 1) // exact norm half up to rounding: the clip takes at most the rounding's share
+                    EXPECT_GT(c, 1.0 - 4.0 * n * u - 0x1.0p-46) << n;
+                if (naive > half * (1.0L + n * 0x1.0p-63L)) ++naive_fails;
+            }
+        }
+    };
+    // A sum inside the bound by more than the rounding's share is never touched.
+    EXPECT_EQ(l1_clip_factor(3.7 / (1.0 + 4.0 * 1024 * 0x1.0p-24) * 0.999, 3.7, 1024, 0x1.0p-24), 1.0);
+    EXPECT_LT(l1_clip_factor(3.7, 3.7, 1024, 0x1.0p-24), 1.0) << "a sum at the bound is (rounding's share) shrunk";
+    for (std::uint32_t n : {1u, 2u, 7u, 100u, 1024u, 65536u})
+        for (std::uint64_t seed : {1ull, 2ull, 3ull}) {
+            check(0.0f, n, seed);
+            check(0.0, n, seed);
+        }
+    EXPECT_GT(naive_fails, 0) << "the vectors must include one whose rounded sum hides an l1 norm above half";
 }
 
 TEST(Env21, FkmAndTheFrankWolfeLearnersLearn) {

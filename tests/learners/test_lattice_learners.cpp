@@ -11,7 +11,8 @@
 // and its law (KS against the continuous Laplace, with a power control). DP-SCRiBLe's feedback (AS17 Alg. 4 on a
 // loss vector) is the same with d coordinates per release: its choice and report for the three sets at eps in {0.1,
 // 1, 10} and two d, the release exact and on the documented streams, its law, the launch policies' bits and the
-// regret law against the continuous double run.
+// regret law against the continuous double run. private-bandit-fw's tree over batch estimates (§1.8 "Batch
+// estimates"): the command line and the regret law here, its report and its bits in test_env21.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -468,6 +469,46 @@ TEST(LatticeLearners_Stat, DpScribleRegretLawIsTheContinuousDoubleLaw) {
         nf = noise(f);
         EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << s.name << ": power";
     }
+}
+
+
+// ---- private-bandit-fw (ENV21 Alg. 1: a tree over batch estimates; docs/spec/model.md §1.8 "Batch estimates") -----
+// Its report and the float default are tested in tests/learners/test_env21.cpp (which has the decision sets), with
+// the clip of each round's vector and the instance lanes' bits; here the command line and the regret law.
+
+const std::string kBanditFwBase = "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"bco-linear\"\nd = 4\n"
+                                  "[learner]\nalgorithm = \"private-bandit-fw\"\n";
+
+TEST(LatticeLearners, PrivateBanditFwLatticeOnTheCommandLine) {
+    expect_lattice_on_the_command_line("private-bandit-fw", kBanditFwBase, "1000");
+    test::TempDir dir;
+    dir.write("h.toml", kBanditFwBase + "epsilon = 1\nnoise = \"discrete-laplace\"\nmechanism = \"honaker\"\n");
+    const test::CliResult h = test::run_cli(dir, "run h.toml --out h --quiet");
+    EXPECT_EQ(h.rc, 2) << h.err;
+    EXPECT_NE(h.err.find("needs mechanism = \"padded\" or \"binary\""), std::string::npos) << h.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("h/run.json")));
+}
+
+TEST(LatticeLearners_Stat, PrivateBanditFwRegretLawIsTheContinuousDoubleLaw) {
+    // The final regret and max_R ||Z_R||_2 (the noise the plays were computed from): float lattice against double
+    // continuous, with a power control (the noise at eps = 1.25, a node scale 20% smaller, must be told apart).
+    const auto run = [](double eps, Precision p) {
+        return simulate("private-bandit-fw", {{"epsilon", eps}}, "bco-linear", {}, 4, 256, 4000, 2, 11, false, 4, 0, in(p));
+    };
+    const SimResult f = run(1.0, Precision::Float), d = run(1.0, Precision::Double), e = run(1.25, Precision::Double);
+    ASSERT_STREQ(f.privacy.accountant, "lattice-laplace");
+    ASSERT_STREQ(d.privacy.accountant, "pure-laplace");
+    std::vector<double> a = f.final_regret, b = d.final_regret;
+    EXPECT_GT(test::ks_two_sample(a, b).p, test::kAlpha) << "the regret's law";
+    auto noise = [](const SimResult& r) {
+        std::vector<double> v;
+        for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_l2", k));
+        return v;
+    };
+    std::vector<double> nf = noise(f), nd = noise(d), ne = noise(e);
+    EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << "the noise's law";
+    nf = noise(f);
+    EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << "power";
 }
 
 } // namespace
