@@ -256,13 +256,11 @@ struct DpMab : Learner<Geometry::Simplex> {
     template <class Team, class UI>
     DPR_HD static typename Team::template uni<double> lattice_feedback(const Params& p, const Team& team, std::uint64_t t,
                                                                        UI i, typename Team::template uni<double> c) {
-        using D = typename Team::template uni<double>;
         using U = typename Team::template uni<std::uint32_t>;
         const auto round = static_cast<std::uint32_t>(t);
-        U wd[noise::kDlapWords];
-        noise::dlap_words(rng::instance_stream(team, rng::Purpose::FeedbackNoise, 1u, round, i), wd);
         const U w = rng::instance_stream(team, rng::Purpose::FeedbackNoise, 2u, round, i).block(0).w[0];
-        return noise::lattice_round(c, p.dlap.gamma, w) + noise::dlap_from_words<D>(wd, p.dlap);
+        return noise::lattice_release(c, rng::instance_stream(team, rng::Purpose::FeedbackNoise, 1u, round, i), w,
+                                      p.dlap);
     }
     /// The same for one instance, in precision R's team (tests: the release is the same in float and double).
     template <class R = double>

@@ -432,15 +432,10 @@ struct ScribleLearner : SerialLearner<ScribleLearner<B, kPrivate>> {
     DPR_HD static double lattice_coordinate(const Params& p, const InstanceCtx& c, std::uint64_t t, std::uint32_t i,
                                             double l) {
         const auto round = static_cast<std::uint32_t>(t);
-        std::uint32_t wd[noise::kDlapWords];
-        noise::dlap_words(rng::LaneStream<std::uint32_t>{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 1u,
-                                                         round, i},
-                          wd);
-        const std::uint32_t w =
-            rng::LaneStream<std::uint32_t>{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 2u, round, i}
-                .block(0)
-                .w[0];
-        return noise::lattice_round(l, p.dlap.gamma, w) + noise::dlap_from_words<double>(wd, p.dlap);
+        using S = rng::LaneStream<std::uint32_t>;
+        const std::uint32_t w = S{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 2u, round, i}.block(0).w[0];
+        return noise::lattice_release(l, S{c.seed, c.stream, c.instance, rng::Purpose::FeedbackNoise, 1u, round, i}, w,
+                                      p.dlap);
     }
     /// c~_t = <r_t, y> in index order (the lattice feedback; post-processing of r_t), and max_i |r_t(i) - l(i)|.
     DPR_HD static double lattice_feedback(const Params& p, const InstanceCtx& c, std::uint64_t t, const double* loss,

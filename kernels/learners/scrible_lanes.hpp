@@ -101,10 +101,9 @@ DPR_HD DPR_FORCEINLINE V feedback_laplace(const RngKey& key, const L& instance, 
 template <class D, class L>
 DPR_HD DPR_FORCEINLINE D feedback_lattice(const RngKey& key, const L& instance, std::uint32_t t, const L& i, D l,
                                           const noise::DlapTable& tab) {
-    L wd[noise::kDlapWords];
-    noise::dlap_words(rng::LaneStream<L>{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 1u, t, i}, wd);
-    const L w = rng::LaneStream<L>{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 2u, t, i}.block(0).w[0];
-    return noise::lattice_round(l, tab.gamma, w) + noise::dlap_from_words<D>(wd, tab);
+    using S = rng::LaneStream<L>;
+    const L w = S{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 2u, t, i}.block(0).w[0];
+    return noise::lattice_release(l, S{key.seed, key.stream, instance, rng::Purpose::FeedbackNoise, 1u, t, i}, w, tab);
 }
 
 } // namespace scrible_detail

@@ -123,4 +123,14 @@ DPR_HD DPR_FORCEINLINE D lattice_round(D l, double gamma, U w) {
     return (m + select(u < k, D(T(1)), D(T(0)))) * D(static_cast<T>(gamma));
 }
 
+/// The exact lattice release of one value x (an observed loss, a loss coordinate; docs/spec/model.md §1.8 "One release
+/// per round"): x rounded at random onto Gamma Z with the word w (lattice_round), plus a DLap(t) draw times Gamma from
+/// the 29 words of the stream `noise` (dlap_words): Gamma (k + n), exact in double lanes D.
+template <class D, class U>
+DPR_HD DPR_FORCEINLINE D lattice_release(D x, const rng::LaneStream<U>& noise, U w, const DlapTable& tab) {
+    U wd[kDlapWords];
+    dlap_words(noise, wd);
+    return lattice_round(x, tab.gamma, w) + dlap_from_words<D>(wd, tab);
+}
+
 } // namespace dpr::noise
