@@ -56,7 +56,8 @@
 // (mech::tree_guarantee: pure Laplace eps = h' Delta_1 / lambda; Gaussian: zCDP or the classical mechanism), so a
 // paper calibration reports whatever eps its noise gives (docs/spec/env21.md §B2, sensitivity-based calibration).
 // In float runs f_t, the clip, F_t u_t, S and the noise are float: with the continuous sampler the Delta above then
-// holds up to float rounding (a relative 6e-8), and the node noise's tails end where the float samplers' do
+// holds up to float rounding (O(n u) relative: the normalisation of u_t, the rounding of C and n / zeta), and the
+// node noise's tails end where the float samplers' do
 // (docs/RANDOMNESS.md §7).
 //
 // Lattice noise (noise = "discrete-laplace"; the default in float with Laplace nodes on a padded or binary tree;
@@ -296,13 +297,13 @@ using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded
 /// order the exact sum a <= ahat / (1 - gamma_{n-1}) <= ahat (1 + 2 n u) (Higham 2002, §4.2), so with
 /// k = 1 + 2 n u + 2^-48 and m = fl(ahat k): if m <= half then a <= half; otherwise c = fl(half / m) and the doubles
 /// fl(v_i c) have sum_i |fl(v_i c)| <= (1 + 2^-53)^2 half a / (ahat k (1 - 2^-53)) <= half. Either way the vector
-/// that is rounded onto the lattice has l1 norm at most half, as exact reals.
-/// UD: a double, or a pack of doubles (one per instance).
+/// that is rounded onto the lattice has l1 norm at most half, as exact reals. A NaN ahat gives 0 (the caller keeps
+/// NaN out of v: round() releases a NaN f_t as F_t = 0). UD: a double, or a pack of doubles (one per instance).
 template <class UD>
 DPR_HD DPR_FORCEINLINE UD l1_clip_factor(UD ahat, double half, std::uint32_t n, double u) {
     const double k = 1.0 + 2.0 * static_cast<double>(n) * u + 0x1.0p-48;
     const UD m = ahat * UD(k);
-    return select(m <= UD(half), UD(1.0), UD(half) / m);
+    return select(m <= UD(half), UD(1.0), select(m == m, UD(half) / m, UD(0.0)));
 }
 
 template <bool kPrivate>
@@ -797,11 +798,13 @@ struct BanditFw : Learner<Geometry::Polytope> {
         const UR F = UR(static_cast<R>(static_cast<double>(p.n_eff) / p.zeta)) * fc;
         if (p.prefix.lattice) {
             // Lattice noise: v = F u held to ||v||_1 <= Delta_1 / 2 (l1_clip_factor), rounded at random onto the
-            // lattice into the exact sum E; g~ as without it (diagnostics).
+            // lattice into the exact sum E; g~ as without it (diagnostics). A NaN f_t (no loss family gives one)
+            // enters E as F = 0, so that no release is NaN.
             using D = typename Team::template lanes<double>;
+            const UR Fl = select(fc == fc, F, UR(R(0)));
             const auto a = team.template reduce<1, 0>(n, [&](auto i) {
                 Contrib<V, 1, 0> c;
-                c.sum[0] = vabs(V(F) * team.load(U, i));
+                c.sum[0] = vabs(V(Fl) * team.load(U, i));
                 return c;
             });
             const UD cf = bco_detail::l1_clip_factor(convert<double>(a.sum[0]), p.norms.y1, n,
@@ -809,8 +812,8 @@ struct BanditFw : Learner<Geometry::Polytope> {
             const auto E = ws.dbl[1];
             const auto s = static_cast<std::uint32_t>(t - 1);
             team.for_each(n, [&](auto i) {
-                const V v = V(F) * team.load(U, i);
-                team.store(G, i, team.load(G, i) + v);
+                team.store(G, i, team.load(G, i) + V(F) * team.load(U, i));
+                const V v = V(Fl) * team.load(U, i);
                 const auto w = rng::coordinate_stream(team, rng::Purpose::Lattice, 1u, s, i).block(0).w[0];
                 const D x = convert<double>(v) * D(cf);
                 team.store(E, i, team.load(E, i) + noise::lattice_round(x, p.prefix.dlap.gamma, w));

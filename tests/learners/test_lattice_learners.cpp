@@ -256,16 +256,17 @@ TEST(LatticeLearners_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
     // The final regret (all three learners) and, for the sphere and the cube, the diagnostic max_s ||Z_s||_inf (the
     // noise the plays were computed from, which scales with the node scale: the meta-test shows the KS test sees a
     // node scale 25% smaller there; the final regret at this size barely depends on the scale).
+    // Each run takes its own instances (first ids 0, 4000, 8000) over the same loss sequence: independent samples.
     for (const char* name : kLearners) {
         const std::string adv = adversary_of(name);
         const SimResult f = simulate(name, {{"epsilon", 1.0}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Float));
-        const SimResult d = simulate(name, {{"epsilon", 1.0}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Double));
+        const SimResult d = simulate(name, {{"epsilon", 1.0}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 4000, in(Precision::Double));
         ASSERT_STREQ(f.privacy.accountant, "lattice-laplace");
         std::vector<double> a = f.final_regret, b = d.final_regret;
         const test::KsResult ks = test::ks_two_sample(a, b);
         EXPECT_GT(ks.p, test::kAlpha) << name << ": D = " << ks.d;
         if (std::string(name) == "dp-ftrl-experts") continue;
-        const SimResult e = simulate(name, {{"epsilon", 1.25}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Double));
+        const SimResult e = simulate(name, {{"epsilon", 1.25}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 8000, in(Precision::Double));
         auto noise = [](const SimResult& r) {
             std::vector<double> v;
             for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_inf", k));
@@ -446,13 +447,14 @@ TEST(LatticeLearners, DpScribleEveryCpuLaunchPolicyGivesTheSameBits) {
 
 TEST(LatticeLearners_Stat, DpScribleRegretLawIsTheContinuousDoubleLaw) {
     // The final regret and max_t ||Z_t||_inf (the noise the feedback carried, which scales with lambda: the
-    // meta-test shows the KS test sees a lambda 20% smaller), float lattice against double continuous.
+    // meta-test shows the KS test sees a lambda 20% smaller), float lattice against double continuous. Each run
+    // takes its own instances (first ids 0, 4000, 8000) over the same loss sequence: independent samples.
     for (const ScribleCase& s : kScribles) {
         const SimResult f = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
                                      in(Precision::Float));
-        const SimResult d = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
+        const SimResult d = simulate(s.name, {{"epsilon", 1.0}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 4000,
                                      in(Precision::Double));
-        const SimResult e = simulate(s.name, {{"epsilon", 1.25}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 0,
+        const SimResult e = simulate(s.name, {{"epsilon", 1.25}}, s.adversary, {}, 6, 256, 4000, 2, 11, false, 4, 8000,
                                      in(Precision::Double));
         ASSERT_STREQ(f.privacy.accountant, "lattice-laplace");
         ASSERT_STREQ(d.privacy.accountant, "pure-laplace");
@@ -492,10 +494,14 @@ TEST(LatticeLearners, PrivateBanditFwLatticeOnTheCommandLine) {
 TEST(LatticeLearners_Stat, PrivateBanditFwRegretLawIsTheContinuousDoubleLaw) {
     // The final regret and max_R ||Z_R||_2 (the noise the plays were computed from): float lattice against double
     // continuous, with a power control (the noise at eps = 1.25, a node scale 20% smaller, must be told apart).
-    const auto run = [](double eps, Precision p) {
-        return simulate("private-bandit-fw", {{"epsilon", eps}}, "bco-linear", {}, 4, 256, 4000, 2, 11, false, 4, 0, in(p));
+    // Each run takes its own instances (first ids 0, 4000, 8000) over the same loss sequence, so the samples are
+    // independent (the same instances would share their directions and part of the padding).
+    const auto run = [](double eps, Precision p, std::uint32_t first) {
+        return simulate("private-bandit-fw", {{"epsilon", eps}}, "bco-linear", {}, 4, 256, 4000, 2, 11, false, 4, first,
+                        in(p));
     };
-    const SimResult f = run(1.0, Precision::Float), d = run(1.0, Precision::Double), e = run(1.25, Precision::Double);
+    const SimResult f = run(1.0, Precision::Float, 0), d = run(1.0, Precision::Double, 4000),
+                    e = run(1.25, Precision::Double, 8000);
     ASSERT_STREQ(f.privacy.accountant, "lattice-laplace");
     ASSERT_STREQ(d.privacy.accountant, "pure-laplace");
     std::vector<double> a = f.final_regret, b = d.final_regret;
