@@ -540,7 +540,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
     // The claimed trade-off curve for this pair (of the correct learner, also when a bug is planted) and the test
     // of the whole region against it (tradeoff.hpp).
     std::string exact_why;
-    const ClaimedTradeoff claimed = learner_tradeoff(o.learner.privacy, o.learner.name, difference, &exact_why);
+    const ClaimedTradeoff claimed = learner_tradeoff(o.learner.privacy, difference, &exact_why);
     o.fdp = fdp_test(claimed, region_rows(rp, eval[0], eval[1], M - ms, M - ms), M - ms, M - ms, s.alpha);
     fill_claimed(claimed, o.region);
     o.fdp.exact_why = exact_why;

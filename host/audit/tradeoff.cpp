@@ -146,16 +146,14 @@ double ClaimedTradeoff::beta(double a) const {
     return 0.0;
 }
 
-ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std::string& learner,
-                                 const std::vector<double>& difference, std::string* why) {
+ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std::vector<double>& difference,
+                                 std::string* why) {
     why->clear();
     if (claim.gdp_mu > 0.0) return ClaimedTradeoff::gaussian(claim.gdp_mu);
-    const bool as17 =
-        learner == "dp-ftrl-experts" || learner == "dp-ftrl-sphere" || learner == "dp-ftrl-cube";
-    if (!as17) {
-        *why = "the learner's release is not a tree of Laplace nodes over the loss vectors (only AS17's "
-               "dp-ftrl-experts, "
-               "-sphere and -cube with continuous Laplace noise have that curve here)";
+    if (!claim.nodes_hold_losses) {
+        *why = "the learner's release is not a tree of Laplace nodes over the loss vectors (its privacy report does "
+               "not say nodes_hold_losses: AS17's dp-ftrl-experts, -sphere and -cube with continuous Laplace noise "
+               "have that curve here)";
     } else if (std::strcmp(claim.accountant, "pure-laplace") != 0 || claim.blt.buffers != 0) {
         *why = std::string("its noise is not continuous Laplace on tree nodes (accountant ") +
                claim.accountant + ")";

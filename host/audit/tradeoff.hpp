@@ -92,11 +92,11 @@ class ClaimedTradeoff {
     std::vector<double> delta_of_eps_, exp_eps_;
 };
 
-/// The curve of a learner's claim for the audited pair (see the header): `learner` its name, `difference`
-/// l_{t0} - l'_{t0} over the loss family's numbers. `why` says why the exact noise curve was not used (empty
-/// when it was).
-ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std::string& learner,
-                                 const std::vector<double>& difference, std::string* why);
+/// The curve of a learner's claim for the audited pair (see the header): `difference` l_{t0} - l'_{t0} over the
+/// loss family's numbers; the exact noise curve where the report says its nodes hold the losses
+/// (PrivacyReport::nodes_hold_losses). `why` says why the exact noise curve was not used (empty when it was).
+ClaimedTradeoff learner_tradeoff(const learners::PrivacyReport& claim, const std::vector<double>& difference,
+                                 std::string* why);
 
 struct FdpTest {
     bool tested = false;

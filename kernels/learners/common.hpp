@@ -119,6 +119,11 @@ struct PrivacyReport {
     /// and the BLT (buffers = 0 for the tree).
     double sensitivity_squared = 0.0;
     mech::BltNoise blt;
+    /// The released nodes hold the loss vectors themselves (AS17's DP-FTRL trees, tree_learner.hpp As17Ftrl): a
+    /// changed round moves each node that holds it by l_t - l'_t, so `dpregret audit` composes the exact trade-off
+    /// curve of the audited pair from the node scale (host/audit/tradeoff.cpp learner_tradeoff). False for trees over
+    /// other vectors (ENV21's batch estimates) and for every other release.
+    bool nodes_hold_losses = false;
 
     /// epsilon, delta, accountant and gdp_mu from the guarantee of the mechanism that carries the noise (the
     /// calibration, the mechanism's description and the scale are the learner's to say).

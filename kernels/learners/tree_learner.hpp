@@ -325,7 +325,9 @@ struct As17Ftrl {
     }
 
     static PrivacyReport privacy(const Params& p) {
-        return prefix_privacy_report(p.prefix, p.delta, L::norms(p.d), calibration_name(p.calibration));
+        PrivacyReport r = prefix_privacy_report(p.prefix, p.delta, L::norms(p.d), calibration_name(p.calibration));
+        r.nodes_hold_losses = true; // the tree is over the loss vectors
+        return r;
     }
 
     /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md) that act on the mechanism.

@@ -101,12 +101,14 @@ TEST(ClaimedTradeoff, GaussianAndEpsDeltaAreTheirFormulas) {
     EXPECT_EQ(e.beta(0.99), 0.0);
 }
 
-learners::PrivacyReport laplace_tree_report(double eps, double b, double levels, const char* accountant) {
+learners::PrivacyReport laplace_tree_report(double eps, double b, double levels, const char* accountant,
+                                            bool nodes_hold_losses = true) {
     learners::PrivacyReport r;
     r.epsilon = eps;
     r.accountant = accountant;
     r.noise_scale = b;
     r.sensitivity_squared = levels;
+    r.nodes_hold_losses = nodes_hold_losses;
     return r;
 }
 
@@ -114,45 +116,44 @@ TEST(ClaimedTradeoff, TheLearnersExactCurveOnlyWhereItsNodesAreLaplaceOverTheLos
     std::string why;
     // dp_ftrl_experts_tight: b = 2, h' = 1, the pair (0, 1) vs (1, 0): two components of 1/2.
     const auto r = laplace_tree_report(1.0, 2.0, 1.0, "pure-laplace");
-    const ClaimedTradeoff f = audit::learner_tradeoff(r, "dp-ftrl-experts", {-1.0, 1.0}, &why);
+    const ClaimedTradeoff f = audit::learner_tradeoff(r, {-1.0, 1.0}, &why);
     EXPECT_EQ(f.kind(), ClaimedTradeoff::Kind::LaplaceComposition);
     EXPECT_TRUE(why.empty()) << why;
     EXPECT_NEAR(f.beta(0.3), ClaimedTradeoff::laplace({0.5, 0.5}).beta(0.3), 1e-15);
     // Two levels: four components.
-    const ClaimedTradeoff f2 = audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"),
-                                                       "dp-ftrl-cube", {2.0}, &why);
+    const ClaimedTradeoff f2 =
+        audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"), {2.0}, &why);
     EXPECT_NEAR(f2.beta(0.3), ClaimedTradeoff::laplace({1.0, 1.0}).beta(0.3), 1e-15);
     // Two levels and two coordinates: four components.
-    const ClaimedTradeoff f4 = audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"),
-                                                       "dp-ftrl-experts", {1.0, -1.0}, &why);
+    const ClaimedTradeoff f4 =
+        audit::learner_tradeoff(laplace_tree_report(2.0, 2.0, 2.0, "pure-laplace"), {1.0, -1.0}, &why);
     EXPECT_NEAR(f4.beta(0.3), ClaimedTradeoff::laplace({0.5, 0.5, 0.5, 0.5}).beta(0.3), 1e-15);
     // 2 levels x 65 coordinates = 130 components (> 128), and a loss beyond e^700: f_(eps, delta), said why.
     const ClaimedTradeoff many =
-        audit::learner_tradeoff(laplace_tree_report(130.0, 2.0, 2.0, "pure-laplace"), "dp-ftrl-experts",
-                                std::vector<double>(65, 1.0), &why);
+        audit::learner_tradeoff(laplace_tree_report(130.0, 2.0, 2.0, "pure-laplace"), std::vector<double>(65, 1.0),
+                                &why);
     EXPECT_EQ(many.kind(), ClaimedTradeoff::Kind::EpsDelta);
     EXPECT_NE(why.find("130"), std::string::npos) << why;
-    const ClaimedTradeoff huge = audit::learner_tradeoff(
-        laplace_tree_report(1000.0, 0.002, 1.0, "pure-laplace"), "dp-ftrl-cube", {2.0}, &why);
+    const ClaimedTradeoff huge =
+        audit::learner_tradeoff(laplace_tree_report(1000.0, 0.002, 1.0, "pure-laplace"), {2.0}, &why);
     EXPECT_EQ(huge.kind(), ClaimedTradeoff::Kind::EpsDelta);
     EXPECT_FALSE(why.empty());
     // Lattice noise, a tree over other estimates, a pair beyond the calibrated sensitivity: f_(eps, delta),
     // said why.
-    for (const auto& [report, learner, diff] :
+    for (const auto& [report, what, diff] :
          std::vector<std::tuple<learners::PrivacyReport, std::string, std::vector<double>>>{
-             {laplace_tree_report(1.0, 2.0, 1.0, "lattice-laplace"), "dp-ftrl-experts", {-1.0, 1.0}},
-             {laplace_tree_report(1.0, 2.0, 1.0, "pure-laplace"), "private-bandit-fw", {-1.0, 1.0}},
-             {laplace_tree_report(1.0, 2.0, 1.0, "pure-laplace"), "dp-ftrl-experts", {-2.0, 1.0}}}) {
-        const ClaimedTradeoff g = audit::learner_tradeoff(report, learner, diff, &why);
-        EXPECT_EQ(g.kind(), ClaimedTradeoff::Kind::EpsDelta) << learner;
-        EXPECT_FALSE(why.empty()) << learner;
+             {laplace_tree_report(1.0, 2.0, 1.0, "lattice-laplace"), "lattice noise", {-1.0, 1.0}},
+             {laplace_tree_report(1.0, 2.0, 1.0, "pure-laplace", false), "a tree over other vectors", {-1.0, 1.0}},
+             {laplace_tree_report(1.0, 2.0, 1.0, "pure-laplace"), "beyond the sensitivity", {-2.0, 1.0}}}) {
+        const ClaimedTradeoff g = audit::learner_tradeoff(report, diff, &why);
+        EXPECT_EQ(g.kind(), ClaimedTradeoff::Kind::EpsDelta) << what;
+        EXPECT_FALSE(why.empty()) << what;
     }
     learners::PrivacyReport gauss;
     gauss.epsilon = 3.0;
     gauss.delta = 1e-6;
     gauss.gdp_mu = 0.8;
-    EXPECT_EQ(audit::learner_tradeoff(gauss, "dp-ftpl-ball", {1.0}, &why).kind(),
-              ClaimedTradeoff::Kind::Gaussian);
+    EXPECT_EQ(audit::learner_tradeoff(gauss, {1.0}, &why).kind(), ClaimedTradeoff::Kind::Gaussian);
 }
 
 /// The exact privacy region of the statistic X ~ Lap(0, 1) (base) against X ~ Lap(s, 1) (neighbour) at 201

@@ -888,6 +888,7 @@ TEST(Env21, LatticeNoiseIsTheFloatDefaultAndReportsWhatItGuarantees) {
                     const learners::PrivacyReport rf = PrivateBanditFw::privacy(f), rd = PrivateBanditFw::privacy(d);
                     EXPECT_STREQ(rf.accountant, "lattice-laplace") << where;
                     EXPECT_STREQ(rd.accountant, "pure-laplace") << where;
+                    EXPECT_FALSE(rd.nodes_hold_losses) << where << ": its nodes hold batch estimates, not losses";
                     EXPECT_LE(rf.epsilon, rd.epsilon) << where;
                     EXPECT_LE(rf.epsilon, eps * (1.0 + 1e-9)) << where << ": never more than asked";
                     EXPECT_GT(rf.epsilon, (1.0 - 5e-5) * rd.epsilon) << where << ": the smallest raise";

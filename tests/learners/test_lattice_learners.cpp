@@ -61,6 +61,7 @@ TEST(LatticeLearners, FloatDefaultsToTheLatticeAndReportsWhatItGuarantees) {
             EXPECT_LT(f.privacy.delta, 1e-15) << name;
             const SimResult d = simulate(name, {{"epsilon", eps}}, adv, {}, 4, 64, 4, 1, 1, false, 4, 0, in(Precision::Double));
             EXPECT_STREQ(d.privacy.accountant, "pure-laplace") << name << ": double keeps the continuous sampler";
+            EXPECT_TRUE(d.privacy.nodes_hold_losses) << name << ": the auditor's exact curve (tradeoff.cpp)";
             EXPECT_GT(f.privacy.noise_scale, d.privacy.noise_scale) << "the lattice's slightly larger scale";
             EXPECT_LT(f.privacy.noise_scale, 1.016 * d.privacy.noise_scale);
             const SimResult dl = simulate(name, {{"epsilon", eps}, {"noise", kDiscreteLaplace}}, adv, {}, 4, 64, 4, 1, 1,
