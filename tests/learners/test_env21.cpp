@@ -927,13 +927,22 @@ TEST(Env21, LatticeRoundsFeedTheDocumentedExactSumAndReleaseIt) {
     // here from the charge f_t, the direction row and the documented words: after every round the exact sum E
     // (ws.dbl[1]) has these bits, every rounded vector has l1 norm at most Delta_1 / 2 as exact reals, and each
     // batch's release s~ is R(E + S_0) + padding with the E recomputed here. On the 2-point simplex ||u||_1 =
-    // sqrt(n) exactly, so a clipped f_t puts F_t u_t at the bound and the clip factor below 1 is exercised.
+    // sqrt(n) exactly, so a clipped f_t puts F_t u_t at the bound and the clip factor below 1 is exercised; at eps =
+    // 100 (node eps about 17, coordinates about 10^4 lattice steps) that factor moves some rounded coordinate to
+    // another lattice point, so E's bits show whether the kernel applied it with the bound Delta_1 / 2.
     using L = PrivateBanditFw;
-    for (const auto& [kind, n] : {std::pair{domains::DomainKind::Simplex, 2u}, std::pair{domains::DomainKind::Simplex, 9u},
-                                  std::pair{domains::DomainKind::Cube, 5u}}) {
-        const domains::Domain D = domain(kind, n);
-        const std::uint64_t T = 100;
-        const auto p = params<L>(D, T, {{"epsilon", 1.0}}, true);
+    struct Case {
+        domains::DomainKind kind;
+        std::uint32_t n;
+        double eps;
+        std::uint64_t T;
+    };
+    for (const Case& k : {Case{domains::DomainKind::Simplex, 2u, 1.0, 100}, Case{domains::DomainKind::Simplex, 9u, 1.0, 100},
+                          Case{domains::DomainKind::Cube, 5u, 1.0, 100}, Case{domains::DomainKind::Simplex, 2u, 100.0, 4000}}) {
+        const domains::DomainKind kind = k.kind;
+        const domains::Domain D = domain(kind, k.n);
+        const std::uint64_t T = k.T;
+        const auto p = params<L>(D, T, {{"epsilon", k.eps}}, true);
         ASSERT_TRUE(p.prefix.lattice);
         const std::uint32_t seed = 5, instance = 2;
         test::Solo<L, float> s(p, seed, instance);
@@ -944,7 +953,7 @@ TEST(Env21, LatticeRoundsFeedTheDocumentedExactSumAndReleaseIt) {
         std::vector<float> S0(D.n);
         const auto A = s.ws().real[0];
         const mech::TreeNoise tn = p.prefix.tree_noise(seed, 0, instance);
-        int shrunk = 0, releases = 0;
+        int shrunk = 0, releases = 0, moved = 0; // moved: the clip changed a rounded coordinate
         for (std::uint64_t t = 1; t <= T; ++t) {
             for (double& v : row) v = unif(gen) * (t % 3 == 0 ? 400.0 : 1.0); // every third round: |f_t| > C
             for (std::uint32_t i = 0; i < D.n; ++i) S0[i] = s.ws().real[1].row(0)[i]; // the tree part before
@@ -965,7 +974,9 @@ TEST(Env21, LatticeRoundsFeedTheDocumentedExactSumAndReleaseIt) {
                                                    static_cast<std::uint32_t>(t - 1), i}
                         .block(0)
                         .w[0];
-                E[i] += noise::lattice_round(x, p.prefix.dlap.gamma, w);
+                const double r = noise::lattice_round(x, p.prefix.dlap.gamma, w);
+                moved += r != noise::lattice_round(static_cast<double>(F * A.row(L::kU)[i]), p.prefix.dlap.gamma, w);
+                E[i] += r;
                 ASSERT_EQ(s.dbl(1)[i], E[i]) << where << " round " << t << " coordinate " << i;
             }
             EXPECT_LE(l1, static_cast<long double>(p.norms.y1)) << where << " round " << t;
@@ -980,8 +991,8 @@ TEST(Env21, LatticeRoundsFeedTheDocumentedExactSumAndReleaseIt) {
             }
         }
         EXPECT_GT(releases, 4) << where;
-        if (D.n == 2 && kind == domains::DomainKind::Simplex)
-            EXPECT_GT(shrunk, 0) << "the clip factor below 1 must be exercised";
+        if (D.n == 2 && kind == domains::DomainKind::Simplex) EXPECT_GT(shrunk, 0) << "the clip factor below 1";
+        if (k.eps == 100.0) EXPECT_GT(moved, 0) << "a clip that moves a lattice point, or the check has no power";
     }
 }
 
