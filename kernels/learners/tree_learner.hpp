@@ -151,9 +151,6 @@ inline mech::Calibration calibration_of(const KeyValues& kv, int kCalibration,
 }
 inline const char* calibration_name(mech::Calibration c) { return c == mech::Calibration::Paper ? "paper" : "strict"; }
 
-/// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
-/// calibration.hpp for calibration `cal` and the learner's loss-set norms (only P~_0 .. P~_{T-1} released);
-/// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin).
 /// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for steps whose coordinates have
 /// |l_c| <= max_abs (1 for the loss sets of AS17's learners): the trees whose node estimates are weighted sums
 /// (Honaker, BLT) have no exact release; then the lattice's own limits (mech::lattice_limit).
@@ -179,6 +176,10 @@ inline mech::PrefixMechanism lattice_version(mech::PrefixMechanism m, bool scale
     return m;
 }
 
+/// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
+/// calibration.hpp for calibration `cal` and the learner's loss-set norms (only P~_0 .. P~_{T-1} released);
+/// epsilon = inf without node_scale turns the noise off (the learner is then its non-private twin);
+/// in float, or when asked for, its lattice version where that applies.
 template <class L>
 mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, double eps, double delta,
                                   const mech::LossSetNorms& norms, const Problem& pb) {
