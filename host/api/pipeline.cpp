@@ -81,12 +81,12 @@ std::vector<std::string> input_paths(const config::Config& cfg) {
 
 std::string float_privacy_warning(const config::Config& cfg, const std::vector<PointRecord>& recs) {
     if (cfg.run.precision != "float") return "";
-    // Lattice noise (docs/spec/model.md §1.8) is exact in float: its report holds. Every other private learner's
-    // report is that of exact noise.
+    // Lattice noise and the exact samplers (docs/spec/model.md §1.8-§1.10; accountant "lattice...") are exact in
+    // float: their report holds. Every other private learner's report is that of exact noise.
     std::vector<std::string> names;
     for (const PointRecord& r : recs) {
         const learners::PrivacyReport& pr = r.learner.privacy;
-        if (!(std::isfinite(pr.epsilon) && pr.epsilon > 0) || std::string(pr.accountant) == "lattice-laplace") continue;
+        if (!(std::isfinite(pr.epsilon) && pr.epsilon > 0) || std::string(pr.accountant).rfind("lattice", 0) == 0) continue;
         if (std::find(names.begin(), names.end(), r.learner.name) == names.end()) names.push_back(r.learner.name);
     }
     if (names.empty()) return "";
@@ -99,7 +99,7 @@ std::string float_privacy_warning(const config::Config& cfg, const std::vector<P
            "is claimed, docs/AUDITS.md \"Set events\"). Use precision = \"double\" where the privacy guarantee matters, "
            "or lattice noise (noise = \"discrete-laplace\", the float default of dp-ftrl-experts, -sphere and -cube with "
            "Laplace nodes, of private-bandit-fw with Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, "
-           "docs/spec/model.md §1.8)";
+           "docs/spec/model.md §1.8; and of svt-experts: exact samplers, §1.9, §1.10)";
 }
 
 std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy) {

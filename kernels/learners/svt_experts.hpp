@@ -44,6 +44,17 @@
 // oblivious sequence, kernels/learners/common.hpp) instead of keeping d cumulative losses per instance. A
 // round is O(1); a switch round adds the mechanism's O(d) passes (a min, then two of one exp each).
 //
+// Exact samplers (noise = "discrete-laplace", the default in float precision where it applies; docs/spec/model.md
+// §1.9, §1.10): the sparse vector on a lattice Gamma Z (kernels/mechanisms/lattice_above_threshold.hpp) and the
+// exact exponential mechanism (kernels/mechanisms/exact_exponential.hpp), so that the report holds for the code as it
+// runs, in float as in double. Round t's loss of the played expert enters the phase accumulator rounded at random
+// onto Gamma Z (noise::lattice_round, the word of (Lattice, sub 1, round t - 1, element 0)): the queries are exact
+// sums of lattice points and move by at most K = ceil(1/Gamma) steps between neighbours, the rounding word being the
+// same on both sides. The exponential mechanism scores max(L_{t-1}, L*) in double (the engine's L_{t-1}, within
+// T^2 2^-53 of the exact sum), at eta/2 lowered by at most 0.1% so that each draw is at most eta-DP. Both samplers
+// give the same bits in float and double runs. Its draw is a scalar loop per instance (no shared CDF): O(d) per
+// switch, with a product of up to ~30 multiplies per candidate.
+//
 // Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
 // (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one
 // more than switches when the sparse vector fires at round T).
@@ -51,7 +62,9 @@
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "kernels/mechanisms/lattice_above_threshold.hpp"
 
 namespace dpr::learners {
 
@@ -83,12 +96,18 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
          "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see "
          "above); the report uses the value given",
          true},
+        {"noise", KeyType::Choice, "laplace", 0, 1, "laplace|discrete-laplace",
+         "samplers: laplace = the continuous sparse vector and exponential mechanism (double draws); discrete-laplace "
+         "= exact samplers, the sparse vector on a lattice and the exponential mechanism on integer weights, whose "
+         "report holds as run in floating point (the default in float precision where it applies; "
+         "docs/spec/model.md §1.9, §1.10)"},
     };
     static constexpr int kBeta = key_index(kKeys, "beta");
     static constexpr int kLstar = key_index(kKeys, "lstar");
     static constexpr int kThreshold = key_index(kKeys, "threshold");
     static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
     static constexpr int kEtaKey = key_index(kKeys, "eta");
+    static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
@@ -101,6 +120,9 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         double eta;  ///< exponential mechanism: Pr ∝ exp(-eta s / 2)
         double Lthr; ///< sparse-vector threshold tau
         mech::SvtScales svt; ///< eps/2 sparse vector over 1-sensitive queries
+        bool lattice;        ///< exact samplers (noise = "discrete-laplace"; see the header)
+        mech::LatticeSvt lsvt;     ///< the lattice sparse vector (lattice only)
+        mech::ExactExpPlan xexp;   ///< the exact exponential mechanism (lattice only)
     };
 
     static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "budget_exhausted", "last_switch_round",
@@ -127,7 +149,44 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         const double acc = (p.strict ? 16.0 : 8.0) * p.B / p.epsilon; // 0 at eps = inf
         p.Lthr = p.Lstar + 4.0 / p.eta + acc;
         p.svt = mech::svt_scales(p.epsilon / 2.0, 1.0);
+        p.lattice = false;
+        if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision) && !exact_obstacle(p, pb).why) {
+            p.lattice = true;
+            p.lsvt = exact_svt(p, pb);
+            p.xexp = exact_exp(p, pb);
+            p.svt.threshold = p.lsvt.threshold_scale; // the scales in use (the report's noise_scale)
+            p.svt.query = 2.0 * p.lsvt.threshold_scale;
+        }
         return p;
+    }
+
+    static bool lattice_asked(const KeyValues& kv) { return kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1; }
+    /// The lattice sparse vector of the eps/2 instances: 1-sensitive queries that are exact sums of lattice points
+    /// (err = 0), at most T per instance, below T + |Lthr| in absolute value.
+    static mech::LatticeSvt exact_svt(const Params& p, const Problem& pb) {
+        const double T = static_cast<double>(pb.T);
+        return mech::lattice_svt(mech::svt_scales(p.epsilon / 2.0, 1.0), false, 1.0, 0.0, T, T + std::fabs(p.Lthr) + 1.0);
+    }
+    /// The exact exponential mechanism at eta/2 over d experts: 1-sensitive scores computed within T^2 2^-53 of the
+    /// exact cumulative loss (losses in [0, 1], any summation order), each draw at most eta-DP.
+    static mech::ExactExpPlan exact_exp(const Params& p, const Problem& pb) {
+        const double T = static_cast<double>(pb.T);
+        return mech::plan_exact_exp(p.eta / 2.0, 1.0, T * T * 0x1.0p-53 * 1.001, pb.d, p.eta);
+    }
+    /// Why the exact samplers do not apply (why = nullptr: they do): `what` and `why` make the sentence check() reports.
+    struct Obstacle {
+        const char* what = nullptr; ///< the part that does not apply
+        const char* why = nullptr;
+    };
+    static Obstacle exact_obstacle(const Params& p, const Problem& pb) {
+        if (std::isinf(p.epsilon)) return {"the exact samplers", "need a finite epsilon (eps = inf has no noise)"};
+        if (std::isinf(p.K)) return {"the exact samplers", "need a finite switch_budget"};
+        if (!(p.eta > 0.0) || std::isinf(p.eta)) return {"the exact samplers", "need a positive, finite eta"};
+        const mech::LatticeSvt l = exact_svt(p, pb);
+        if (l.obstacle) return {"the sparse vector on a lattice", l.obstacle};
+        const mech::ExactExpPlan x = exact_exp(p, pb);
+        if (!x.ok) return {"the exact exponential mechanism", x.why};
+        return {};
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
@@ -140,6 +199,11 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
             return diag.fail("switch_budget",
                              "switch_budget = inf composes infinitely many exponential mechanisms: eps < inf needs a "
                              "finite K (or an explicit eta, whose privacy is then reported as unbounded)");
+        if (lattice_asked(kv) && !p.lattice) {
+            const Obstacle o = exact_obstacle(p, pb);
+            return diag.fail("noise", "%s %s (docs/spec/model.md §1.9, §1.10)",
+                             o.what ? o.what : "the exact samplers", o.why ? o.why : "do not apply");
+        }
         warn_ignored_delta(p, kv, diag);
         return true;
     }
@@ -151,6 +215,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
             r.mechanism = "none (noise off: follow a random consistent expert)";
             return r;
         }
+        if (p.lattice) return exact_privacy(p, r);
         const double svt = p.epsilon / 2.0; // all sparse-vector instances together (each loss in one phase)
         const double basic = p.K * p.eta;  // K exponential mechanisms, eta-DP each
         r.epsilon = svt + basic;
@@ -169,10 +234,35 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         return r;
     }
 
+    /// The report of the exact samplers (model.md §1.9, §1.10): the lattice sparse vectors together (each loss enters
+    /// the queries of one phase) and K exact exponential mechanisms, by basic composition (or, for variant = "approx",
+    /// advanced composition of their per-draw epsilon where smaller); the deltas of the truncated samplers add.
+    static PrivacyReport exact_privacy(const Params& p, PrivacyReport& r) {
+        const double e = p.xexp.epsilon;
+        const double basic = p.K * e;
+        r.epsilon = p.lsvt.epsilon + basic;
+        r.delta = (p.K + 1.0) * p.lsvt.delta + p.K * p.xexp.delta;
+        r.accountant = "lattice: AboveThreshold on a lattice (eps/2, parallel over phases) + K exact exponential "
+                       "mechanisms (basic composition)";
+        if (p.approx) {
+            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            if (adv < basic) {
+                r.epsilon = p.lsvt.epsilon + adv;
+                r.delta += p.delta;
+                r.accountant = "lattice: AboveThreshold on a lattice (eps/2) + advanced composition of K exact "
+                               "exponential mechanisms (AFKT23 Lemma 2.2)";
+            }
+        }
+        r.mechanism = "AboveThreshold on a lattice (discrete Laplace threshold and queries, exact comparisons) + exact "
+                      "exponential mechanism (integer weights on a score grid)";
+        r.noise_scale = p.svt.query;
+        return r;
+    }
+
     /// The planted bugs of the audit suite (common.hpp Planted; docs/AUDITS.md): the sparse vector's and the
-    /// exponential mechanism's.
+    /// exponential mechanism's (continuous samplers only).
     static bool plant(Params& p, Planted bug) {
-        if (std::isinf(p.epsilon)) return false;
+        if (std::isinf(p.epsilon) || p.lattice) return false;
         if (bug == Planted::NoThresholdNoise) p.svt.threshold = 0.0;
         else if (bug == Planted::TwiceTemperature) p.eta *= 2.0;
         else return false;
@@ -200,7 +290,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     /// kernels/learners/common.hpp) and round() searches it instead of making the O(d) passes, with the same
     /// result bit for bit. Not for eta = 0 (every weight 1: nothing to share).
     static constexpr bool kSharedDraw = true;
-    static bool shares_draw(const Params& p) { return p.eta > 0.0; }
+    static bool shares_draw(const Params& p) { return p.eta > 0.0 && !p.lattice; }
     /// Its only O(d) work is the draw: with the CDF, O(1) per instance in either precision.
     template <class R>
     static bool shared_round(const Params& p) {
@@ -221,9 +311,46 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         mech::ExpMechDraw draw;
         draw.round = 0;
         const auto x0 = mech::uniform_candidate(team, p.d, draw);
-        const U rho = mech::svt_threshold(team, p.svt, U(p.Lthr), 1, std::uint32_t{0});
+        const U rho = threshold(p, team, 1);
         SvtPhase<Team>::start(team, ws, x0, rho, U(0.0));
         team.sync();
+    }
+
+    /// The noisy threshold of the sparse vector started at round t: continuous or on the lattice.
+    template <class Team>
+    DPR_HD static typename Team::template uni<double> threshold(const Params& p, const Team& team, std::uint64_t t) {
+        using U = typename Team::template uni<double>;
+        return p.lattice ? mech::lattice_svt_threshold(team, p.lsvt, U(p.Lthr), t, std::uint32_t{0})
+                         : mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0});
+    }
+
+    /// The exact exponential mechanism of round t (model.md §1.9) over the scores max(L_{t-1}(y), L*) in double: one
+    /// scalar draw per instance of the team that switches (`pending`; the others get 0, which switch_to ignores), from
+    /// the words of (Exponential, sub 0, round t, element 0).
+    template <class Team, class Row, class M>
+    DPR_HD static typename Team::template uni<std::uint32_t> exact_expert(const Params& p, const Team& team, std::uint64_t t,
+                                                                          const Row& row, const M& pending) {
+        using UD = typename Team::template uni<double>;
+        using UI = typename Team::template uni<std::uint32_t>;
+        rng::StreamId id;
+        id.seed = team.key().seed;
+        id.stream = team.key().stream;
+        id.purpose = rng::Purpose::Exponential;
+        id.round = static_cast<std::uint32_t>(t);
+        const UI inst = team.instance();
+        if constexpr (std::is_same<UD, double>::value) {
+            id.instance = inst;
+            return mech::exact_exp_draw(p.xexp, p.d, [&](std::uint32_t i) { return std::fmax(team.cum_exact_at(row, UI(i)), p.Lstar); }, id);
+        } else {
+            UI r(0u);
+            for (int l = 0; l < Team::kWidth; ++l) {
+                if (!pending[l]) continue;
+                id.instance = inst[l];
+                r.set(l, mech::exact_exp_draw(p.xexp, p.d,
+                                              [&](std::uint32_t i) { return std::fmax(team.cum_exact_at(row, UI(i))[l], p.Lstar); }, id));
+            }
+            return r;
+        }
     }
 
     template <class Team, class WS, class Row>
@@ -234,15 +361,23 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         if (any(s.pending)) {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
-            const double* cdf = shared_cdf_of(row, t);
-            s.switch_to(cdf ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
-                            : draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }),
-                        t, mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0}), U(0.0));
+            const double* cdf = p.lattice ? nullptr : shared_cdf_of(row, t);
+            s.switch_to(p.lattice ? exact_expert(p, team, t, row, s.pending)
+                        : cdf     ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
+                                  : draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }),
+                        t, threshold(p, team, t), U(0.0));
         }
-        const auto fire = s.test(team, p.svt, p.K, t, s.acc); // q_t: the phase loss of x up to t - 1
+        // q_t: the phase loss of x up to t - 1 (with the exact samplers, of its losses rounded onto the lattice)
+        const auto fire = p.lattice ? s.test_lattice(team, p.lsvt, p.K, t, s.acc) : s.test(team, p.svt, p.K, t, s.acc);
         const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
+        U enters = loss;
+        if (p.lattice) {
+            using UW = typename Team::template uni<std::uint32_t>;
+            const UW w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, std::uint32_t{0}).block(0).w[0];
+            enters = noise::lattice_round(loss, p.lsvt.tab.gamma, w);
+        }
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
-        if (team.rank() == 0) s.store(team, ws, fire, s.acc + loss);
+        if (team.rank() == 0) s.store(team, ws, fire, s.acc + enters);
         team.sync();
         return {loss, loss};
     }

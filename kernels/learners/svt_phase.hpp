@@ -28,6 +28,7 @@
 #include "kernels/core/lanes.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/lattice_above_threshold.hpp"
 
 namespace dpr::learners {
 
@@ -121,6 +122,13 @@ struct SvtPhase {
     DPR_HD DPR_FORCEINLINE M test(const Team& team, const mech::SvtScales& svt, double K, std::uint64_t t,
                                   const U& q) const {
         return asks(K) & (mech::svt_noisy_query(team, svt, q, t, std::uint32_t{0}) > rho);
+    }
+
+    /// The same question on the lattice sparse vector (kernels/mechanisms/lattice_above_threshold.hpp): q a sum of
+    /// lattice points, rho a lattice threshold.
+    DPR_HD DPR_FORCEINLINE M test_lattice(const Team& team, const mech::LatticeSvt& svt, double K, std::uint64_t t,
+                                          const U& q) const {
+        return asks(K) & (mech::lattice_svt_noisy_query(team, svt, q, t, std::uint32_t{0}) > rho);
     }
 
     /// Writes the state after round t (rank 0; the caller syncs the team before, so that every member has read
