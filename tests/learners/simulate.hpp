@@ -80,6 +80,28 @@ struct SimOptions {
     std::uint64_t chunk_work = 0; ///< 0 = the backend's default
 };
 
+/// SimOptions of precision p with a launch request (lanes "auto" | "instances" | "coordinates", isa "auto" | a name).
+inline SimOptions in(Precision p, const char* lanes = "auto", const char* isa = "auto") {
+    SimOptions o;
+    o.precision = p;
+    o.lanes = lanes;
+    o.isa = isa;
+    return o;
+}
+
+/// L's Params resolved from `keys` for d coordinates, T rounds, in float or double precision (as the config layer
+/// resolves them).
+template <class L>
+typename L::Params resolved(KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T) {
+    static const auto infos = config::describe_all<learners::AllLearners>("learner");
+    Problem pb;
+    pb.d = d;
+    pb.T = T;
+    pb.seed = 1;
+    pb.float_precision = float_precision;
+    return L::resolve(key_values(infos, L::kName, keys), pb);
+}
+
 /// Runs `instances` instances of `learner` against `adversary` (shared sequence unless per_instance).
 inline SimResult simulate(const std::string& learner, KeyList lkeys, const std::string& adversary, KeyList akeys,
                           std::uint32_t d, std::uint64_t T, std::uint32_t instances, unsigned threads = 2,

@@ -36,13 +36,7 @@ using test::simulate;
 
 constexpr double kDiscreteLaplace = 3, kHonaker = 2; // noise / mechanism choice indices
 
-SimOptions in(Precision p, const char* lanes = "auto", const char* isa = "auto") {
-    SimOptions o;
-    o.precision = p;
-    o.lanes = lanes;
-    o.isa = isa;
-    return o;
-}
+using test::in;
 
 const char* const kLearners[] = {"dp-ftrl-experts", "dp-ftrl-sphere", "dp-ftrl-cube"};
 
@@ -120,17 +114,14 @@ void expect_lattice_on_the_command_line(const std::string& learner, const std::s
     EXPECT_NE(c.err.find("the privacy reported for " + learner), std::string::npos) << "continuous in float: " << c.err;
 }
 
-/// L's Params resolved from `keys` for d coordinates, T rounds, in float or double precision.
-template <class L>
-typename L::Params resolved(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T) {
-    static const auto infos = config::describe_all<learners::AllLearners>("learner");
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    pb.seed = 1;
-    pb.float_precision = float_precision;
-    return L::resolve(test::key_values(infos, L::kName, keys), pb);
+TEST(LatticeLearners, SvtExpertsExactSamplersOnTheCommandLine) {
+    // svt-experts' exact samplers (docs/spec/model.md §1.9, §1.10; its own tests in test_svt_experts_exact.cpp): at
+    // eps = 1000 the lattice sparse vector's truncation would matter.
+    expect_lattice_on_the_command_line("svt-experts", "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"halving\"\n"
+                                                      "d = 16\n[learner]\nalgorithm = \"svt-experts\"\n", "1000");
 }
+
+using test::resolved;
 
 using learners::DpMab;
 

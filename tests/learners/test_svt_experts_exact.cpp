@@ -1,17 +1,16 @@
 // svt-experts with the exact samplers (noise = "discrete-laplace", the float default; docs/spec/model.md §1.9,
 // §1.10; kernels/learners/svt_experts.hpp): which runs use them and what they report (never more than asked, in both
-// variants), the command line around the key, the same bits in float and double and on every CPU launch policy (the
+// variants), the same bits in float and double and on every CPU launch policy (the
 // draws are exact, so no summation order can change them), the switching round's recipe (the phase accumulator holds
 // the lattice-rounded losses of the documented word, the threshold and the draw come from the documented streams),
-// and the regret law against the continuous double run (KS, statistical).
+// and the regret law against the continuous double run (KS, statistical). The command line around the key:
+// tests/learners/test_lattice_learners.cpp (LatticeLearners.SvtExpertsExactSamplersOnTheCommandLine).
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "cli/run_cli.hpp"
 #include "kernels/learners/svt_experts.hpp"
 #include "learners/simulate.hpp"
 #include "noise/stat_tests.hpp"
@@ -26,22 +25,10 @@ using test::simulate;
 
 constexpr double kExact = 1; // noise = "discrete-laplace"
 
-SimOptions in(Precision p, const char* lanes = "auto", const char* isa = "auto") {
-    SimOptions o;
-    o.precision = p;
-    o.lanes = lanes;
-    o.isa = isa;
-    return o;
-}
+using test::in;
 
 SvtExperts::Params resolved(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T) {
-    static const auto infos = config::describe_all<learners::AllLearners>("learner");
-    Problem pb;
-    pb.d = d;
-    pb.T = T;
-    pb.seed = 1;
-    pb.float_precision = float_precision;
-    return SvtExperts::resolve(test::key_values(infos, SvtExperts::kName, keys), pb);
+    return test::resolved<SvtExperts>(keys, float_precision, d, T);
 }
 
 bool exact(const learners::PrivacyReport& r) { return std::string(r.accountant).rfind("lattice", 0) == 0; }
@@ -79,27 +66,6 @@ TEST(SvtExpertsExact, FloatDefaultsToTheExactSamplersAndNeverReportsMoreThanAske
                 }
     // eps = inf (no noise) and an infinite budget keep the continuous path: nothing to make exact.
     EXPECT_FALSE(resolved({{"epsilon", kInf}}, true, 8, 64).lattice);
-}
-
-TEST(SvtExpertsExact, TheCommandLineRefusesTheKeyWhereItCannotHoldAndWarnsOnlyWithoutIt) {
-    test::TempDir dir;
-    const std::string base = "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"halving\"\nd = 16\n"
-                             "[learner]\nalgorithm = \"svt-experts\"\n";
-    // eps = 1000: the lattice sparse vector's truncation would matter (delta above 1e-15).
-    dir.write("r.toml", base + "epsilon = 1000\nnoise = \"discrete-laplace\"\n");
-    const test::CliResult e = test::run_cli(dir, "run r.toml --out e --quiet");
-    EXPECT_EQ(e.rc, 2) << e.err;
-    EXPECT_NE(e.err.find("noise"), std::string::npos) << e.err;
-    EXPECT_NE(e.err.find("delta above 1e-15"), std::string::npos) << e.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("e/run.json")));
-    dir.write("d.toml", base + "epsilon = 1\n");
-    const test::CliResult l = test::run_cli(dir, "run d.toml --out l --quiet --set 'run.precision=\"float\"'");
-    ASSERT_EQ(l.rc, 0) << l.err;
-    EXPECT_EQ(l.err.find("[run] precision = \"float\""), std::string::npos) << "exact samplers: " << l.err;
-    const test::CliResult c = test::run_cli(dir, "run d.toml --out c --quiet --set 'run.precision=\"float\"' "
-                                                 "--set 'learner.noise=\"laplace\"'");
-    ASSERT_EQ(c.rc, 0) << c.err;
-    EXPECT_NE(c.err.find("the privacy reported for svt-experts"), std::string::npos) << c.err;
 }
 
 /// keys that make svt-experts switch within a few hundred rounds on halving (a small budget, so a small threshold).
