@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../noise/stat_tests.hpp"
+#include "mechanisms/exact_laws.hpp"
 #include "kernels/mechanisms/exact_exponential.hpp"
 
 namespace dpr {
@@ -64,12 +65,7 @@ Ratio max_log_ratio(const std::vector<long double>& P, const std::vector<long do
     return r;
 }
 
-/// The hockey-stick divergence sum_i max(0, P(i) - e^eps Q(i)): an (eps, delta) guarantee means it is at most delta.
-long double hockey_stick(const std::vector<long double>& P, const std::vector<long double>& Q, double eps) {
-    long double h = 0;
-    for (std::size_t i = 0; i < P.size(); ++i) h += std::max(0.0L, P[i] - std::exp(static_cast<long double>(eps)) * Q[i]);
-    return h;
-}
+using test::hockey_stick;
 
 /// 2^k as a BigUint.
 BigUint pow2(int k) {

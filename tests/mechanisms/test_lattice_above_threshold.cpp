@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../noise/stat_tests.hpp"
+#include "mechanisms/exact_laws.hpp"
 #include "kernels/core/team.hpp"
 #include "kernels/mechanisms/lattice_above_threshold.hpp"
 
@@ -23,17 +24,10 @@ using mech::LatticeSvt;
 
 /// The sampler's exact law P^(n), n in [-2^17, 2^17], as pmf[n + 2^17] (from the thresholds in use).
 std::vector<long double> exact_pmf(const noise::DlapTable& tab) {
-    long double p[noise::kDlapDigits];
-    mech::dlap_digit_probabilities(tab, p);
-    const long double pj = mech::dlap_probability(tab.theta, 2);
+    const test::ExactLaw law(tab);
     const std::int64_t M = noise::kDlapMax;
-    std::vector<long double> pmf(2 * M + 1, 0.0L);
-    pmf[M] = 1.0L - pj;
-    for (std::int64_t g = 0; g < M; ++g) {
-        long double pg = 1.0L;
-        for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i) pg *= ((g >> i) & 1) ? p[i] : 1.0L - p[i];
-        pmf[M + 1 + g] = pmf[M - 1 - g] = pj / 2.0L * pg;
-    }
+    std::vector<long double> pmf(2 * M + 1);
+    for (std::int64_t n = -M; n <= M; ++n) pmf[n + M] = law(n);
     return pmf;
 }
 
@@ -80,12 +74,7 @@ long double worst_log_ratio(const std::vector<long double>& P, const std::vector
     return w;
 }
 
-/// The hockey-stick divergence sum_o max(0, P(o) - e^eps Q(o)), at most delta under an (eps, delta) guarantee.
-long double hockey_stick(const std::vector<long double>& P, const std::vector<long double>& Q, double eps) {
-    long double h = 0;
-    for (std::size_t i = 0; i < P.size(); ++i) h += std::max(0.0L, P[i] - std::exp(static_cast<long double>(eps)) * Q[i]);
-    return h;
-}
+using test::hockey_stick;
 
 TEST(LatticeSvt, PlanMeetsTheContinuousEpsilonForAtMostOneLatticeStepMoreNoise) {
     for (double eps : {0.05, 1.0, 10.0, 40.0})

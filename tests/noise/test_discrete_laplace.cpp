@@ -12,32 +12,14 @@
 #include "kernels/mechanisms/lattice.hpp"
 #include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/rng/lanes.hpp"
+#include "mechanisms/exact_laws.hpp"
 #include "noise/stat_tests.hpp"
 
 using namespace dpr;
 
 namespace {
 
-// The sampler's exact law P^(n) from the thresholds (long double), |n| <= 2^17.
-struct ExactLaw {
-    long double pj;
-    long double p[noise::kDlapDigits];
-    explicit ExactLaw(const noise::DlapTable& tab) {
-        pj = mech::dlap_probability(tab.theta, 2);
-        mech::dlap_digit_probabilities(tab, p);
-    }
-    long double geometric(std::uint32_t g) const {
-        long double v = 1.0L;
-        for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i) v *= ((g >> i) & 1u) ? p[i] : 1.0L - p[i];
-        return v;
-    }
-    long double operator()(std::int64_t n) const {
-        if (n == 0) return 1.0L - pj;
-        const std::uint64_t m = static_cast<std::uint64_t>(n < 0 ? -n : n);
-        if (m > noise::kDlapMax) return 0.0L;
-        return pj / 2.0L * geometric(static_cast<std::uint32_t>(m - 1));
-    }
-};
+using test::ExactLaw;
 
 long double dlap_pmf(long double t, std::int64_t n) {
     const long double q = std::exp(-1.0L / t);
