@@ -20,8 +20,10 @@ NumPy (fair: what a careful researcher would write), for all I instances at once
 numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in both (dpregret regenerates it
 only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
 
-Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick]
+Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick] [--precision float]
        [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check [--shared-pass] | --check-potential | --check-tree]
+--precision float runs dpregret in float, where svt-experts draws with its exact samplers (docs/spec/model.md §1.9,
+§1.10); the NumPy peers are unchanged (double).
 """
 import argparse
 import csv
@@ -265,6 +267,8 @@ def main():
     ap.add_argument("--out", default="experiments/bench/results/afkt23_svt.csv")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--precision", choices=["double", "float"], default="double",
+                    help="[run] precision of the dpregret runs (float: svt-experts' exact samplers)")
     ap.add_argument("--check", action="store_true",
                     help="instead of timing: compare the mean total loss of dpregret and of this NumPy implementation "
                          "(written from docs/spec/afkt23.md §C1, independent RNG) at d = 1024, T = 4096, "
@@ -289,7 +293,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for d, T, n in shapes:
-            cfg = (f"[run]\nseed = 1\ninstances = {n}\nrounds = {T}\ncheckpoints = 4\n"
+            cfg = (f"[run]\nseed = 1\ninstances = {n}\nrounds = {T}\ncheckpoints = 4\nprecision = \"{a.precision}\"\n"
                    f"[adversary]\nkind = \"halving\"\nd = {d}\n"
                    f"[learner]\nalgorithm = \"svt-experts\"\nepsilon = {eps}\n")
             rj = run_config(a.binary, cfg, f"svt_{d}", work, a.threads)
@@ -301,7 +305,7 @@ def main():
             n_draws = max(64, (1 << 27) // d) if not a.quick else max(16, (1 << 24) // d)
             draws = numpy_draws_per_s(d, n_draws)
             ours_draws = dpregret_draws_per_s(a.binary, d, n_draws, work)
-            rows.append(dict(d=d, T=T, instances=n, epsilon=eps, dpregret_ir_per_s=f"{ours:.4g}",
+            rows.append(dict(d=d, T=T, instances=n, epsilon=eps, precision=a.precision, dpregret_ir_per_s=f"{ours:.4g}",
                              numpy_ir_per_s=f"{theirs:.4g}", numpy_rounds=nr, ratio=f"{ours / theirs:.3g}",
                              numpy_shared_pass_ir_per_s=f"{shared:.4g}", ratio_shared_pass=f"{ours / shared:.3g}",
                              expmech_draws=n_draws,
@@ -323,7 +327,7 @@ def check(a):
     import csv as _csv
     d, T, n, eps = 1024, 4096, 2000, 10.0
     with tempfile.TemporaryDirectory() as work:
-        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
+        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\nprecision = \"{a.precision}\"\n"
                f"[adversary]\nkind = \"halving\"\nd = {d}\n[learner]\nalgorithm = \"svt-experts\"\nepsilon = {eps}\n")
         run_config(a.binary, cfg, "check", work, a.threads)
         with open(os.path.join(work, "out_check", "final_regret.csv")) as f:
