@@ -116,9 +116,7 @@ DPR_HD DPR_FORCEINLINE typename Team::template uni<double> lattice_svt_noise(con
                                                                              std::uint32_t sub, std::uint64_t round,
                                                                              UI element) {
     using UD = typename Team::template uni<double>;
-    typename Team::template uni<std::uint32_t> wd[noise::kDlapWords];
-    noise::dlap_words(rng::instance_stream(team, rng::Purpose::SparseVector, sub, round, element), wd);
-    return noise::dlap_from_words<UD>(wd, s.tab);
+    return noise::dlap_draw<UD>(rng::instance_stream(team, rng::Purpose::SparseVector, sub, round, element), s.tab);
 }
 
 /// rho = floor(tau / Gamma) Gamma + Gamma n_th of the instance started at `round`.

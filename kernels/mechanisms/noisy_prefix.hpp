@@ -108,9 +108,9 @@ lattice_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
     const V tree = team.load(S, idx); // row 0: the tree part of prefix t - 1, a multiple of Gamma
     const V exact = convert<R>(L + convert<double>(tree));
     if (tr.advance) {
-        U wd[4 * noise::kDlapBlocks];
-        noise::dlap_words(rng::coordinate_stream(team, rng::Purpose::Lattice, 0u, tr.s, idx), wd);
-        const V node = tr.node_noisy ? noise::dlap_from_words<V>(wd, tn.dlap) : V(R(0));
+        const V node = tr.node_noisy
+                           ? noise::dlap_draw<V>(rng::coordinate_stream(team, rng::Purpose::Lattice, 0u, tr.s, idx), tn.dlap)
+                           : V(R(0));
         const V next = team.load(S.row(tr.c + 1), idx) + node;
         for (std::uint32_t j = 0; j <= tr.c; ++j) team.store(S.row(j), idx, next);
     }

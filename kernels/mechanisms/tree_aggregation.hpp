@@ -181,11 +181,9 @@ template <class R>
 DPR_HD inline R stream_node_draw(const TreeNoise& tn, std::uint64_t s, std::uint32_t sub, std::uint32_t coord) {
     const rng::StreamId id = tree_stream(tn, s, coord);
     if (tn.lattice) {
-        std::uint32_t wd[4 * noise::kDlapBlocks];
-        noise::dlap_words(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, rng::Purpose::Lattice, 0u,
-                                                         id.round, id.element},
-                          wd);
-        return noise::dlap_from_words<R>(wd, tn.dlap);
+        return noise::dlap_draw<R>(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, rng::Purpose::Lattice,
+                                                                  0u, id.round, id.element},
+                                   tn.dlap);
     }
     R u[4];
     stream_uniforms<R, std::uint32_t>(

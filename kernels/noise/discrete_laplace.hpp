@@ -101,6 +101,15 @@ DPR_HD DPR_FORCEINLINE void dlap_words(const rng::LaneStream<U>& s, U* wd) {
     }
 }
 
+/// One draw Gamma n, n ~ the sampler's exact law, from the 29 words of the lanes' stream `s` (dlap_words, then
+/// dlap_from_words), in the lanes' precision of V: every discrete Laplace draw of the engine goes through here.
+template <class V, class U>
+DPR_HD DPR_FORCEINLINE V dlap_draw(const rng::LaneStream<U>& s, const DlapTable& tab) {
+    U wd[kDlapWords];
+    dlap_words(s, wd);
+    return dlap_from_words<V>(wd, tab);
+}
+
 /// round-to-nearest-even of |y| < 2^51 (the 1.5 2^52 constant: exact under round-to-nearest).
 template <class D>
 DPR_HD DPR_FORCEINLINE D rint_small(D y) {
@@ -128,9 +137,7 @@ DPR_HD DPR_FORCEINLINE D lattice_round(D l, double gamma, U w) {
 /// the 29 words of the stream `noise` (dlap_words): Gamma (k + n), exact in double lanes D.
 template <class D, class U>
 DPR_HD DPR_FORCEINLINE D lattice_release(D x, const rng::LaneStream<U>& noise, U w, const DlapTable& tab) {
-    U wd[kDlapWords];
-    dlap_words(noise, wd);
-    return lattice_round(x, tab.gamma, w) + dlap_from_words<D>(wd, tab);
+    return lattice_round(x, tab.gamma, w) + dlap_draw<D>(noise, tab);
 }
 
 } // namespace dpr::noise
