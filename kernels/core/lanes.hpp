@@ -70,6 +70,15 @@ DPR_HD DPR_FORCEINLINE bool mask_for(bool m) {
     return m;
 }
 DPR_HD DPR_FORCEINLINE bool all(bool m) { return m; }
+/// Lane l of v (a scalar is its own lane 0): for the scalar loops that run one instance of a pack at a time.
+template <class T, enable_if_scalar_t<T> = 0>
+DPR_HD DPR_FORCEINLINE T lane_of(T v, int) {
+    return v;
+}
+template <class V, std::enable_if_t<!std::is_arithmetic<V>::value, int> = 0>
+DPR_HD DPR_FORCEINLINE lane_scalar_t<V> lane_of(const V& v, int l) {
+    return v[l];
+}
 
 /// min and max with a fixed NaN rule: the result is b only if b is smaller (larger), so a NaN a is kept and a
 /// NaN b is ignored; equal values give a. The SIMD versions are the x86 minps/maxps with swapped operands,

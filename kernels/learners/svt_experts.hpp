@@ -96,11 +96,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
          "sampling parameter of the exponential mechanism Pr[y] ∝ exp(-eta s(y)/2); auto by variant (see "
          "above); the report uses the value given",
          true},
-        {"noise", KeyType::Choice, "laplace", 0, 1, "laplace|discrete-laplace",
-         "samplers: laplace = the continuous sparse vector and exponential mechanism (double draws); discrete-laplace "
-         "= exact samplers, the sparse vector on a lattice and the exponential mechanism on integer weights, whose "
-         "report holds as run in floating point (the default in float precision where it applies; "
-         "docs/spec/model.md §1.9, §1.10)"},
+        kExactSamplersKey,
     };
     static constexpr int kBeta = key_index(kKeys, "beta");
     static constexpr int kLstar = key_index(kKeys, "lstar");
@@ -150,10 +146,8 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         p.Lthr = p.Lstar + 4.0 / p.eta + acc;
         p.svt = mech::svt_scales(p.epsilon / 2.0, 1.0);
         p.lattice = false;
-        if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision) && !exact_obstacle(p, pb).why) {
+        if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision) && !exact_plans(p, pb).why) {
             p.lattice = true;
-            p.lsvt = exact_svt(p, pb);
-            p.xexp = exact_exp(p, pb);
             p.svt.threshold = p.lsvt.threshold_scale; // the scales in use (the report's noise_scale)
             p.svt.query = 2.0 * p.lsvt.threshold_scale;
         }
@@ -173,19 +167,15 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         const double T = static_cast<double>(pb.T);
         return mech::plan_exact_exp(p.eta / 2.0, 1.0, T * T * 0x1.0p-53 * 1.001, pb.d, p.eta);
     }
-    /// Why the exact samplers do not apply (why = nullptr: they do): `what` and `why` make the sentence check() reports.
-    struct Obstacle {
-        const char* what = nullptr; ///< the part that does not apply
-        const char* why = nullptr;
-    };
-    static Obstacle exact_obstacle(const Params& p, const Problem& pb) {
+    /// Plans both exact samplers into p.lsvt and p.xexp and says why they do not apply (why = nullptr: they do).
+    static ExactObstacle exact_plans(Params& p, const Problem& pb) {
         if (std::isinf(p.epsilon)) return {"the exact samplers", "need a finite epsilon (eps = inf has no noise)"};
         if (std::isinf(p.K)) return {"the exact samplers", "need a finite switch_budget"};
         if (!(p.eta > 0.0) || std::isinf(p.eta)) return {"the exact samplers", "need a positive, finite eta"};
-        const mech::LatticeSvt l = exact_svt(p, pb);
-        if (l.obstacle) return {"the sparse vector on a lattice", l.obstacle};
-        const mech::ExactExpPlan x = exact_exp(p, pb);
-        if (!x.ok) return {"the exact exponential mechanism", x.why};
+        p.lsvt = exact_svt(p, pb);
+        if (p.lsvt.obstacle) return {"the sparse vector on a lattice", p.lsvt.obstacle};
+        p.xexp = exact_exp(p, pb);
+        if (!p.xexp.ok) return {"the exact exponential mechanism", p.xexp.why};
         return {};
     }
 
@@ -194,16 +184,12 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         const double K = kv.get(kSwitchBudget, 0.0);
         if (kv.given[kSwitchBudget] && !std::isinf(K) && K != std::floor(K))
             return diag.fail("switch_budget", "switch_budget = %g must be a whole number of switches (or inf)", K);
-        const Params p = resolve(kv, pb);
+        Params p = resolve(kv, pb);
         if (std::isinf(p.K) && !std::isinf(p.epsilon) && !kv.given[kEtaKey])
             return diag.fail("switch_budget",
                              "switch_budget = inf composes infinitely many exponential mechanisms: eps < inf needs a "
                              "finite K (or an explicit eta, whose privacy is then reported as unbounded)");
-        if (lattice_asked(kv) && !p.lattice) {
-            const Obstacle o = exact_obstacle(p, pb);
-            return diag.fail("noise", "%s %s (docs/spec/model.md §1.9, §1.10)",
-                             o.what ? o.what : "the exact samplers", o.why ? o.why : "do not apply");
-        }
+        if (lattice_asked(kv) && !p.lattice) return exact_obstacle_error(exact_plans(p, pb), diag);
         warn_ignored_delta(p, kv, diag);
         return true;
     }
@@ -324,35 +310,6 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
                          : mech::svt_threshold(team, p.svt, U(p.Lthr), t, std::uint32_t{0});
     }
 
-    /// The exact exponential mechanism of round t (model.md §1.9) over the scores max(L_{t-1}(y), L*) in double: one
-    /// scalar draw per instance of the team that switches (`pending`; the others get 0, which switch_to ignores), from
-    /// the words of (Exponential, sub 0, round t, element 0).
-    template <class Team, class Row, class M>
-    DPR_HD static typename Team::template uni<std::uint32_t> exact_expert(const Params& p, const Team& team, std::uint64_t t,
-                                                                          const Row& row, const M& pending) {
-        using UD = typename Team::template uni<double>;
-        using UI = typename Team::template uni<std::uint32_t>;
-        rng::StreamId id;
-        id.seed = team.key().seed;
-        id.stream = team.key().stream;
-        id.purpose = rng::Purpose::Exponential;
-        id.round = static_cast<std::uint32_t>(t);
-        const UI inst = team.instance();
-        if constexpr (std::is_same<UD, double>::value) {
-            id.instance = inst;
-            return mech::exact_exp_draw(p.xexp, p.d, [&](std::uint32_t i) { return std::fmax(team.cum_exact_at(row, UI(i)), p.Lstar); }, id);
-        } else {
-            UI r(0u);
-            for (int l = 0; l < Team::kWidth; ++l) {
-                if (!pending[l]) continue;
-                id.instance = inst[l];
-                r.set(l, mech::exact_exp_draw(p.xexp, p.d,
-                                              [&](std::uint32_t i) { return std::fmax(team.cum_exact_at(row, UI(i))[l], p.Lstar); }, id));
-            }
-            return r;
-        }
-    }
-
     template <class Team, class WS, class Row>
     DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
                                                                          std::uint64_t t, const Row& row) {
@@ -361,8 +318,12 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         if (any(s.pending)) {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
-            const double* cdf = p.lattice ? nullptr : shared_cdf_of(row, t);
-            s.switch_to(p.lattice ? exact_expert(p, team, t, row, s.pending)
+            using UI = typename Team::template uni<std::uint32_t>;
+            const double* cdf = shared_cdf_of(row, t); // never prepared for the exact samplers (shares_draw)
+            s.switch_to(p.lattice ? s.exact_draw(team, p.xexp, p.d, t,
+                                                 [&](int l, std::uint32_t i) {
+                                                     return std::fmax(lane_of(team.cum_exact_at(row, UI(i)), l), p.Lstar);
+                                                 })
                         : cdf     ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
                                   : draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }),
                         t, threshold(p, team, t), U(0.0));
@@ -370,12 +331,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         // q_t: the phase loss of x up to t - 1 (with the exact samplers, of its losses rounded onto the lattice)
         const auto fire = p.lattice ? s.test_lattice(team, p.lsvt, p.K, t, s.acc) : s.test(team, p.svt, p.K, t, s.acc);
         const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
-        U enters = loss;
-        if (p.lattice) {
-            using UW = typename Team::template uni<std::uint32_t>;
-            const UW w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, std::uint32_t{0}).block(0).w[0];
-            enters = noise::lattice_round(loss, p.lsvt.tab.gamma, w);
-        }
+        const U enters = p.lattice ? SvtPhase<Team>::lattice_loss(team, loss, p.lsvt.tab.gamma, t) : loss;
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) s.store(team, ws, fire, s.acc + enters);
         team.sync();

@@ -23,12 +23,16 @@
 //   pending  1 if the sparse vector fired at the previous round     fires   TOP answers so far
 //   last     round of the latest switch (0 if none)
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/core/lanes.hpp"
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/mechanisms/lattice_above_threshold.hpp"
+#include "kernels/noise/discrete_laplace.hpp"
+#include "kernels/rng/lanes.hpp"
 
 namespace dpr::learners {
 
@@ -67,6 +71,26 @@ struct PureOrApprox {
         return true;
     }
 };
+
+/// The key of the phase learners' exact samplers (svt-experts, adaptive-svt-experts; docs/spec/model.md §1.9, §1.10).
+inline constexpr KeySpec kExactSamplersKey = {
+    "noise", KeyType::Choice, "laplace", 0, 1, "laplace|discrete-laplace",
+    "samplers: laplace = the continuous sparse vector and exponential mechanism (double draws); discrete-laplace = "
+    "exact samplers, the sparse vector on a lattice and the exponential mechanism on integer weights, whose report "
+    "holds as run in floating point (the default in float precision where it applies; docs/spec/model.md §1.9, "
+    "§1.10)"};
+
+/// Why a phase learner's exact samplers do not apply: the part that does not (`what`) and why (nullptr: they apply).
+struct ExactObstacle {
+    const char* what = nullptr;
+    const char* why = nullptr;
+};
+
+/// check()'s error when noise = "discrete-laplace" was asked for and the exact samplers do not apply.
+inline bool exact_obstacle_error(const ExactObstacle& o, Diagnostic& diag) {
+    return diag.fail("noise", "%s %s (docs/spec/model.md §1.9, §1.10)", o.what ? o.what : "the exact samplers",
+                     o.why ? o.why : "do not apply");
+}
 
 template <class Team>
 struct SvtPhase {
@@ -129,6 +153,42 @@ struct SvtPhase {
     DPR_HD DPR_FORCEINLINE M test_lattice(const Team& team, const mech::LatticeSvt& svt, double K, std::uint64_t t,
                                           const U& q) const {
         return asks(K) & (mech::lattice_svt_noisy_query(team, svt, q, t, std::uint32_t{0}) > rho);
+    }
+
+    /// With the exact samplers (docs/spec/model.md §1.9, §1.10): round t's loss l of the played expert rounded at
+    /// random onto Gamma Z with the word of (Lattice, sub 1, round t - 1, element 0), the value the phase accumulator
+    /// adds, so that the queries are exact sums of lattice points and move by at most ceil(1 / Gamma) steps between
+    /// neighbours (the word is the same on both sides). |l| <= 1.
+    DPR_HD DPR_FORCEINLINE static U lattice_loss(const Team& team, const U& l, double gamma, std::uint64_t t) {
+        const UI w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, std::uint32_t{0}).block(0).w[0];
+        return noise::lattice_round(l, gamma, w);
+    }
+
+    /// The exact exponential mechanism of round t (model.md §1.9; plan over n candidates) on the pending lanes: one
+    /// scalar draw per switching instance from the words of (Exponential, sub 0, round t, element 0), over the scores
+    /// score(l, i) (lane l, candidate i, in double). The other lanes get 0, which switch_to ignores. A scalar loop per
+    /// instance: O(n) per switch.
+    template <class Score>
+    DPR_HD UI exact_draw(const Team& team, const mech::ExactExpPlan& plan, std::uint32_t n, std::uint64_t t,
+                         Score&& score) const {
+        rng::StreamId id;
+        id.seed = team.key().seed;
+        id.stream = team.key().stream;
+        id.purpose = rng::Purpose::Exponential;
+        id.round = static_cast<std::uint32_t>(t);
+        const UI inst = team.instance();
+        if constexpr (std::is_same<U, double>::value) {
+            id.instance = inst;
+            return mech::exact_exp_draw(plan, n, [&](std::uint32_t i) { return score(0, i); }, id);
+        } else {
+            UI r(0u);
+            for (int l = 0; l < Team::kWidth; ++l) {
+                if (!pending[l]) continue;
+                id.instance = inst[l];
+                r.set(l, mech::exact_exp_draw(plan, n, [&](std::uint32_t i) { return score(l, i); }, id));
+            }
+            return r;
+        }
     }
 
     /// Writes the state after round t (rank 0; the caller syncs the team before, so that every member has read
