@@ -81,25 +81,25 @@ std::vector<std::string> input_paths(const config::Config& cfg) {
 
 std::string float_privacy_warning(const config::Config& cfg, const std::vector<PointRecord>& recs) {
     if (cfg.run.precision != "float") return "";
-    // Lattice noise and the exact samplers (docs/spec/model.md §1.8-§1.10; accountant "lattice...") are exact in
-    // float: their report holds. Every other private learner's report is that of exact noise.
+    // Lattice noise and the exact samplers (docs/spec/model.md §1.8-§1.10; PrivacyReport::as_run) are exact in float:
+    // their report holds. Every other private learner's report is that of exact noise.
     std::vector<std::string> names;
     for (const PointRecord& r : recs) {
         const learners::PrivacyReport& pr = r.learner.privacy;
-        if (!(std::isfinite(pr.epsilon) && pr.epsilon > 0) || std::string(pr.accountant).rfind("lattice", 0) == 0) continue;
+        if (!(std::isfinite(pr.epsilon) && pr.epsilon > 0) || pr.as_run) continue;
         if (std::find(names.begin(), names.end(), r.learner.name) == names.end()) names.push_back(r.learner.name);
     }
     if (names.empty()) return "";
     std::string list;
     for (std::size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
     return "[run] precision = \"float\": the privacy reported for " + list + " (run.json) is that of exact noise, which "
-           "their float samplers do not give: 24-bit draws take 2^23 values and the released sums lie on a float "
-           "lattice that can tell the neighbours apart (Mironov, CCS 2012; `dpregret audit` of "
+           "their floating-point samplers do not give: a draw takes finitely many values (2^23 for a 24-bit "
+           "Laplace draw) and the released values lie on a float lattice that can tell the neighbours apart (Mironov, CCS 2012; `dpregret audit` of "
            "experiments/audits/dp_ftrl_cube_tight.toml with the continuous sampler in float finds eps_lb = 1.9 where 1 "
            "is claimed, docs/AUDITS.md \"Set events\"). Use precision = \"double\" where the privacy guarantee matters, "
            "or lattice noise (noise = \"discrete-laplace\", the float default of dp-ftrl-experts, -sphere and -cube with "
            "Laplace nodes, of private-bandit-fw with Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, "
-           "docs/spec/model.md §1.8; and of svt-experts: exact samplers, §1.9, §1.10)";
+           "docs/spec/model.md §1.8; and of svt-experts and adaptive-svt-experts: exact samplers, §1.9, §1.10)";
 }
 
 std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy) {

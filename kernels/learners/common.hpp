@@ -124,6 +124,11 @@ struct PrivacyReport {
     /// curve of the audited pair from the node scale (host/audit/tradeoff.cpp learner_tradeoff). False for trees over
     /// other vectors (ENV21's batch estimates) and for every other release.
     bool nodes_hold_losses = false;
+    /// The (epsilon, delta) above holds for the code as it runs, in float as in double: every draw that carries the
+    /// privacy is an exact sampler (lattice noise, the exact exponential mechanism, AboveThreshold on a lattice;
+    /// docs/spec/model.md §1.8-§1.10). False: it is the guarantee of exact real-valued noise, which the floating-point
+    /// samplers approximate (run.json's float warning names such learners).
+    bool as_run = false;
 
     /// epsilon, delta, accountant and gdp_mu from the guarantee of the mechanism that carries the noise (the
     /// calibration, the mechanism's description and the scale are the learner's to say).
@@ -132,6 +137,7 @@ struct PrivacyReport {
         delta = g.delta;
         accountant = g.accountant;
         gdp_mu = g.gdp_mu;
+        as_run = g.as_run;
     }
 };
 

@@ -242,6 +242,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         r.mechanism = "AboveThreshold on a lattice (discrete Laplace threshold and queries, exact comparisons) + exact "
                       "exponential mechanism (integer weights on a score grid)";
         r.noise_scale = p.svt.query;
+        r.as_run = true;
         return r;
     }
 

@@ -186,6 +186,9 @@ struct Guarantee {
     /// mechanisms is again Gaussian, their Cor. 3.3), so mu = sqrt(h') Delta_2 / sigma = sqrt(2 rho) exactly.
     /// The audit's "gdp" bound compares with it (docs/AUDITS.md "Gaussian-DP bound").
     double gdp_mu = 0.0;
+    /// The guarantee holds for the implementation as it runs in floating point, in float as in double (the exact
+    /// samplers: lattice noise, docs/spec/model.md §1.8-§1.10), not only for exact real-valued noise.
+    bool as_run = false;
 };
 
 /// The guarantee of Gaussian noise sigma when everything released about one step has squared L2 sensitivity

@@ -119,7 +119,7 @@ inline Guarantee lattice_guarantee(const noise::DlapTable& tab, std::uint32_t hp
     const double m = static_cast<double>(noise::kDlapMax) - margin;
     const double tail = m >= 1.0 ? dlap_tail(tab, static_cast<std::int64_t>(m)) : 1.0;
     const double delta = std::fmin(1.0, h * static_cast<double>(coords) * tail);
-    return Guarantee{eps, delta, "lattice-laplace", 0.5 * eps * eps};
+    return Guarantee{eps, delta, "lattice-laplace", 0.5 * eps * eps, 0.0, true};
 }
 
 /// Why lattice noise with the table `tab` cannot release sums whose elements have |l_c| <= max_abs (nullptr: it
