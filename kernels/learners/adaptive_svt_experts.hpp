@@ -28,6 +28,18 @@
 // State: the phase scalars of svt_phase.hpp and 3 more per instance; L_{t-1} comes from the engine (kReadsCumulative).
 // Diagnostics: switches (all runs), doublings (restarts), final_lbar (Lbar* at T), svt_fires.
 //
+// Exact samplers (noise = "discrete-laplace", the default in float precision where they apply; views that provide
+// kNoiseKey >= 0: adaptive-svt-experts; docs/spec/model.md §1.9, §1.10, docs/spec/afkt23.md §C2): svt-experts'
+// two (the sparse vector on a lattice over the phase losses rounded at random onto Gamma Z, the exact exponential
+// mechanism at eta/2 over max(L_{t-1}, Lbar*) in double, fitted to at most eta per draw), and the check as an exact
+// lattice release (model.md §1.8 "One release per round"): Lbar_t = Gamma_c (k + n), k the computed L_{t-1}(x_t)
+// rounded at random onto Gamma_c Z with word 0 of (Lattice, sub 2, round t, element 0), n ~ the discrete Laplace
+// sampler's law from the 29 words of (SparseVector, kSvtCheck, round t, element 0), at the scale K/eps_0 (1 + 2 err)
+// raised until its epsilon is at most eps_0/K; err = T^2 2^-53 bounds the computed L_{t-1}'s rounding, so the
+// computed value is (1 + 2 err)-sensitive. Lbar_t and the comparison with the (double) bar are exact. Every part is
+// at most its continuous counterpart, so the report, R (eps_L + K eps_draw + K eps_check), is at most eps; the
+// deltas of the truncated samplers add.
+//
 // The experts are a view (the template parameter): RowExperts below, the coordinates of the loss row
 // (adaptive-svt-experts), or the points of a rho-net of the ball whose losses are formed from the row
 // (net-oco, kernels/learners/net_oco.hpp: AFKT23 Theorem 3). A view provides its name, geometry and keys (the
@@ -37,7 +49,12 @@
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "kernels/mechanisms/lattice.hpp"
+#include "kernels/mechanisms/lattice_above_threshold.hpp"
+#include "kernels/noise/discrete_laplace.hpp"
 
 namespace dpr::learners {
 
@@ -62,7 +79,10 @@ inline constexpr KeySpec kAdaptiveKeys[] = {
 struct RowExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "adaptive-svt-experts";
     static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
-                                        kAdaptiveKeys[4]};
+                                        kAdaptiveKeys[4], kExactSamplersKey};
+    /// The exact samplers' key (AdaptiveSvt: -1 for a view without them): L_{t-1} is the engine's sum of losses in
+    /// [0, 1], within T^2 2^-53 of the exact one.
+    static constexpr int kNoiseKey = 5;
     struct Params {
         std::uint32_t n; ///< the number of experts: d
     };
@@ -124,6 +144,11 @@ struct AdaptiveSvt {
         double check_margin; ///< 5 K ln(1/beta_0) / eps_0
         mech::SvtScales svt; ///< eps_0/2 sparse vector over 1-sensitive queries
         typename View::Params view;
+        bool lattice;            ///< exact samplers (noise = "discrete-laplace"; see the header)
+        mech::LatticeSvt lsvt;   ///< the lattice sparse vector of each run (lattice only)
+        mech::ExactExpPlan xexp; ///< the exact exponential mechanism (lattice only)
+        mech::RoundLattice chk;  ///< the check's lattice release (lattice only)
+        mech::Guarantee chk_g;   ///< the guarantee of one check (lattice only)
     };
 
     static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "doublings", "final_lbar", "svt_fires"};
@@ -150,14 +175,68 @@ struct AdaptiveSvt {
         p.check_scale = p.K / p.eps0;
         p.check_margin = 5.0 * p.K * std::log(1.0 / p.beta0) / p.eps0;
         p.svt = mech::svt_scales(p.eps0 / 2.0, 1.0);
+        p.lattice = false;
+        if (View::kNoiseKey >= 0 && mech::lattice_wanted(lattice_asked(kv), noise_given(kv), pb.float_precision) &&
+            !exact_plans(p, pb).why) {
+            p.lattice = true;
+            p.svt.threshold = p.lsvt.threshold_scale; // the scales in use (the report's noise_scale)
+            p.svt.query = 2.0 * p.lsvt.threshold_scale;
+            p.check_scale = p.chk.scale;
+        }
         return p;
     }
 
-    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) { return View::check(kv, pb, diag); }
+    static bool noise_given(const KeyValues& kv) {
+        if constexpr (View::kNoiseKey < 0) return false;
+        else return kv.given[View::kNoiseKey];
+    }
+    static bool lattice_asked(const KeyValues& kv) {
+        if constexpr (View::kNoiseKey < 0) return false;
+        else return kv.given[View::kNoiseKey] && static_cast<int>(kv.num[View::kNoiseKey]) == 1;
+    }
+
+    /// Plans the exact samplers into p (see the header) and says why they do not apply (why = nullptr: they do).
+    static ExactObstacle exact_plans(Params& p, const Problem& pb) {
+        if (!(p.epsilon > 0.0) || std::isinf(p.epsilon)) return {"the exact samplers", "need a finite epsilon"};
+        const double T = static_cast<double>(pb.T);
+        const double err = T * T * 0x1.0p-53 * 1.001;     // the computed L_{t-1}: T values in [0, 1], any order
+        const double lbar_max = std::ldexp(1.0, static_cast<int>(p.R) - 1); // Lbar* after R - 1 doublings
+        p.lsvt = mech::lattice_svt(mech::svt_scales(p.eps0 / 2.0, 1.0), false, 1.0, 0.0, T,
+                                   T + lbar_max + 4.0 / p.eta + p.acc + 1.0);
+        if (p.lsvt.obstacle) return {"the sparse vector on a lattice", p.lsvt.obstacle};
+        p.xexp = mech::plan_exact_exp(p.eta / 2.0, 1.0, err, p.d, p.eta);
+        if (!p.xexp.ok) return {"the exact exponential mechanism", p.xexp.why};
+        const double sens = 1.0 + 2.0 * err;
+        p.chk = mech::round_lattice(p.check_scale * sens, false, sens, 1, T + 1.0);
+        if (p.chk.obstacle) return {"the lattice check of Algorithm 2", p.chk.obstacle};
+        p.chk_g = mech::lattice_guarantee(p.chk.dlap, 1, sens, 1);
+        return {};
+    }
+
+    static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
+        if (!View::check(kv, pb, diag)) return false;
+        if (lattice_asked(kv)) {
+            Params p = resolve(kv, pb);
+            if (!p.lattice) return exact_obstacle_error(exact_plans(p, pb), diag);
+        }
+        return true;
+    }
 
     static PrivacyReport privacy(const Params& p) {
         PrivacyReport r;
         r.calibration = p.strict ? "strict" : "paper";
+        if (p.lattice) {
+            // R runs x (the lattice sparse vectors + K exact exponential mechanisms + K lattice checks).
+            r.epsilon = p.R * (p.lsvt.epsilon + p.K * p.xexp.epsilon + p.K * p.chk_g.epsilon);
+            r.delta = p.R * ((p.K + 1.0) * p.lsvt.delta + p.K * p.xexp.delta + p.K * p.chk_g.delta);
+            r.accountant = "basic composition over at most R = ceil(log2 T) + 1 runs of Alg. 1 on exact samplers (a "
+                           "lattice sparse vector and K exact exponential mechanisms) and K lattice checks per run";
+            r.mechanism = "AboveThreshold on a lattice + exact exponential mechanism per run (Alg. 1), lattice releases "
+                          "of the best loss as checks (exact samplers)";
+            r.noise_scale = p.svt.query;
+            r.as_run = true;
+            return r;
+        }
         // R runs x (eps_0/2 sparse vector + K eta exponential mechanisms + K checks of eps_0/K).
         r.epsilon = p.R * (p.eps0 / 2.0 + p.K * p.eta + p.K * (p.eps0 / p.K));
         r.delta = 0.0;
@@ -179,14 +258,20 @@ struct AdaptiveSvt {
         return lbar + U(4.0 / p.eta + p.acc);
     }
 
+    /// The noisy threshold of the sparse vector started at round t for the estimate lbar: continuous or on the lattice.
+    template <class Team, class U>
+    DPR_HD static U noisy_threshold(const Params& p, const Team& team, const U& lbar, std::uint64_t t) {
+        return p.lattice ? mech::lattice_svt_threshold(team, p.lsvt, threshold<Team>(p, lbar), t, std::uint32_t{0})
+                         : mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), t, std::uint32_t{0});
+    }
+
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
         using U = typename Team::template uni<double>;
         mech::ExpMechDraw draw; // round 0: uniform
         const auto x0 = mech::uniform_candidate(team, p.d, draw);
         const U lbar(1.0);
-        SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), 1, std::uint32_t{0}),
-                              U(0.0));
+        SvtPhase<Team>::start(team, ws, x0, noisy_threshold(p, team, lbar, 1), U(0.0));
         if (team.rank() == 0) {
             team.put(ws.scalars, kLbar, lbar);
             team.put(ws.scalars, kRuns, U(1.0));
@@ -210,11 +295,21 @@ struct AdaptiveSvt {
         if (any(s.pending)) {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
-            const UI y = mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw, [&](auto i) {
-                return convert<R>(vmax(View::cum(p.view, team, row, t, i), D(lbar)));
-            });
+            const UI y = p.lattice ? s.exact_draw(team, p.xexp, p.d, t,
+                                                  [&](int l, std::uint32_t i) {
+                                                      return std::fmax(lane_of(View::cum_at(p.view, team, row, t, UI(i)), l),
+                                                                       lane_of(lbar, l));
+                                                  })
+                                   : mech::exponential_mechanism(team, p.d, p.eta / 2.0, draw, [&](auto i) {
+                                         return convert<R>(vmax(View::cum(p.view, team, row, t, i), D(lbar)));
+                                     });
             // The private check of the picked expert's loss so far (C2), eps_0/K-DP.
-            const U check = View::cum_at(p.view, team, row, t, y) + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
+            const U cum_y = View::cum_at(p.view, team, row, t, y);
+            const U check =
+                p.lattice ? noise::lattice_release(cum_y, rng::instance_stream(team, rng::Purpose::SparseVector, mech::kSvtCheck, t, std::uint32_t{0}),
+                                                   rng::instance_stream(team, rng::Purpose::Lattice, 2u, t, std::uint32_t{0}).block(0).w[0],
+                                                   p.chk.dlap)
+                          : cum_y + mech::svt_laplace(team, mech::kSvtCheck, t, std::uint32_t{0}, p.check_scale);
             const U bar = p.plus ? lbar + U(p.check_margin) : lbar - U(p.check_margin);
             const auto dbl = s.pending & (check > bar) & (runs < U(p.R));
             UI xn = y;
@@ -228,16 +323,17 @@ struct AdaptiveSvt {
             switches = switches + select(s.pending, one, zero);
             lbar = select(dbl, lbar + lbar, lbar);
             runs = runs + select(dbl, one, zero);
-            s.switch_to(xn, t, mech::svt_threshold(team, p.svt, threshold<Team>(p, lbar), t, std::uint32_t{0}), zero);
+            s.switch_to(xn, t, noisy_threshold(p, team, lbar, t), zero);
             s.k = select(dbl, zero, s.k); // a restart begins a new run of Algorithm 1
         }
-        const auto fire = s.test(team, p.svt, p.K, t, s.acc);
+        const auto fire = p.lattice ? s.test_lattice(team, p.lsvt, p.K, t, s.acc) : s.test(team, p.svt, p.K, t, s.acc);
         const UI xi = convert<std::uint32_t>(s.x);
         const U loss = View::loss_at(p.view, team, row, xi);
         const U paid = View::charge(p.view, team, row, xi);
+        const U enters = p.lattice ? SvtPhase<Team>::lattice_loss(team, loss, p.lsvt.tab.gamma, t) : loss;
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {
-            s.store(team, ws, fire, s.acc + loss);
+            s.store(team, ws, fire, s.acc + enters);
             team.put(ws.scalars, kLbar, lbar);
             team.put(ws.scalars, kRuns, runs);
             team.put(ws.scalars, kSwitches, switches);

@@ -42,6 +42,8 @@ struct BallNetExperts : Learner<Geometry::Ball> {
          true},
     };
     static constexpr int kRho = key_index(kKeys, "rho");
+    /// No exact samplers yet (AdaptiveSvt): the scores <G_{t-1}, x^i> need their own rounding bound.
+    static constexpr int kNoiseKey = -1;
     static constexpr double kMaxExperts = 2147483648.0; ///< 2^31: the argmin index is 32-bit
     static constexpr double kLargeNet = 16777216.0;     ///< 2^24 points: above this, check() warns of the cost
     static constexpr double kNetPointsPerSecond = 1e7;  ///< one CPU thread's pass rate (2-core VM, d = 2, docs/BENCHMARKS.md)

@@ -1,0 +1,195 @@
+// adaptive-svt-experts with the exact samplers (noise = "discrete-laplace", the float default; docs/spec/model.md
+// §1.8-§1.10, docs/spec/afkt23.md §C2; kernels/learners/adaptive_svt_experts.hpp): which runs use them and what they
+// report (each part at most its continuous counterpart, so never more than asked), the same bits in float and double
+// and on every CPU launch policy, the round's recipe (the phase accumulator holds the lattice-rounded losses of the
+// documented word; a switch draws the expert of the exact mechanism over max(L_{t-1}, Lbar*), checks it with the
+// documented lattice release and doubles Lbar* exactly when that release passes the bar), and the regret law against
+// the continuous double run (KS, statistical). svt-experts' own: test_svt_experts_exact.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/learners/adaptive_svt_experts.hpp"
+#include "kernels/learners/net_oco.hpp"
+#include "learners/simulate.hpp"
+#include "noise/stat_tests.hpp"
+
+namespace {
+
+using namespace dpr;
+using learners::AdaptiveSvtExperts;
+using test::in;
+using test::SimResult;
+using test::simulate;
+
+constexpr double kExact = 1; // noise = "discrete-laplace"
+
+AdaptiveSvtExperts::Params resolved(test::KeyList keys, bool float_precision, std::uint32_t d, std::uint64_t T) {
+    return test::resolved<AdaptiveSvtExperts>(keys, float_precision, d, T);
+}
+
+TEST(AdaptiveSvtExact, FloatDefaultsToTheExactSamplersAndNeverReportsMoreThanAsked) {
+    for (double eps : {0.1, 1.0, 10.0, 100.0})
+        for (std::uint32_t d : {4u, 300u})
+            for (std::uint64_t T : {64u, 4096u}) {
+                SCOPED_TRACE(testing::Message() << "eps " << eps << " d " << d << " T " << T);
+                const AdaptiveSvtExperts::Params f = resolved({{"epsilon", eps}}, true, d, T);
+                ASSERT_TRUE(f.lattice);
+                const learners::PrivacyReport rf = AdaptiveSvtExperts::privacy(f);
+                EXPECT_TRUE(rf.as_run);
+                EXPECT_LE(rf.epsilon, eps);
+                EXPECT_LT(rf.delta, 1e-14);
+                // Each part at most its continuous counterpart: a run's sparse vectors eps_0/2, each draw eta, each
+                // check eps_0/K.
+                EXPECT_LE(f.lsvt.epsilon, f.eps0 / 2);
+                EXPECT_LE(f.xexp.epsilon, f.eta);
+                EXPECT_LE(f.chk_g.epsilon, f.eps0 / f.K);
+                EXPECT_GE(f.chk.scale, f.K / f.eps0);
+                const AdaptiveSvtExperts::Params dbl = resolved({{"epsilon", eps}}, false, d, T);
+                EXPECT_FALSE(dbl.lattice) << "double keeps the continuous samplers";
+                const learners::PrivacyReport rd = AdaptiveSvtExperts::privacy(dbl);
+                EXPECT_FALSE(rd.as_run);
+                EXPECT_LE(rd.epsilon, eps * (1 + 1e-12));
+                // Within a few per mille of the continuous report (the exponential mechanism's fit, the raises).
+                EXPECT_LE(rf.epsilon, rd.epsilon);
+                EXPECT_GT(rf.epsilon, 0.995 * rd.epsilon);
+                const AdaptiveSvtExperts::Params asked = resolved({{"epsilon", eps}, {"noise", kExact}}, false, d, T);
+                ASSERT_TRUE(asked.lattice) << "asked for in double";
+                EXPECT_EQ(AdaptiveSvtExperts::privacy(asked).epsilon, rf.epsilon);
+            }
+    // net-oco has no exact samplers yet: its float report stays that of exact noise (run.json warns).
+    const learners::PrivacyReport net = learners::NetOco::privacy(test::resolved<learners::NetOco>({{"epsilon", 1.0}}, true, 2, 64));
+    EXPECT_FALSE(net.as_run);
+}
+
+TEST(AdaptiveSvtExact, AskedForWhereItCannotApplyIsAnErrorNamingTheKey) {
+    // eps = 1e5: the sparse vector's lattice step is so fine against the sensitivity that its truncation shows.
+    static const auto infos = config::describe_all<learners::AllLearners>("learner");
+    Diagnostic diag;
+    const KeyValues kv = test::key_values(infos, AdaptiveSvtExperts::kName, {{"epsilon", 1e5}, {"noise", kExact}});
+    Problem pb;
+    pb.d = 8;
+    pb.T = 64;
+    EXPECT_FALSE(AdaptiveSvtExperts::check(kv, pb, diag));
+    EXPECT_STREQ(diag.key, "noise");
+    EXPECT_NE(std::string(diag.message).find("delta above 1e-15"), std::string::npos) << diag.message;
+    // Not asked for (the float default): the continuous samplers, with run.json's float warning.
+    EXPECT_FALSE(resolved({{"epsilon", 1e5}}, true, 8, 64).lattice);
+}
+
+/// keys that make adaptive-svt-experts switch (and double Lbar*) within a few hundred rounds on halving: eps_0 = 50
+/// at T = 400 (R = 10), so eta ~ 0.1 and Lthr ~ Lbar* + 44.
+const test::KeyList kSwitching = {{"epsilon", 1000.0}};
+const test::KeyList kSwitchingExact = {{"epsilon", 1000.0}, {"noise", kExact}};
+
+TEST(AdaptiveSvtExact, FloatAndDoubleAndEveryCpuLaunchPolicyGiveTheSameBits) {
+    const SimResult ref = simulate("adaptive-svt-experts", kSwitching, "halving", {}, 64, 400, 37, 1, 3, false, 4, 0,
+                                   in(Precision::Float, "instances", "generic"));
+    ASSERT_TRUE(ref.privacy.as_run);
+    double switches = 0, doublings = 0;
+    for (std::uint32_t k = 0; k < ref.instances; ++k) {
+        switches += ref.diagnostic("switches", k);
+        doublings += ref.diagnostic("doublings", k);
+    }
+    EXPECT_GT(switches, 2.0 * ref.instances) << "the runs switch: the draws are exercised";
+    EXPECT_GT(doublings, 1.0 * ref.instances) << "the checks pass: Lbar* doubles";
+    for (const char* lanes : {"instances", "coordinates"})
+        for (const char* isa : {"generic", "auto"})
+            for (Precision prec : {Precision::Float, Precision::Double}) {
+                const SimResult r = simulate("adaptive-svt-experts", kSwitchingExact, "halving", {}, 64, 400, 37, 2, 3,
+                                             false, 4, 0, in(prec, lanes, isa));
+                EXPECT_EQ(r.final_regret, ref.final_regret) << lanes << " " << isa << " " << r.policy;
+                EXPECT_EQ(r.diagnostics, ref.diagnostics) << lanes << " " << isa << " " << r.policy;
+            }
+}
+
+TEST(AdaptiveSvtExact, ARoundFollowsTheRecipe) {
+    // One instance driven by hand through the engine's one-lane team, restart_expert = "keep" so that the expert
+    // after a switch is the exact mechanism's pick even when Lbar* doubles.
+    using A = AdaptiveSvtExperts;
+    const std::uint32_t d = 8;
+    const std::uint64_t T = 400;
+    const A::Params p = resolved({{"epsilon", 1000.0}, {"restart_expert", 1.0}}, true, d, T);
+    ASSERT_TRUE(p.lattice);
+    SerialTeam<double> team{RngKey{5, 0}, 9};
+    std::vector<double> scal(A::kScalars, -7.0);
+    learners::contract::SerialWS<double> ws{};
+    ws.scalars = StridedView<double>{scal.data(), 1, static_cast<std::uint64_t>(A::kScalars)};
+    A::init(p, team, ws);
+    EXPECT_EQ(scal[learners::kPhaseRho], mech::lattice_svt_threshold(team, p.lsvt, A::threshold<SerialTeam<double>>(p, 1.0), 1, 0u));
+    std::vector<double> loss(d), cum(d, 0.0);
+    double acc = 0.0;
+    int switches_seen = 0, doublings_seen = 0, kept_seen = 0;
+    for (std::uint64_t t = 1; t <= T; ++t) {
+        for (std::uint32_t i = 0; i < d; ++i) loss[i] = (i + t) % 3 == 0 ? 1.0 : (i % 2 ? 0.25 : 0.0);
+        const bool pending = scal[learners::kPhasePending] > 0.5;
+        const double lbar = scal[A::kLbar], runs = scal[A::kRuns];
+        const ScalarLossRow<double> row{loss.data(), loss.data(), cum.data()};
+        A::round(p, team, ws, t, row);
+        const auto x = static_cast<std::uint32_t>(scal[learners::kPhaseX]);
+        if (pending) {
+            ++switches_seen;
+            rng::StreamId id;
+            id.seed = 5;
+            id.instance = 9;
+            id.purpose = rng::Purpose::Exponential;
+            id.round = static_cast<std::uint32_t>(t);
+            const std::uint32_t want = mech::exact_exp_draw(p.xexp, d, [&](std::uint32_t i) { return std::fmax(cum[i], lbar); }, id);
+            ASSERT_EQ(x, want) << "round " << t;
+            const std::uint32_t w = rng::instance_stream(team, rng::Purpose::Lattice, 2u, t, 0u).block(0).w[0];
+            const double check = noise::lattice_release(
+                cum[want], rng::instance_stream(team, rng::Purpose::SparseVector, mech::kSvtCheck, t, 0u), w, p.chk.dlap);
+            ASSERT_EQ(std::fmod(check, p.chk.dlap.gamma), 0.0);
+            const bool dbl = check > lbar - p.check_margin && runs < p.R;
+            ASSERT_EQ(scal[A::kLbar], dbl ? 2 * lbar : lbar) << "round " << t;
+            doublings_seen += dbl;
+            kept_seen += !dbl;
+            ASSERT_EQ(scal[learners::kPhaseRho],
+                      mech::lattice_svt_threshold(team, p.lsvt, A::threshold<SerialTeam<double>>(p, scal[A::kLbar]), t, 0u))
+                << "round " << t;
+            acc = 0.0;
+        }
+        const std::uint32_t w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, 0u).block(0).w[0];
+        const double r = noise::lattice_round(loss[x], p.lsvt.tab.gamma, w);
+        ASSERT_EQ(std::fmod(r, p.lsvt.tab.gamma), 0.0);
+        ASSERT_LE(std::fabs(r - loss[x]), p.lsvt.tab.gamma);
+        acc += r;
+        ASSERT_EQ(scal[learners::kPhaseAcc], acc) << "round " << t;
+        for (std::uint32_t i = 0; i < d; ++i) cum[i] += loss[i];
+    }
+    EXPECT_GT(switches_seen, 2);
+    EXPECT_GT(doublings_seen, 0);
+    EXPECT_EQ(scal[A::kRuns], 1.0 + doublings_seen);
+    (void)kept_seen;
+}
+
+TEST(AdaptiveSvtExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
+    // Disjoint instances (ids 0 and 3000) over the same halving sequence: the float run with the exact samplers
+    // against the double run with the continuous ones. The final regret and the round of the last switch.
+    const SimResult f = simulate("adaptive-svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 0,
+                                 in(Precision::Float));
+    const SimResult d = simulate("adaptive-svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 3000,
+                                 in(Precision::Double));
+    ASSERT_TRUE(f.privacy.as_run);
+    ASSERT_FALSE(d.privacy.as_run);
+    std::vector<double> a = f.final_regret, b = d.final_regret;
+    const test::KsResult ks = test::ks_two_sample(a, b);
+    EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
+    auto last = [](const SimResult& r) {
+        std::vector<double> v;
+        for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("switches", k));
+        return v;
+    };
+    std::vector<double> sf = last(f), sd = last(d);
+    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
+    // Power: the same test sees the continuous run at eps = 1300 (a noise 23% smaller) as another law.
+    const SimResult e = simulate("adaptive-svt-experts", {{"epsilon", 1300.0}}, "halving", {}, 64, 400, 3000, 2, 11, false,
+                                 4, 6000, in(Precision::Double));
+    std::vector<double> se = last(e);
+    sf = last(f);
+    EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 1300 against 1000";
+}
+
+} // namespace
