@@ -31,6 +31,7 @@
 #include "kernels/learners/common.hpp"
 #include "kernels/core/vmath.hpp"
 #include "kernels/learners/registry.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/noise/lane_noise.hpp"
 #include "kernels/rng/lanes.hpp"
 #include "kernels/sim/instance_loop.hpp"
@@ -144,21 +145,33 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
 
     /// Learners with kSharedDraw on a shared sequence (L::shares_draw(p) true): the chunk's per-round CDFs of
     /// their exponential mechanism from its L_{t-1} rows `cum` (d per round), each made on first use for all
-    /// instances (cpu::SharedCdfCache); shared_cdf() is what the rows carry, null when there is none.
+    /// instances (cpu::SharedCdfCache); shared_cdf() is what the rows carry, null when there is none. With an exact
+    /// plan (L::shared_exact_plan), the round's table of the exact mechanism over the double scores instead.
     template <class R>
     void prepare_shared_cdf(std::uint64_t t0, std::uint64_t n, const double* cum) {
         cdf_on_ = false;
         if constexpr (kSharedDraw) {
             if (!cum || n == 0 || !L::shares_draw(p_)) return;
-            cdf_.reset(
-                t0, n, a_.d, cum,
-                [](const void* ctx, const double* c, std::uint32_t d, double* out) {
-                    const auto& p = *static_cast<const typename L::Params*>(ctx);
-                    exp_mech_cdf<kLanes>(
-                        d, L::shared_coefficient(p), c,
-                        [&](auto x) { return L::template shared_score<R>(p, x); }, out);
-                },
-                &p_);
+            if (L::shared_exact_plan(p_))
+                cdf_.reset(
+                    t0, n, a_.d, mech::exact_exp_table_size(a_.d), cum,
+                    [](const void* ctx, const double* c, std::uint32_t d, double* out) {
+                        const auto& p = *static_cast<const typename L::Params*>(ctx);
+                        mech::exact_exp_table(
+                            *L::shared_exact_plan(p), d,
+                            [&](std::uint32_t i) { return L::template shared_score<double>(p, c[i]); }, out);
+                    },
+                    &p_);
+            else
+                cdf_.reset(
+                    t0, n, a_.d, std::uint64_t{a_.d} + 1, cum,
+                    [](const void* ctx, const double* c, std::uint32_t d, double* out) {
+                        const auto& p = *static_cast<const typename L::Params*>(ctx);
+                        exp_mech_cdf<kLanes>(
+                            d, L::shared_coefficient(p), c,
+                            [&](auto x) { return L::template shared_score<R>(p, x); }, out);
+                    },
+                    &p_);
             cdf_on_ = true;
         }
     }

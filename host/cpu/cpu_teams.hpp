@@ -122,25 +122,27 @@ void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, d
 /// The per-round exponential-mechanism CDFs of a chunk, shared by all instances of a point (learners with
 /// kSharedDraw on a shared sequence): round t's is computed by the first instance that asks for it (its
 /// thread fills it; another thread asking meanwhile waits), so only the rounds in which some instance
-/// switches cost an O(d) pass, once for all instances, instead of one per switching instance.
+/// switches cost an O(d) pass, once for all instances, instead of one per switching instance. A round's values are
+/// exp_mech_cdf's d + 1 or, for the exact exponential mechanism, its table (mech::exact_exp_table_size(d)).
 class SharedCdfCache {
   public:
-    /// Writes round r's d + 1 values (exp_mech_cdf's layout) from its L_{t-1} row.
+    /// Writes round r's `size` values from its L_{t-1} row.
     using Fill = void (*)(const void* ctx, const double* cum, std::uint32_t d, double* cdf);
 
-    void reset(std::uint64_t t0, std::uint64_t n, std::uint32_t d, const double* cum, Fill fill,
+    void reset(std::uint64_t t0, std::uint64_t n, std::uint32_t d, std::uint64_t size, const double* cum, Fill fill,
                const void* ctx) {
         if (n > state_cap_) {
             state_.reset(new std::atomic<int>[n]);
             state_cap_ = n;
         }
-        if (n * (d + 1) > buf_cap_) { // a round's CDF and its min (exp_mech_cdf)
-            buf_.reset(new double[n * (d + 1)]);
-            buf_cap_ = n * (d + 1);
+        if (n * size > buf_cap_) {
+            buf_.reset(new double[n * size]);
+            buf_cap_ = n * size;
         }
         for (std::uint64_t r = 0; r < n; ++r) state_[r].store(0, std::memory_order_relaxed);
         t0_ = t0;
         d_ = d;
+        size_ = size;
         cum_ = cum;
         fill_ = fill;
         ctx_ = ctx;
@@ -148,7 +150,7 @@ class SharedCdfCache {
 
     const double* get(std::uint64_t t) const {
         const std::uint64_t r = t - t0_;
-        double* out = buf_.get() + r * (d_ + 1);
+        double* out = buf_.get() + r * size_;
         std::atomic<int>& st = state_[r];
         if (st.load(std::memory_order_acquire) == 2) return out;
         int idle = 0;
@@ -164,7 +166,7 @@ class SharedCdfCache {
   private:
     std::unique_ptr<double[]> buf_;
     std::unique_ptr<std::atomic<int>[]> state_;
-    std::uint64_t buf_cap_ = 0, state_cap_ = 0, t0_ = 0;
+    std::uint64_t buf_cap_ = 0, state_cap_ = 0, t0_ = 0, size_ = 0;
     std::uint32_t d_ = 0;
     const double* cum_ = nullptr;
     Fill fill_ = nullptr;

@@ -189,8 +189,12 @@ using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
 ///   template <class R> static bool shared_round(const Params&);
 ///                                        // in precision R, with the CDF: its round is O(1) per instance
 ///                                        // (then instance lanes at any d)
-/// and reads the CDF in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where none is
-/// prepared).
+///   static const mech::ExactExpPlan* shared_exact_plan(const Params&);
+///                                        // the exact mechanism's plan when the draw is exact (docs/spec/model.md
+///                                        // §1.9), else null: the executor then prepares mech::exact_exp_table
+///                                        // over shared_score<double> instead of the CDF
+/// and reads the CDF (or the table) in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where
+/// none is prepared).
 template <class L>
 using SharedDraw = detected_or_t<std::false_type, SharedDrawOp, L>;
 

@@ -229,6 +229,8 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         return sizeof(R) == 8 && shares_draw(p);
     }
     static double shared_coefficient(const Params& p) { return p.eta; }
+    /// The continuous sampler only (no exact plan).
+    static const mech::ExactExpPlan* shared_exact_plan(const Params&) { return nullptr; }
     /// The score of the draw, L_{t-1}(y) rounded to the run's precision, as double lanes.
     template <class R, class V>
     static V shared_score(const Params&, V cum) {

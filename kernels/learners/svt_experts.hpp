@@ -52,8 +52,10 @@
 // sums of lattice points and move by at most K = ceil(1/Gamma) steps between neighbours, the rounding word being the
 // same on both sides. The exponential mechanism scores max(L_{t-1}, L*) in double (the engine's L_{t-1}, within
 // T^2 2^-53 of the exact sum), at eta/2 lowered by at most 0.1% so that each draw is at most eta-DP. Both samplers
-// give the same bits in float and double runs. Its draw is a scalar loop per instance (no shared CDF): O(d) per
-// switch, with a product of up to ~30 multiplies per candidate.
+// give the same bits in float and double runs. On a shared sequence the CPU executor prepares the round's exact table
+// once (mech::exact_exp_table: the weights and the exact running sums of every 64th candidate) and each switching
+// instance draws from it in O(log d + 64); elsewhere (an own sequence, the GPU) the draw is a scalar loop per
+// instance, O(d) per switch with a product of up to ~30 multiplies per candidate. Both give the same index.
 //
 // Diagnostics (C1 "Record"): switches (exponential-mechanism calls after the initial draw), budget_exhausted
 // (1 if k reached K: the sparse vector froze), last_switch_round (0 if none), svt_fires (TOP answers; one
@@ -273,18 +275,20 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     }
 
     /// Round t's draw from L_{t-1} is the same law for every instance of a shared sequence: the CPU executor
-    /// prepares its CDF once per round in which some instance switches (kSharedDraw,
-    /// kernels/learners/common.hpp) and round() searches it instead of making the O(d) passes, with the same
-    /// result bit for bit. Not for eta = 0 (every weight 1: nothing to share).
+    /// prepares its CDF (with the exact samplers, the exact mechanism's table: mech::exact_exp_table) once per round
+    /// in which some instance switches (kSharedDraw, kernels/learners/common.hpp) and round() searches it instead of
+    /// making the O(d) passes, with the same result bit for bit. Not for eta = 0 (every weight 1: nothing to share).
     static constexpr bool kSharedDraw = true;
-    static bool shares_draw(const Params& p) { return p.eta > 0.0 && !p.lattice; }
+    static bool shares_draw(const Params& p) { return p.eta > 0.0; }
+    static const mech::ExactExpPlan* shared_exact_plan(const Params& p) { return p.lattice ? &p.xexp : nullptr; }
     /// Its only O(d) work is the draw: with the CDF, O(1) per instance in either precision.
     template <class R>
     static bool shared_round(const Params& p) {
         return shares_draw(p);
     }
     static double shared_coefficient(const Params& p) { return p.eta / 2.0; }
-    /// The score of draw_expert, max(L_{t-1}(y), L*) rounded to the run's precision, as double lanes.
+    /// The score of draw_expert, max(L_{t-1}(y), L*) rounded to the run's precision, as double lanes (R = double:
+    /// the exact mechanism's score).
     template <class R, class V>
     static V shared_score(const Params& p, V cum) {
         return convert<double>(convert<R>(vmax(cum, V(p.Lstar))));
@@ -320,11 +324,12 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
             using UI = typename Team::template uni<std::uint32_t>;
-            const double* cdf = shared_cdf_of(row, t); // never prepared for the exact samplers (shares_draw)
-            s.switch_to(p.lattice ? s.exact_draw(team, p.xexp, p.d, t,
-                                                 [&](int l, std::uint32_t i) {
-                                                     return std::fmax(lane_of(team.cum_exact_at(row, UI(i)), l), p.Lstar);
-                                                 })
+            const double* cdf = shared_cdf_of(row, t); // with the exact samplers, the exact mechanism's table
+            s.switch_to(p.lattice ? (cdf ? s.exact_draw_from_table(team, p.xexp, p.d, t, cdf)
+                                         : s.exact_draw(team, p.xexp, p.d, t,
+                                                        [&](int l, std::uint32_t i) {
+                                                            return shared_score<double>(p, lane_of(team.cum_exact_at(row, UI(i)), l));
+                                                        }))
                         : cdf     ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
                                   : draw_expert(p, team, t, [&](auto i) { return team.cum_exact(row, i); }),
                         t, threshold(p, team, t), U(0.0));

@@ -171,6 +171,24 @@ struct SvtPhase {
     template <class Score>
     DPR_HD UI exact_draw(const Team& team, const mech::ExactExpPlan& plan, std::uint32_t n, std::uint64_t t,
                          Score&& score) const {
+        return each_pending(team, t, [&](const rng::StreamId& id, int l) {
+            return mech::exact_exp_draw(plan, n, [&](std::uint32_t i) { return score(l, i); }, id);
+        });
+    }
+
+    /// The same draws from the round's shared table (mech::exact_exp_table over the scores every instance shares):
+    /// the same index, in O(log n + 64) per instance.
+    DPR_HD UI exact_draw_from_table(const Team& team, const mech::ExactExpPlan& plan, std::uint32_t n, std::uint64_t t,
+                                    const double* table) const {
+        return each_pending(team, t, [&](const rng::StreamId& id, int) {
+            return mech::exact_exp_draw_from_table(plan, n, table, id);
+        });
+    }
+
+    /// draw(id, l) for each pending lane l with id the stream (Exponential, sub 0, round t) of its instance; 0 on the
+    /// other lanes.
+    template <class Draw>
+    DPR_HD UI each_pending(const Team& team, std::uint64_t t, Draw&& draw) const {
         rng::StreamId id;
         id.seed = team.key().seed;
         id.stream = team.key().stream;
@@ -179,13 +197,13 @@ struct SvtPhase {
         const UI inst = team.instance();
         if constexpr (std::is_same<U, double>::value) {
             id.instance = inst;
-            return mech::exact_exp_draw(plan, n, [&](std::uint32_t i) { return score(0, i); }, id);
+            return draw(id, 0);
         } else {
             UI r(0u);
             for (int l = 0; l < Team::kWidth; ++l) {
                 if (!pending[l]) continue;
                 id.instance = inst[l];
-                r.set(l, mech::exact_exp_draw(plan, n, [&](std::uint32_t i) { return score(l, i); }, id));
+                r.set(l, draw(id, l));
             }
             return r;
         }

@@ -35,8 +35,15 @@
 //
 // Randomness: the words of try k are blocks 3k .. 3k + 2 of the stream (purpose, sub, round, element 0) of the
 // draw's instance: the address of the continuous sampler's uniform (ExpMechDraw), which a run uses instead.
+//
+// Shared scores (exact_exp_table, exact_exp_draw_from_table): when many instances draw over the same scores (a round
+// of a shared loss sequence), everything but the uniform is common to them: m, the weights and the running sums. The
+// table holds the weights and the exact running sums at every kExactExpBlock-th candidate; a draw then finds the
+// block whose sum first exceeds its U by binary search and scans only that block. It returns the same index as
+// exact_exp_draw, bit for bit: both return the first i whose exact running sum exceeds U, and every sum is exact.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "kernels/core/hd.hpp"
@@ -298,6 +305,69 @@ DPR_HD inline std::uint32_t exact_exp_draw(const ExactExpPlan& p, std::uint32_t 
     const bool got = exact_exp_uniform(exact_exp_total(p, n, score, m), id, &U, &made);
     if (tries) *tries = made;
     return got ? exact_exp_scan(p, n, score, m, U) : first_min;
+}
+
+inline constexpr std::uint32_t kExactExpBlock = 64; ///< candidates per stored running sum of a shared table
+
+/// The doubles of a shared table over n candidates (exact_exp_table's layout):
+///   [0] m, the minimum grid index (+inf: no finite score)      [1] the first index that attains it
+///   [2, 2 + n) the weights W(a(i)), integer-valued doubles
+///   then ceil(n / kExactExpBlock) exact running sums C_b = W(a(0)) + ... + W(a(min(n, (b + 1) kExactExpBlock) - 1)),
+///   kExactExpLimbs 64-bit limbs each (copied bytewise into the doubles' storage).
+DPR_HD constexpr std::uint64_t exact_exp_table_size(std::uint32_t n) {
+    return 2u + std::uint64_t{n} + std::uint64_t{kExactExpLimbs} * ((std::uint64_t{n} + kExactExpBlock - 1) / kExactExpBlock);
+}
+
+DPR_HD inline BigUint exact_exp_table_sum(const double* table, std::uint32_t n, std::uint32_t b) {
+    BigUint r;
+    std::memcpy(r.w, table + 2 + n + std::uint64_t{kExactExpLimbs} * b, sizeof r.w);
+    return r;
+}
+
+/// Fills the shared table of one draw over the scores score(i), i < n (see the header): the same minimum, weights and
+/// running sums exact_exp_draw forms. Host code, once per shared round.
+template <class Score>
+inline void exact_exp_table(const ExactExpPlan& p, std::uint32_t n, Score&& score, double* table) {
+    std::uint32_t first_min = 0;
+    const double m = exact_exp_min(p, n, score, &first_min);
+    table[0] = m;
+    table[1] = static_cast<double>(first_min);
+    if (!std::isfinite(m)) return;
+    BigUint C;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const double w = exact_exp_weight(p, exact_exp_index(p, score(i)) - m);
+        table[2 + i] = w;
+        C.add(BigUint::of(w));
+        if ((i + 1) % kExactExpBlock == 0 || i + 1 == n)
+            std::memcpy(table + 2 + n + std::uint64_t{kExactExpLimbs} * (i / kExactExpBlock), C.w, sizeof C.w);
+    }
+}
+
+/// exact_exp_draw's index from a shared table (exact_exp_table over the same n candidates and plan) and the draw's own
+/// words: U from the total, the first block whose running sum exceeds U by binary search, then that block's scan.
+/// O(log(n / 64) + 64) per draw instead of three O(n) passes; the same index bit for bit.
+DPR_HD inline std::uint32_t exact_exp_draw_from_table(const ExactExpPlan& p, std::uint32_t n, const double* table,
+                                                      rng::StreamId id, std::uint32_t* tries = nullptr) {
+    if (!p.ok || n > p.n_max || !std::isfinite(table[0])) return 0;
+    const std::uint32_t blocks = (n + kExactExpBlock - 1) / kExactExpBlock;
+    BigUint U;
+    std::uint32_t made = 0;
+    const bool got = exact_exp_uniform(exact_exp_table_sum(table, n, blocks - 1), id, &U, &made);
+    if (tries) *tries = made;
+    if (!got) return static_cast<std::uint32_t>(table[1]);
+    std::uint32_t lo = 0, hi = blocks - 1; // U < S = C_{blocks - 1}: the first block whose sum exceeds U exists
+    while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        if (U.less(exact_exp_table_sum(table, n, mid))) hi = mid;
+        else lo = mid + 1;
+    }
+    BigUint C = lo ? exact_exp_table_sum(table, n, lo - 1) : BigUint{};
+    const std::uint32_t end = lo + 1 == blocks ? n : (lo + 1) * kExactExpBlock;
+    for (std::uint32_t i = lo * kExactExpBlock; i < end; ++i) {
+        C.add(BigUint::of(table[2 + i]));
+        if (U.less(C)) return i;
+    }
+    return n - 1;
 }
 
 } // namespace dpr::mech

@@ -99,7 +99,7 @@ TEST(SharedDraw, TheCacheFillsEachRoundOnceOnlyWhenAskedWhicheverThreadAsksFirst
     cpu::SharedCdfCache cache;
     static const double* base = nullptr;
     base = cum.data();
-    cache.reset(t0, n, d, cum.data(), [](const void* ctx, const double* c, std::uint32_t dd, double* out) {
+    cache.reset(t0, n, d, std::uint64_t{d} + 1, cum.data(), [](const void* ctx, const double* c, std::uint32_t dd, double* out) {
         auto& cc = *static_cast<Counted*>(const_cast<void*>(ctx));
         cc.fills[(c - base) / dd].fetch_add(1);
         double acc = 0.0;

@@ -376,6 +376,62 @@ TEST(ExactExp, NonFiniteAndCutScoresAreNeverDrawn) {
     EXPECT_EQ(mech::exact_exp_draw(p, 2, [](std::uint32_t) { return std::numeric_limits<double>::infinity(); }, id), 0u);
 }
 
+TEST(ExactExp, TheSharedTableGivesTheDrawsIndexBitForBit) {
+    // exact_exp_draw_from_table must return exact_exp_draw's index for every word: both the first i whose exact running
+    // sum exceeds U. Sizes around the 64-candidate blocks, plans from near-uniform to peaked, scores with cut and
+    // non-finite entries; the table's weights and total are exact_exp_weight's and exact_exp_total's.
+    std::mt19937_64 gen(11);
+    std::uniform_real_distribution<double> unif(0.0, 1.0);
+    std::uint64_t draws = 0, boundary = 0;
+    for (double c : {1e-3, 0.3, 5.0})
+        for (std::uint32_t n : {1u, 2u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4097u}) {
+            SCOPED_TRACE(testing::Message() << "c " << c << " n " << n);
+            const ExactExpPlan p = mech::plan_exact_exp(c, 1.0, 1e-9, n);
+            ASSERT_TRUE(p.ok);
+            std::vector<double> s(n);
+            for (double& x : s) x = unif(gen) * (c < 0.01 ? 3.0 : 40.0);
+            if (n > 3) {
+                s[1] = std::numeric_limits<double>::quiet_NaN();
+                s[2] = p.A * p.g * 4.0 + 50.0; // cut
+            }
+            const auto score = [&](std::uint32_t k) { return s[k]; };
+            std::vector<double> table(mech::exact_exp_table_size(n), -1.0);
+            mech::exact_exp_table(p, n, score, table.data());
+            std::uint32_t first = 0;
+            const double m = mech::exact_exp_min(p, n, score, &first);
+            ASSERT_EQ(table[0], m);
+            ASSERT_EQ(table[1], static_cast<double>(first));
+            for (std::uint32_t i = 0; i < n; ++i)
+                ASSERT_EQ(table[2 + i], mech::exact_exp_weight(p, mech::exact_exp_index(p, s[i]) - m)) << i;
+            const BigUint S = mech::exact_exp_total(p, n, score, m);
+            const BigUint last = mech::exact_exp_table_sum(table.data(), n, (n + mech::kExactExpBlock - 1) / mech::kExactExpBlock - 1);
+            ASSERT_FALSE(S.less(last) || last.less(S)) << "the last running sum is the total";
+            rng::StreamId id;
+            id.seed = 29;
+            id.purpose = rng::Purpose::Exponential;
+            for (std::uint32_t r = 0; r < 300; ++r) {
+                id.round = r;
+                id.instance = r * 7u;
+                std::uint32_t t1 = 0, t2 = 0;
+                const std::uint32_t a = mech::exact_exp_draw(p, n, score, id, &t1);
+                const std::uint32_t b = mech::exact_exp_draw_from_table(p, n, table.data(), id, &t2);
+                ASSERT_EQ(a, b) << "round " << r;
+                ASSERT_EQ(t1, t2);
+                ++draws;
+                boundary += n > 64 && a % mech::kExactExpBlock == 0;
+            }
+        }
+    EXPECT_GT(boundary, 10u) << "draws land on the first candidate of a block: the search's edges are exercised";
+    // No finite score: index 0 from both.
+    const ExactExpPlan p = mech::plan_exact_exp(1.0, 1.0, 0.0, 4);
+    const auto none = [](std::uint32_t) { return std::numeric_limits<double>::infinity(); };
+    std::vector<double> table(mech::exact_exp_table_size(4));
+    mech::exact_exp_table(p, 4, none, table.data());
+    rng::StreamId id;
+    EXPECT_EQ(mech::exact_exp_draw_from_table(p, 4, table.data(), id), 0u);
+    EXPECT_GT(draws, 8000u);
+}
+
 /// Counts of n draws (draw r at round r of instance 0) over the scores s.
 std::vector<std::uint64_t> draw_counts(const ExactExpPlan& p, const std::vector<double>& s, std::uint32_t n, std::uint32_t seed) {
     std::vector<std::uint64_t> counts(s.size(), 0);
