@@ -71,6 +71,26 @@ struct BigUint {
             carry = c1 + (w[k] < b.w[k] ? 1u : 0u);
         }
     }
+    /// Adds x, a non-negative integer-valued double below 2^384, exactly: its 53-bit significand shifted into place
+    /// (the value BigUint::of(x) adds, without forming it).
+    DPR_HD void add_double(double x) {
+        if (!(x > 0.0)) return;
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &x, sizeof bits);
+        const int e = static_cast<int>(bits >> 52) - 1075; // x = sig 2^e (x >= 1: normal)
+        const std::uint64_t sig = (bits & ((std::uint64_t{1} << 52) - 1u)) | (std::uint64_t{1} << 52);
+        if (e <= 0) return add_limb(0, sig >> -e); // an integer below 2^53: the shifted-out bits are 0
+        const int limb = e / 64, bit = e % 64;
+        add_limb(limb, sig << bit);
+        if (bit && limb + 1 < kExactExpLimbs) add_limb(limb + 1, sig >> (64 - bit));
+    }
+    /// Adds v at limb k, carrying upwards.
+    DPR_HD void add_limb(int k, std::uint64_t v) {
+        for (; k < kExactExpLimbs && v; ++k) {
+            w[k] += v;
+            v = w[k] < v ? 1u : 0u;
+        }
+    }
     DPR_HD bool less(const BigUint& b) const {
         for (int k = kExactExpLimbs - 1; k >= 0; --k)
             if (w[k] != b.w[k]) return w[k] < b.w[k];
@@ -325,7 +345,9 @@ DPR_HD inline BigUint exact_exp_table_sum(const double* table, std::uint32_t n, 
 }
 
 /// Fills the shared table of one draw over the scores score(i), i < n (see the header): the same minimum, weights and
-/// running sums exact_exp_draw forms. Host code, once per shared round.
+/// running sums exact_exp_draw forms. Host code, once per shared round. The weights of the last 64 grid offsets a
+/// met are kept (a direct-mapped cache: scores that take few grid values, like sums of integer losses, cost one
+/// product per value), which changes no weight: W(a) is a function of a.
 template <class Score>
 inline void exact_exp_table(const ExactExpPlan& p, std::uint32_t n, Score&& score, double* table) {
     std::uint32_t first_min = 0;
@@ -333,11 +355,22 @@ inline void exact_exp_table(const ExactExpPlan& p, std::uint32_t n, Score&& scor
     table[0] = m;
     table[1] = static_cast<double>(first_min);
     if (!std::isfinite(m)) return;
+    constexpr std::uint32_t kSlots = 64; // 2^6: the hash's top 6 bits
+    double key[kSlots], val[kSlots];
+    for (std::uint32_t k = 0; k < kSlots; ++k) key[k] = -1.0, val[k] = 0.0; // a >= 0: no key matches yet
     BigUint C;
     for (std::uint32_t i = 0; i < n; ++i) {
-        const double w = exact_exp_weight(p, exact_exp_index(p, score(i)) - m);
+        const double a = exact_exp_index(p, score(i)) - m;
+        double w = 0.0;
+        if (a < p.A) { // a >= A (or not finite): weight 0
+            // Fibonacci hashing: grid offsets of integer scores are multiples of 1/g, whose low bits are all 0.
+            const std::uint32_t slot =
+                static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * 0x9E3779B97F4A7C15ull) >> 58);
+            if (key[slot] != a) key[slot] = a, val[slot] = exact_exp_weight(p, a);
+            w = val[slot];
+        }
         table[2 + i] = w;
-        C.add(BigUint::of(w));
+        C.add_double(w);
         if ((i + 1) % kExactExpBlock == 0 || i + 1 == n)
             std::memcpy(table + 2 + n + std::uint64_t{kExactExpLimbs} * (i / kExactExpBlock), C.w, sizeof C.w);
     }
