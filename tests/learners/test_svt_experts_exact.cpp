@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/learners/svt_experts.hpp"
+#include "learners/phase_recipe.hpp"
 #include "learners/simulate.hpp"
 #include "noise/stat_tests.hpp"
 
@@ -106,28 +107,20 @@ TEST(SvtExpertsExact, ARoundFollowsTheRecipe) {
     double acc = 0.0;
     int switches_seen = 0;
     for (std::uint64_t t = 1; t <= T; ++t) {
-        for (std::uint32_t i = 0; i < d; ++i) loss[i] = (i + t) % 3 == 0 ? 1.0 : (i % 2 ? 0.25 : 0.0);
+        test::recipe_losses(loss, t);
         const bool pending = scal[learners::kPhasePending] > 0.5;
         const ScalarLossRow<double> row{loss.data(), loss.data(), cum.data()};
         SvtExperts::round(p, team, ws, t, row);
         const auto x = static_cast<std::uint32_t>(scal[learners::kPhaseX]);
         if (pending) {
             ++switches_seen;
-            rng::StreamId id;
-            id.seed = 5;
-            id.instance = 9;
-            id.purpose = rng::Purpose::Exponential;
-            id.round = static_cast<std::uint32_t>(t);
-            const std::uint32_t want = mech::exact_exp_draw(p.xexp, d, [&](std::uint32_t i) { return std::fmax(cum[i], p.Lstar); }, id);
+            const std::uint32_t want =
+                test::recipe_exact_expert(team, p.xexp, d, t, [&](std::uint32_t i) { return std::fmax(cum[i], p.Lstar); });
             ASSERT_EQ(x, want) << "round " << t;
             ASSERT_EQ(scal[learners::kPhaseRho], mech::lattice_svt_threshold(team, p.lsvt, p.Lthr, t, 0u)) << "round " << t;
             acc = 0.0;
         }
-        const std::uint32_t w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, 0u).block(0).w[0];
-        const double r = noise::lattice_round(loss[x], p.lsvt.tab.gamma, w);
-        ASSERT_EQ(std::fmod(r, p.lsvt.tab.gamma), 0.0);
-        ASSERT_LE(std::fabs(r - loss[x]), p.lsvt.tab.gamma);
-        acc += r;
+        acc += test::recipe_lattice_loss(team, loss[x], p.lsvt.tab.gamma, t);
         ASSERT_EQ(scal[learners::kPhaseAcc], acc) << "round " << t;
         for (std::uint32_t i = 0; i < d; ++i) cum[i] += loss[i];
     }
