@@ -32,7 +32,7 @@
 // kNoiseKey >= 0: adaptive-svt-experts; docs/spec/model.md §1.9, §1.10, docs/spec/afkt23.md §C2): svt-experts'
 // two (the sparse vector on a lattice over the phase losses rounded at random onto Gamma Z, the exact exponential
 // mechanism at eta/2 over max(L_{t-1}, Lbar*) in double, fitted to at most eta per draw), and the check as an exact
-// lattice release (model.md §1.8 "One release per round"): Lbar_t = Gamma_c (k + n), k the computed L_{t-1}(x_t)
+// lattice release (model.md §1.8 "One release per switch"): Lbar_t = Gamma_c (k + n), k the computed L_{t-1}(x_t)
 // rounded at random onto Gamma_c Z with word 0 of (Lattice, sub 2, round t, element 0), n ~ the discrete Laplace
 // sampler's law from the 29 words of (SparseVector, kSvtCheck, round t, element 0), at the scale K/eps_0 (1 + 2 err)
 // raised until its epsilon is at most eps_0/K; err = T^2 2^-53 bounds the computed L_{t-1}'s rounding, so the
@@ -208,8 +208,16 @@ struct AdaptiveSvt {
         if (!p.xexp.ok) return {"the exact exponential mechanism", p.xexp.why};
         const double sens = 1.0 + 2.0 * err;
         p.chk = mech::round_lattice(p.check_scale * sens, false, sens, 1, T + 1.0);
+        if (!(p.chk.dlap.gamma * noise::kLatticeRoundMax > T + 1.0))
+            return {"the lattice check of Algorithm 2",
+                    "needs a lattice step above (T + 1) / 2^20 to round L_{t-1} (up to T) exactly, so eps is too large "
+                    "for this T (the check's scale K / eps_0 sets the step)"};
         if (p.chk.obstacle) return {"the lattice check of Algorithm 2", p.chk.obstacle};
         p.chk_g = mech::lattice_guarantee(p.chk.dlap, 1, sens, 1);
+        // Each part at most its continuous counterpart (lattice_svt and the plan's fit refuse otherwise; the check's
+        // raise is a bounded search, so its result is checked here).
+        if (!(p.chk_g.epsilon <= p.eps0 / p.K))
+            return {"the lattice check of Algorithm 2", "found no scale whose lattice epsilon is at most eps_0 / K"};
         return {};
     }
 

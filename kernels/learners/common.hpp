@@ -191,8 +191,8 @@ using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
 ///                                        // (then instance lanes at any d)
 ///   static const mech::ExactExpPlan* shared_exact_plan(const Params&);
 ///                                        // the exact mechanism's plan when the draw is exact (docs/spec/model.md
-///                                        // §1.9), else null: the executor then prepares mech::exact_exp_table
-///                                        // over shared_score<double> instead of the CDF
+///                                        // §1.9): the executor then prepares mech::exact_exp_table over
+///                                        // shared_score<double> instead of the CDF; null: the CDF
 /// and reads the CDF (or the table) in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where
 /// none is prepared).
 template <class L>

@@ -78,6 +78,15 @@ TEST(AdaptiveSvtExact, AskedForWhereItCannotApplyIsAnErrorNamingTheKey) {
     EXPECT_NE(std::string(diag.message).find("delta above 1e-15"), std::string::npos) << diag.message;
     // Not asked for (the float default): the continuous samplers, with run.json's float warning.
     EXPECT_FALSE(resolved({{"epsilon", 1e5}}, true, 8, 64).lattice);
+    // eps = 1000 at T = 4096 with two experts: the check's lattice step 2^-8 is too fine to round L_{t-1} <= T exactly.
+    const KeyValues kc = test::key_values(infos, AdaptiveSvtExperts::kName, {{"epsilon", 1000.0}, {"noise", kExact}});
+    pb.d = 2;
+    pb.T = 4096;
+    EXPECT_FALSE(AdaptiveSvtExperts::check(kc, pb, diag));
+    EXPECT_STREQ(diag.key, "noise");
+    EXPECT_NE(std::string(diag.message).find("the lattice check of Algorithm 2 needs a lattice step above (T + 1) / 2^20"),
+              std::string::npos)
+        << diag.message;
 }
 
 /// keys that make adaptive-svt-experts switch (and double Lbar*) within a few hundred rounds on halving: eps_0 = 50
