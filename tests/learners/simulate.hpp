@@ -70,6 +70,12 @@ struct SimResult {
             if (diagnostic_names[j] == name) return diagnostics[k * diagnostic_names.size() + j];
         throw std::invalid_argument("no diagnostic " + name);
     }
+    /// Diagnostic `name` of every instance, in instance order.
+    std::vector<double> diagnostic_column(const std::string& name) const {
+        std::vector<double> v;
+        for (std::uint32_t k = 0; k < instances; ++k) v.push_back(diagnostic(name, k));
+        return v;
+    }
 };
 
 /// How the engine runs a point (EngineShape's precision and launch request, the chunking).

@@ -177,18 +177,13 @@ TEST(AdaptiveSvtExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
     std::vector<double> a = f.final_regret, b = d.final_regret;
     const test::KsResult ks = test::ks_two_sample(a, b);
     EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
-    auto last = [](const SimResult& r) {
-        std::vector<double> v;
-        for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("switches", k));
-        return v;
-    };
-    std::vector<double> sf = last(f), sd = last(d);
+    std::vector<double> sf = f.diagnostic_column("switches"), sd = d.diagnostic_column("switches");
     EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
     // Power: the same test sees the continuous run at eps = 1300 (a noise 23% smaller) as another law.
     const SimResult e = simulate("adaptive-svt-experts", {{"epsilon", 1300.0}}, "halving", {}, 64, 400, 3000, 2, 11, false,
                                  4, 6000, in(Precision::Double));
-    std::vector<double> se = last(e);
-    sf = last(f);
+    std::vector<double> se = e.diagnostic_column("switches");
+    sf = f.diagnostic_column("switches");
     EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 1300 against 1000";
 }
 

@@ -259,14 +259,10 @@ TEST(LatticeLearners_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
         EXPECT_GT(ks.p, test::kAlpha) << name << ": D = " << ks.d;
         if (std::string(name) == "dp-ftrl-experts") continue;
         const SimResult e = simulate(name, {{"epsilon", 1.25}}, adv, {}, 8, 256, 4000, 2, 11, false, 4, 8000, in(Precision::Double));
-        auto noise = [](const SimResult& r) {
-            std::vector<double> v;
-            for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_inf", k));
-            return v;
-        };
-        std::vector<double> nf = noise(f), nd = noise(d), ne = noise(e);
+        std::vector<double> nf = f.diagnostic_column("max_noise_inf"), nd = d.diagnostic_column("max_noise_inf"),
+                            ne = e.diagnostic_column("max_noise_inf");
         EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << name << ": the noise's law";
-        nf = noise(f);
+        nf = f.diagnostic_column("max_noise_inf");
         EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << name << ": power";
     }
 }
@@ -453,14 +449,10 @@ TEST(LatticeLearners_Stat, DpScribleRegretLawIsTheContinuousDoubleLaw) {
         std::vector<double> a = f.final_regret, b = d.final_regret;
         const test::KsResult ks = test::ks_two_sample(a, b);
         EXPECT_GT(ks.p, test::kAlpha) << s.name << ": D = " << ks.d;
-        auto noise = [](const SimResult& r) {
-            std::vector<double> v;
-            for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_inf", k));
-            return v;
-        };
-        std::vector<double> nf = noise(f), nd = noise(d), ne = noise(e);
+        std::vector<double> nf = f.diagnostic_column("max_noise_inf"), nd = d.diagnostic_column("max_noise_inf"),
+                            ne = e.diagnostic_column("max_noise_inf");
         EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << s.name << ": the noise's law";
-        nf = noise(f);
+        nf = f.diagnostic_column("max_noise_inf");
         EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << s.name << ": power";
     }
 }
@@ -498,14 +490,10 @@ TEST(LatticeLearners_Stat, PrivateBanditFwRegretLawIsTheContinuousDoubleLaw) {
     ASSERT_STREQ(d.privacy.accountant, "pure-laplace");
     std::vector<double> a = f.final_regret, b = d.final_regret;
     EXPECT_GT(test::ks_two_sample(a, b).p, test::kAlpha) << "the regret's law";
-    auto noise = [](const SimResult& r) {
-        std::vector<double> v;
-        for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("max_noise_l2", k));
-        return v;
-    };
-    std::vector<double> nf = noise(f), nd = noise(d), ne = noise(e);
+    std::vector<double> nf = f.diagnostic_column("max_noise_l2"), nd = d.diagnostic_column("max_noise_l2"),
+                        ne = e.diagnostic_column("max_noise_l2");
     EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << "the noise's law";
-    nf = noise(f);
+    nf = f.diagnostic_column("max_noise_l2");
     EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << "power";
 }
 

@@ -137,18 +137,13 @@ TEST(SvtExpertsExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
     std::vector<double> a = f.final_regret, b = d.final_regret;
     const test::KsResult ks = test::ks_two_sample(a, b);
     EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
-    auto switches = [](const SimResult& r) {
-        std::vector<double> v;
-        for (std::uint32_t k = 0; k < r.instances; ++k) v.push_back(r.diagnostic("last_switch_round", k));
-        return v;
-    };
-    std::vector<double> sf = switches(f), sd = switches(d);
+    std::vector<double> sf = f.diagnostic_column("last_switch_round"), sd = d.diagnostic_column("last_switch_round");
     EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch times' law";
     // Power: the same test sees the continuous run at eps = 26 (a noise 23% smaller) as another law.
     const SimResult e = simulate("svt-experts", {{"epsilon", 26.0}, {"switch_budget", 6.0}}, "halving", {}, 64, 400, 3000,
                                  2, 11, false, 4, 6000, in(Precision::Double));
-    std::vector<double> se = switches(e);
-    sf = switches(f);
+    std::vector<double> se = e.diagnostic_column("last_switch_round");
+    sf = f.diagnostic_column("last_switch_round");
     EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 26 against 20";
 }
 
