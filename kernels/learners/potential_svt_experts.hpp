@@ -56,13 +56,29 @@
 // vector started at round t its threshold draw (SparseVector, kSvtThreshold, round t), the query of round t
 // (SparseVector, kSvtQuery, round t).
 //
+// Exact samplers (noise = "discrete-laplace", the default in float precision where it applies; docs/spec/afkt23.md
+// §C4 "Exact samplers", docs/spec/model.md §1.9, §1.10): the sparse vector on a lattice (kernels/mechanisms/
+// lattice_above_threshold.hpp) over the computed query, and the exact exponential mechanism (kernels/mechanisms/
+// exact_exponential.hpp) at c = eta over L_{t-1} in double (within T^2 2^-53 of the exact sum), fitted to at most
+// 2 eta per draw. The query is not a sum of lattice points, so the lattice sparse vector takes it rounded down with
+// its computed sensitivity Delta^ = 2 + 2 err_q: ln phi(t-1) is then computed in double in both precisions
+// (exact_log_potential: a min, then exp(-eta (L_{t-1}(x) - min)) summed in index order, one lane per instance, the
+// same bits on every layout, ISA and device), whose error bound err_l (log_potential_error) gives
+// err_q = 2 err_l / eta + the query's own two roundings. The report composes K phases of (lattice sparse vector +
+// exact draw), each part at most its continuous counterpart: never more than the continuous report, so never more
+// than asked by default. Cost: the log potential is O(d) double exps per instance in every live round (instance lanes
+// at any d: the loop is over the instances' lanes); a switch draws from the round's shared exact table on a shared
+// sequence (O(log d + 64)), else with the scalar O(d) loop.
+//
 // Diagnostics: switches, budget_exhausted, svt_fires, short_phases (completed phases whose ln phi dropped by
 // less than alpha: Lemma C.2 says none, with probability >= 1 - beta, when its condition on alpha holds).
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
 #include "kernels/mechanisms/above_threshold.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "kernels/mechanisms/lattice_above_threshold.hpp"
 
 namespace dpr::learners {
 
@@ -95,12 +111,14 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
          "sampling parameter: Pr[y] ∝ exp(-eta L_{t-1}(y)), and the potential's inverse temperature "
          "(finite: ln phi needs it); auto by variant",
          true},
+        kExactSamplersKey,
     };
     static constexpr int kSensitivity = key_index(kKeys, "sensitivity");
     static constexpr int kAlpha = key_index(kKeys, "alpha");
     static constexpr int kSwitchBudget = key_index(kKeys, "switch_budget");
     static constexpr int kEps0 = key_index(kKeys, "eps0");
     static constexpr int kEtaKey = key_index(kKeys, "eta");
+    static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr bool kInstanceLanes = true;
     static constexpr bool kReadsCumulative = true;
 
@@ -113,6 +131,9 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         double threshold;    ///< 2 alpha / eta
         double ln_d;
         mech::SvtScales svt; ///< eps_0 sparse vector over 1- (paper) or 2-sensitive (conservative) queries
+        bool lattice;        ///< exact samplers (noise = "discrete-laplace"; see the header)
+        mech::LatticeSvt lsvt;   ///< the lattice sparse vector (lattice only)
+        mech::ExactExpPlan xexp; ///< the exact exponential mechanism (lattice only)
     };
 
     static constexpr std::array<const char*, 4> kDiagnostics = {"switches", "budget_exhausted", "svt_fires",
@@ -155,7 +176,50 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         }
         p.threshold = 2.0 * p.alpha / p.eta;
         p.svt = mech::svt_scales(p.eps0, p.conservative ? 2.0 : 1.0);
+        p.lattice = false;
+        if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision) && !exact_plans(p, pb).why) {
+            p.lattice = true;
+            p.svt.threshold = p.lsvt.threshold_scale; // the scales in use (the report's noise_scale)
+            p.svt.query = 2.0 * p.lsvt.threshold_scale;
+        }
         return p;
+    }
+
+    static bool lattice_asked(const KeyValues& kv) { return kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1; }
+
+    /// A bound on |computed - exact| of exact_log_potential's ln phi(s), s < T (afkt23.md §C4 "Exact samplers"): the
+    /// engine's L_{s}(x) within E_L = T^2 2^-53 of the exact sums (ln phi is eta-Lipschitz in them), the exponents
+    /// eta (L - min) rounded twice (2 u eta T), vexp and vlog within 2 ulp (4u relative: tests/simd measures <= 1 ulp
+    /// from glibc's), the index-order sum of d terms (relative (d - 1) u), the terms below e^-708 flushed to 0 (the
+    /// term of the minimum is 1), and the three roundings of -eta min + ln S - ln d; doubled for safety. Host code.
+    static double log_potential_error(const Params& p, std::uint64_t T) {
+        const long double u = 0x1.0p-53L, t = static_cast<long double>(T) + 1.0L, d = p.d, lnd = p.ln_d;
+        const long double eta = p.eta, big = eta * t;
+        const long double sum = ((d + 4.0L) * u / (1.0L - (d + 4.0L) * u)) * 1.01L + d * std::exp(-708.0L);
+        const long double err = eta * t * t * u + 2.0L * u * big + sum + 4.0L * u * (lnd + 1.0L) + u * (3.0L * big + 4.0L * lnd + 2.0L);
+        return static_cast<double>(2.0L * err);
+    }
+    /// A bound on |computed - exact| of the query (acc - ln phi(t-1)) / eta: both logs' errors over eta, then the
+    /// subtraction's and the division's roundings of a value below T + (ln d + 1) / eta.
+    static double query_error(const Params& p, std::uint64_t T) {
+        const long double u = 0x1.0p-53L, eta = p.eta;
+        const long double q = static_cast<long double>(T) + 1.0L + (p.ln_d + 1.0L) / eta;
+        return static_cast<double>((2.0L * log_potential_error(p, T) / eta + 3.0L * u * q) * 1.01L);
+    }
+    /// Plans both exact samplers into p.lsvt and p.xexp and says why they do not apply (why = nullptr: they do):
+    /// the sparse vector at the continuous one's epsilon (eps_0, or 2 eps_0 with the paper's noise) over queries of
+    /// sensitivity 2 (see Privacy above) computed within query_error, at most T per instance; the exponential mechanism
+    /// at c = eta over 1-sensitive scores within T^2 2^-53, each draw at most 2 eta-DP.
+    static ExactObstacle exact_plans(Params& p, const Problem& pb) {
+        if (!(p.eta > 0.0) || std::isinf(p.eta) || !(p.eps0 > 0.0) || std::isinf(p.eps0))
+            return {"the exact samplers", "need a positive, finite eta and eps0"};
+        const double T = static_cast<double>(pb.T);
+        const double max_abs = T + 2.0 + (p.ln_d + 1.0) / p.eta + std::fabs(p.threshold);
+        p.lsvt = mech::lattice_svt(p.svt, false, 2.0, query_error(p, pb.T), T, max_abs);
+        if (p.lsvt.obstacle) return {"the sparse vector on a lattice", p.lsvt.obstacle};
+        p.xexp = mech::plan_exact_exp(p.eta, 1.0, T * T * 0x1.0p-53 * 1.001, pb.d, 2.0 * p.eta);
+        if (!p.xexp.ok) return {"the exact exponential mechanism", p.xexp.why};
+        return {};
     }
 
     /// Lemma C.2's condition alpha >= 8 Delta eta (ln T + ln(2T/beta)) / eps_0 at beta = 1/T^2 (Thm 6): the
@@ -182,6 +246,10 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         } else {
             warn_ignored_delta(p, kv, diag);
         }
+        if (lattice_asked(kv) && !p.lattice) {
+            Params q = p;
+            return exact_obstacle_error(exact_plans(q, pb), diag);
+        }
         return true;
     }
 
@@ -191,6 +259,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static PrivacyReport privacy(const Params& p) {
         PrivacyReport r;
         r.calibration = p.conservative ? "conservative" : "paper";
+        if (p.lattice) return exact_privacy(p, r);
         const double e = phase_epsilon(p);
         const double basic = p.K * e;
         r.epsilon = basic;
@@ -216,6 +285,33 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         return r;
     }
 
+    /// The report of the exact samplers (afkt23.md §C4 "Exact samplers"): K phases, each a lattice sparse vector
+    /// (model.md §1.10) and an exact draw (§1.9), by basic composition (or, for variant = "approx", advanced
+    /// composition where smaller); the deltas of the truncated samplers add (K + 1 sparse vectors bound the K the
+    /// budget allows).
+    static PrivacyReport exact_privacy(const Params& p, PrivacyReport& r) {
+        const double e = p.lsvt.epsilon + p.xexp.epsilon;
+        const double basic = p.K * e;
+        r.epsilon = basic;
+        r.delta = (p.K + 1.0) * p.lsvt.delta + p.K * p.xexp.delta;
+        r.accountant = "lattice: basic composition of K phases, each an AboveThreshold on a lattice over the computed "
+                       "2-sensitive query + an exact exponential mechanism (at most 2 eta)";
+        if (p.approx) {
+            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            if (adv < basic) {
+                r.epsilon = adv;
+                r.delta += p.delta;
+                r.accountant = "lattice: advanced composition of K phases, each an AboveThreshold on a lattice + an "
+                               "exact exponential mechanism";
+            }
+        }
+        r.mechanism = "AboveThreshold on a lattice on the log-potential drop (discrete Laplace, exact comparisons) + "
+                      "exact exponential mechanism exp(-eta L) (integer weights on a score grid)";
+        r.noise_scale = p.svt.query;
+        r.as_run = true;
+        return r;
+    }
+
     /// The draw of round t and, in double, ln phi(t-1) are the same for every instance of a shared sequence:
     /// the CPU executor prepares the CDF of exp(-eta L_{t-1}) once per round (kSharedDraw,
     /// kernels/learners/common.hpp); round() reads both off it, with the bits of its own passes on a one-lane
@@ -223,14 +319,16 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     static constexpr bool kSharedDraw = true;
     static bool shares_draw(const Params& p) { return p.eta > 0.0 && p.eta < kInf; }
     /// O(1) per instance only in double: float runs keep their own O(d) log potential every live round, which
-    /// coordinate lanes spread over the SIMD lanes (and give other bits than instance lanes).
+    /// coordinate lanes spread over the SIMD lanes (and give other bits than instance lanes). With the exact samplers,
+    /// true in either precision: the switches draw from the shared table, and the log potential (exact_log_potential,
+    /// O(d) per instance) is a loop over the instances' lanes, so instance lanes are the fast layout at any d.
     template <class R>
     static bool shared_round(const Params& p) {
-        return sizeof(R) == 8 && shares_draw(p);
+        return (sizeof(R) == 8 || p.lattice) && shares_draw(p);
     }
     static double shared_coefficient(const Params& p) { return p.eta; }
-    /// The continuous sampler only (no exact plan).
-    static const mech::ExactExpPlan* shared_exact_plan(const Params&) { return nullptr; }
+    /// With the exact samplers, the exact mechanism's table (over shared_score<double>, L_{t-1} in double).
+    static const mech::ExactExpPlan* shared_exact_plan(const Params& p) { return p.lattice ? &p.xexp : nullptr; }
     /// The score of the draw, L_{t-1}(y) rounded to the run's precision, as double lanes.
     template <class R, class V>
     static V shared_score(const Params&, V cum) {
@@ -269,13 +367,36 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         return U(-p.eta) * lmin + vlog(convert<double>(s.sum[0])) - U(p.ln_d);
     }
 
+    /// ln phi(t-1) for the exact samplers, in double in either precision: the min of L_{t-1}, then
+    /// exp(-eta (L_{t-1}(x) - min)) summed in index order, each member for its instance(s) (one lane per instance),
+    /// so the bits do not depend on the layout, the ISA or the device. Within log_potential_error of the exact value.
+    template <class Team, class Row>
+    DPR_HD static typename Team::template uni<double> exact_log_potential(const Params& p, const Team& team,
+                                                                          const Row& row) {
+        using U = typename Team::template uni<double>;
+        using UI = typename Team::template uni<std::uint32_t>;
+        U lmin(kInf);
+        for (std::uint32_t i = 0; i < p.d; ++i) lmin = vmin(lmin, team.cum_exact_at(row, UI(i)));
+        const U neta(-p.eta);
+        U s(0.0);
+        for (std::uint32_t i = 0; i < p.d; ++i) s = s + vexp(neta * (team.cum_exact_at(row, UI(i)) - lmin));
+        return neta * lmin + vlog(s) - U(p.ln_d);
+    }
+
+    /// The noisy threshold of the sparse vector started at round t: continuous or on the lattice.
+    template <class Team>
+    DPR_HD static typename Team::template uni<double> threshold(const Params& p, const Team& team, std::uint64_t t) {
+        using U = typename Team::template uni<double>;
+        return p.lattice ? mech::lattice_svt_threshold(team, p.lsvt, U(p.threshold), t, std::uint32_t{0})
+                         : mech::svt_threshold(team, p.svt, U(p.threshold), t, std::uint32_t{0});
+    }
+
     template <class Team, class WS>
     DPR_HD static void init(const Params& p, const Team& team, const WS& ws) {
         using U = typename Team::template uni<double>;
         mech::ExpMechDraw draw; // round 0: x ~ mu = Unif[d]
         const auto x0 = mech::uniform_candidate(team, p.d, draw);
-        SvtPhase<Team>::start(team, ws, x0, mech::svt_threshold(team, p.svt, U(p.threshold), 1, std::uint32_t{0}),
-                              U(0.0)); // ln phi(0) = 0
+        SvtPhase<Team>::start(team, ws, x0, threshold(p, team, 1), U(0.0)); // ln phi(0) = 0
         if (team.rank() == 0) {
             team.put(ws.scalars, kLogPhi, U(0.0));
             team.put(ws.scalars, kShort, U(0.0));
@@ -293,22 +414,32 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         U lnphi = team.get(ws.scalars, kLogPhi);
         U shorts = team.get(ws.scalars, kShort);
         const bool live = any(s.pending | (s.k < U(p.K))), pending = any(s.pending);
-        // The shared CDF (CPU, shared sequence; null elsewhere): for the draw, and in double for ln phi(t-1).
-        const double* cdf = pending || (live && sizeof(R) == 8) ? shared_cdf_of(row, t) : nullptr;
+        // The shared CDF (CPU, shared sequence; null elsewhere): for the draw, and in double for ln phi(t-1). With
+        // the exact samplers, the exact table, for the draw only.
+        const bool from_cdf = sizeof(R) == 8 && !p.lattice;
+        const double* cdf = pending || (live && from_cdf) ? shared_cdf_of(row, t) : nullptr;
         if (live) // ln phi(t-1)
-            lnphi = cdf && sizeof(R) == 8 ? U(mech::exp_mech_log_total(cdf, p.d, p.eta) - p.ln_d)
-                                          : log_potential(p, team, row);
+            lnphi = p.lattice        ? exact_log_potential(p, team, row)
+                    : cdf && from_cdf ? U(mech::exp_mech_log_total(cdf, p.d, p.eta) - p.ln_d)
+                                      : log_potential(p, team, row);
         if (pending) {
+            using UI = typename Team::template uni<std::uint32_t>;
             mech::ExpMechDraw draw;
             draw.round = static_cast<std::uint32_t>(t);
-            const auto y = cdf ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
+            const UI y = p.lattice ? (cdf ? s.exact_draw_from_table(team, p.xexp, p.d, t, cdf)
+                                          : s.exact_draw(team, p.xexp, p.d, t,
+                                                         [&](int l, std::uint32_t i) {
+                                                             return lane_of(team.cum_exact_at(row, UI(i)), l);
+                                                         }))
+                         : cdf ? mech::exp_mech_from_cdf(team, p.d, cdf, draw)
                                : mech::exponential_mechanism(team, p.d, p.eta, draw, [&](auto i) {
                                      return convert<R>(team.cum_exact(row, i));
                                  });
             shorts = shorts + select(s.pending & (s.acc - lnphi < U(p.alpha)), one, zero);
-            s.switch_to(y, t, mech::svt_threshold(team, p.svt, U(p.threshold), t, std::uint32_t{0}), lnphi); // t* = t-1
+            s.switch_to(y, t, threshold(p, team, t), lnphi); // t* = t-1
         }
-        const auto fire = s.test(team, p.svt, p.K, t, (s.acc - lnphi) / U(p.eta));
+        const U q = (s.acc - lnphi) / U(p.eta);
+        const auto fire = p.lattice ? s.test_lattice(team, p.lsvt, p.K, t, q) : s.test(team, p.svt, p.K, t, q);
         const U loss = team.loss_exact_at(row, convert<std::uint32_t>(s.x));
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {

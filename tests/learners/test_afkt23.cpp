@@ -1025,6 +1025,15 @@ TEST(AFKT23_EmulatedWarp, SwitchPathsOfTheNewLearnersEqualTheSerialOracle) {
     EXPECT_GT(emulated_warp_equals_oracle<PotentialSvtExperts>(potential, 70, T, [&](std::uint64_t t, double* out) {
                   adversaries::Halving::fill(halving, ctx, t, out);
               }), 2.0);
+    // The exact samplers (afkt23.md §C4 "Exact samplers"): each member forms the double log potential and the exact
+    // draw of its instance, rank 0 stores them.
+    const auto exact = potential_params(70, T, 1.0, {{PotentialSvtExperts::kEtaKey, 0.5}, {PotentialSvtExperts::kEps0, 50.0},
+                                                     {PotentialSvtExperts::kAlpha, 0.25}, {PotentialSvtExperts::kSwitchBudget, 30.0},
+                                                     {PotentialSvtExperts::kNoise, 1.0}});
+    ASSERT_TRUE(exact.lattice);
+    EXPECT_GT(emulated_warp_equals_oracle<PotentialSvtExperts>(exact, 70, T, [&](std::uint64_t t, double* out) {
+                  adversaries::Halving::fill(halving, ctx, t, out);
+              }), 2.0);
     KeyValues akv;
     akv.num[adversaries::Realizable::kP] = 0.3;
     akv.given[adversaries::Realizable::kP] = true;

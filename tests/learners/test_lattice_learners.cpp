@@ -121,6 +121,16 @@ TEST(LatticeLearners, SvtExpertsExactSamplersOnTheCommandLine) {
                                                       "d = 16\n[learner]\nalgorithm = \"svt-experts\"\n", "1000");
 }
 
+TEST(LatticeLearners, PotentialSvtExpertsExactSamplersOnTheCommandLine) {
+    // potential-svt-experts' exact samplers (docs/spec/afkt23.md §C4 "Exact samplers"; its own tests in
+    // test_potential_svt_exact.cpp): at eps = 3000 (eps_0 about 500 per phase at d = 16) the lattice sparse vector's
+    // truncation would matter.
+    expect_lattice_on_the_command_line("potential-svt-experts",
+                                       "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"halving\"\n"
+                                       "d = 16\n[learner]\nalgorithm = \"potential-svt-experts\"\n",
+                                       "3000");
+}
+
 using test::resolved;
 
 using learners::DpMab;
