@@ -44,7 +44,11 @@
 // (adaptive-svt-experts), or the points of a rho-net of the ball whose losses are formed from the row
 // (net-oco, kernels/learners/net_oco.hpp: AFKT23 Theorem 3). A view provides its name, geometry and keys (the
 // four of kAdaptiveKeys first), its own Params, the expert count, and per expert y: the cumulative loss
-// L_{t-1}(y), this round's loss l_t(y) in [0, 1] and the charge the engine books for playing y.
+// L_{t-1}(y), this round's loss l_t(y) in [0, 1] and the charge the engine books for playing y. A view with the exact
+// samplers (kNoiseKey >= 0) also bounds its computed scores: score_sensitivity (how far the exact L_{t-1}(y) of its
+// computed expert moves between neighbours) and score_error(T) (how far the computed value is from it); the exact
+// draw and the check are planned for their sum. The phase loss enters the lattice sparse vector clamped to [0, 1] (a
+// no-op for losses in [0, 1]; for net-oco it removes the computed loss's rounding), so the queries stay 1-sensitive.
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
@@ -80,12 +84,16 @@ struct RowExperts : Learner<Geometry::Simplex> {
     static constexpr const char* kName = "adaptive-svt-experts";
     static constexpr KeySpec kKeys[] = {kAdaptiveKeys[0], kAdaptiveKeys[1], kAdaptiveKeys[2], kAdaptiveKeys[3],
                                         kAdaptiveKeys[4], kExactSamplersKey};
-    /// The exact samplers' key (AdaptiveSvt: -1 for a view without them): L_{t-1} is the engine's sum of losses in
-    /// [0, 1], within T^2 2^-53 of the exact one.
+    /// The exact samplers' key (AdaptiveSvt: -1 for a view without them).
     static constexpr int kNoiseKey = 5;
     struct Params {
         std::uint32_t n; ///< the number of experts: d
     };
+    /// The exact samplers' bounds on the computed scores (AdaptiveSvt::exact_plans): L_{t-1}(y) moves by at most 1
+    /// between neighbouring inputs (losses in [0, 1], replace-one), and the engine's sum of up to T of them is within
+    /// T^2 2^-53 of the exact one (any order).
+    static double score_sensitivity(const Params&) { return 1.0; }
+    static double score_error(const Params&, double T) { return T * T * 0x1.0p-53 * 1.001; }
     static Params resolve(const KeyValues&, const Problem& pb) { return Params{pb.d}; }
     static bool check(const KeyValues&, const Problem& pb, Diagnostic& diag) {
         if (pb.d < 2) return diag.fail("d", "adaptive-svt-experts needs d >= 2 experts (got %u)", pb.d);
@@ -199,14 +207,15 @@ struct AdaptiveSvt {
     static ExactObstacle exact_plans(Params& p, const Problem& pb) {
         if (!(p.epsilon > 0.0) || std::isinf(p.epsilon)) return {"the exact samplers", "need a finite epsilon"};
         const double T = static_cast<double>(pb.T);
-        const double err = T * T * 0x1.0p-53 * 1.001;     // the computed L_{t-1}: T values in [0, 1], any order
+        const double err = View::score_error(p.view, T); // the computed L_{t-1}(y) against the exact one
+        const double nu = View::score_sensitivity(p.view);
         const double lbar_max = std::ldexp(1.0, static_cast<int>(p.R) - 1); // Lbar* after R - 1 doublings
         p.lsvt = mech::lattice_svt(mech::svt_scales(p.eps0 / 2.0, 1.0), false, 1.0, 0.0, T,
                                    T + lbar_max + 4.0 / p.eta + p.acc + 1.0);
         if (p.lsvt.obstacle) return {"the sparse vector on a lattice", p.lsvt.obstacle};
-        p.xexp = mech::plan_exact_exp(p.eta / 2.0, 1.0, err, p.d, p.eta);
+        p.xexp = mech::plan_exact_exp(p.eta / 2.0, nu, err, p.d, p.eta);
         if (!p.xexp.ok) return {"the exact exponential mechanism", p.xexp.why};
-        const double sens = 1.0 + 2.0 * err;
+        const double sens = nu + 2.0 * err;
         p.chk = mech::round_lattice(p.check_scale * sens, false, sens, 1, T + 1.0);
         if (!(p.chk.dlap.gamma * noise::kLatticeRoundMax > T + 1.0))
             return {"the lattice check of Algorithm 2",
@@ -338,7 +347,8 @@ struct AdaptiveSvt {
         const UI xi = convert<std::uint32_t>(s.x);
         const U loss = View::loss_at(p.view, team, row, xi);
         const U paid = View::charge(p.view, team, row, xi);
-        const U enters = p.lattice ? SvtPhase<Team>::lattice_loss(team, loss, p.lsvt.tab.gamma, t) : loss;
+        const U enters =
+            p.lattice ? SvtPhase<Team>::lattice_loss(team, vmin(vmax(loss, zero), one), p.lsvt.tab.gamma, t) : loss;
         team.sync(); // every member has read this round's scalars before rank 0 overwrites them
         if (team.rank() == 0) {
             s.store(team, ws, fire, s.acc + enters);

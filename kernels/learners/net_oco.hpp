@@ -22,6 +22,14 @@
 //   rho = auto: 1/(L T) = 1/T (Thm 3 with L = 1): M = T + 1 (d = 1), ~2 T^2 (d = 2).
 // A switch is one exponential-mechanism pass over the M net points (O(M)); a round is O(d).
 // Privacy: Algorithm 2's, eps (AFKT23 Thm 2; docs/spec/afkt23.md §C2): the experts' losses are 1-sensitive in g_t.
+// Exact samplers (noise = "discrete-laplace", the float default where they apply; afkt23.md §C5 "Exact samplers"):
+// Algorithm 2's (adaptive_svt_experts.hpp) with this view's bounds. The expert i is the net point x^i as computed
+// (a fixed point: the computation does not read the data), whose norm is at most nu = 1 + 16 u (u = 2^-53: the
+// grid's two roundings, the projection's square root and division), so the exact F_{t-1}(i) moves by at most nu
+// between neighbours (|<g - g', x^i>| / 2 <= 2 nu / 2). The computed F_{t-1}(i) is within
+// (T^2 u + 3 T u) 1.001 of it: the engine's G_{t-1} within T^2 u per coordinate (sqrt 2 T^2 u nu / 2 in the dot
+// product), the dot product's two roundings and the sum with t - 1 (below 2.6 T u after the halving). The phase
+// loss is clamped to [0, 1] before its lattice rounding, so the sparse vector's queries stay 1-sensitive.
 // Diagnostics: Algorithm 2's (switches, doublings, final_lbar, svt_fires).
 
 #include "kernels/core/lanes.hpp"
@@ -40,10 +48,11 @@ struct BallNetExperts : Learner<Geometry::Ball> {
          "includes up to T rho of discretisation; M = ceil(1/rho) + 1 (d = 1) or (ceil(sqrt 2/rho) + 1)^2 (d = 2) "
          "experts, one O(M) pass per switch",
          true},
+        kExactSamplersKey,
     };
     static constexpr int kRho = key_index(kKeys, "rho");
-    /// No exact samplers yet (AdaptiveSvt): the scores <G_{t-1}, x^i> need their own rounding bound.
-    static constexpr int kNoiseKey = -1;
+    /// The exact samplers' key (AdaptiveSvt), with the bounds on the computed scores below.
+    static constexpr int kNoiseKey = key_index(kKeys, "noise");
     static constexpr double kMaxExperts = 2147483648.0; ///< 2^31: the argmin index is 32-bit
     static constexpr double kLargeNet = 16777216.0;     ///< 2^24 points: above this, check() warns of the cost
     static constexpr double kNetPointsPerSecond = 1e7;  ///< one CPU thread's pass rate (2-core VM, d = 2, docs/BENCHMARKS.md)
@@ -55,6 +64,12 @@ struct BallNetExperts : Learner<Geometry::Ball> {
         double h;          ///< grid spacing
         double rho;
     };
+
+    /// The largest norm of a computed net point (see the header): the exact F_{t-1}(i) of the computed point moves by
+    /// at most this between neighbouring inputs.
+    static double score_sensitivity(const Params&) { return 1.0 + 16.0 * 0x1.0p-53; }
+    /// A bound on |computed - exact| F_{t-1}(i), t <= T (see the header).
+    static double score_error(const Params&, double T) { return (T * T + 3.0 * T) * 0x1.0p-53 * 1.001; }
 
     static double side_for(std::uint32_t dim, double rho) {
         return dim == 1 ? std::ceil(1.0 / rho) + 1.0 : std::ceil(std::sqrt(2.0) / rho) + 1.0;

@@ -4,10 +4,14 @@
 // and on every CPU launch policy, the round's recipe (the phase accumulator holds the lattice-rounded losses of the
 // documented word; a switch draws the expert of the exact mechanism over max(L_{t-1}, Lbar*), checks it with the
 // documented lattice release and doubles Lbar* exactly when that release passes the bar), and the regret law against
-// the continuous double run (KS, statistical). svt-experts' own: test_svt_experts_exact.cpp.
+// the continuous double run (KS, statistical). net-oco, Algorithm 2 on the points of a rho-net (afkt23.md §C5 "Exact
+// samplers"): the same, and its view's bounds on the computed net points and scores. svt-experts' own:
+// test_svt_experts_exact.cpp.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,8 @@ namespace {
 
 using namespace dpr;
 using learners::AdaptiveSvtExperts;
+using learners::BallNetExperts;
+using learners::NetOco;
 using test::in;
 using test::SimResult;
 using test::simulate;
@@ -60,9 +66,6 @@ TEST(AdaptiveSvtExact, FloatDefaultsToTheExactSamplersAndNeverReportsMoreThanAsk
                 ASSERT_TRUE(asked.lattice) << "asked for in double";
                 EXPECT_EQ(AdaptiveSvtExperts::privacy(asked).epsilon, rf.epsilon);
             }
-    // net-oco has no exact samplers yet: its float report stays that of exact noise (run.json warns).
-    const learners::PrivacyReport net = learners::NetOco::privacy(test::resolved<learners::NetOco>({{"epsilon", 1.0}}, true, 2, 64));
-    EXPECT_FALSE(net.as_run);
 }
 
 TEST(AdaptiveSvtExact, AskedForWhereItCannotApplyIsAnErrorNamingTheKey) {
@@ -185,6 +188,137 @@ TEST(AdaptiveSvtExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
     std::vector<double> se = e.diagnostic_column("switches");
     sf = f.diagnostic_column("switches");
     EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 1300 against 1000";
+}
+
+// ---- net-oco: Algorithm 2 on the points of a rho-net (afkt23.md §C5 "Exact samplers") ----------------------------
+
+TEST(NetOcoExact, FloatDefaultsToTheExactSamplersAndNeverReportsMoreThanAsked) {
+    for (double eps : {0.1, 1.0, 10.0, 100.0})
+        for (std::uint32_t dim : {1u, 2u})
+            for (std::uint64_t T : {64u, 1024u}) {
+                SCOPED_TRACE(testing::Message() << "eps " << eps << " dim " << dim << " T " << T);
+                const NetOco::Params f = test::resolved<NetOco>({{"epsilon", eps}}, true, dim, T);
+                ASSERT_TRUE(f.lattice);
+                const learners::PrivacyReport rf = NetOco::privacy(f);
+                EXPECT_TRUE(rf.as_run);
+                EXPECT_LE(rf.epsilon, eps);
+                EXPECT_LT(rf.delta, 1e-14);
+                EXPECT_LE(f.lsvt.epsilon, f.eps0 / 2);
+                EXPECT_LE(f.xexp.epsilon, f.eta);
+                EXPECT_LE(f.chk_g.epsilon, f.eps0 / f.K);
+                // The draw is planned for the net's score sensitivity nu > 1 (one more grid step than Delta = 1).
+                EXPECT_EQ(f.xexp.K, std::ceil((BallNetExperts::score_sensitivity(f.view) +
+                                               2 * BallNetExperts::score_error(f.view, static_cast<double>(T))) /
+                                              f.xexp.g));
+                const NetOco::Params dbl = test::resolved<NetOco>({{"epsilon", eps}}, false, dim, T);
+                EXPECT_FALSE(dbl.lattice) << "double keeps the continuous samplers";
+                const learners::PrivacyReport rd = NetOco::privacy(dbl);
+                EXPECT_FALSE(rd.as_run);
+                EXPECT_LE(rf.epsilon, rd.epsilon);
+                EXPECT_GT(rf.epsilon, 0.995 * rd.epsilon);
+                const NetOco::Params asked = test::resolved<NetOco>({{"epsilon", eps}, {"noise", kExact}}, false, dim, T);
+                ASSERT_TRUE(asked.lattice) << "asked for in double";
+                EXPECT_EQ(NetOco::privacy(asked).epsilon, rf.epsilon);
+            }
+}
+
+TEST(NetOcoExact, TheComputedNetPointsAndScoresStayWithinTheirBounds) {
+    // The report rests on two bounds of the view: every computed net point has norm at most score_sensitivity (so the
+    // exact F_{t-1}(i) of that point moves by at most it between neighbours), and the computed F_{t-1}(i) is within
+    // score_error(T) of the exact value (long double sums of the same g_t, the same computed point).
+    std::mt19937_64 gen(3);
+    std::uniform_real_distribution<double> unif(-1.0, 1.0);
+    SerialTeam<double> team{RngKey{1, 0}, 0};
+    for (std::uint32_t dim : {1u, 2u})
+        for (double rho : {0.3, 0.01, 0.0007}) {
+            const std::uint64_t T = 20000;
+            const NetOco::Params p = test::resolved<NetOco>({{"epsilon", 1.0}, {"rho", rho}}, true, dim, T);
+            const double nu = BallNetExperts::score_sensitivity(p.view), bound = BallNetExperts::score_error(p.view, T);
+            double biggest = 0;
+            for (std::uint32_t i = 0; i < p.view.n; ++i) {
+                double x0, x1;
+                BallNetExperts::point(p.view, static_cast<double>(i), x0, x1);
+                biggest = std::max(biggest, static_cast<double>(std::sqrt(static_cast<long double>(x0) * x0 +
+                                                                            static_cast<long double>(x1) * x1)));
+            }
+            EXPECT_LE(biggest, nu) << "dim " << dim << " rho " << rho;
+            EXPECT_GT(biggest, 1.0 - 1e-12) << "the net reaches the sphere";
+            // A sequence of g_t with ||g_t|| <= 1 (a third of them unit vectors), summed as the engine does (double,
+            // in order) and in long double.
+            double G[2] = {0, 0};
+            long double Gx[2] = {0, 0};
+            double worst = 0;
+            for (std::uint64_t t = 1; t <= T; ++t) {
+                double g[2] = {unif(gen), dim == 2 ? unif(gen) : 0.0};
+                const double n = std::hypot(g[0], g[1]);
+                if (n > 1 || t % 3 == 0) g[0] /= n, g[1] /= n;
+                if (std::hypot(g[0], g[1]) > 1) continue; // rounding above 1: not a Ball loss
+                for (int c = 0; c < 2; ++c) G[c] += g[c], Gx[c] += g[c];
+                if (t % 997 == 0 || t == T) {
+                    // Round t + 1 reads F_t from G = g_1 + ... + g_t.
+                    const ScalarLossRow<double> row{G, G, G};
+                    for (std::uint32_t i = 0; i < p.view.n; i += 1 + p.view.n / 500) {
+                        const double got = BallNetExperts::cum_at(p.view, team, row, t + 1, i);
+                        double x0, x1;
+                        BallNetExperts::point(p.view, static_cast<double>(i), x0, x1);
+                        const long double want = (static_cast<long double>(t) + Gx[0] * x0 + Gx[1] * x1) / 2;
+                        const long double e = std::fabs(static_cast<long double>(got) - want);
+                        ASSERT_LE(e, bound) << "dim " << dim << " rho " << rho << " t " << t << " i " << i;
+                        worst = std::max(worst, static_cast<double>(e / bound));
+                    }
+                }
+            }
+            EXPECT_GT(worst, 0.0) << "the comparison sees the rounding";
+        }
+}
+
+/// net-oco switches about 3 times per instance at eps = 1000 on drifting (T = 600); at eps = 3000 the lattice sparse
+/// vector's truncation would show (it is refused).
+const test::KeyList kNetSwitching = {{"epsilon", 1000.0}, {"rho", 0.1}};
+
+TEST(NetOcoExact, FloatAndDoubleAndEveryCpuLaunchPolicyGiveTheSameBits) {
+    for (std::uint32_t dim : {1u, 2u}) {
+        const double rho = dim == 1 ? 0.1 : 0.25;
+        const test::KeyList keys = {{"epsilon", 1000.0}, {"rho", rho}};
+        const test::KeyList exact = {{"epsilon", 1000.0}, {"rho", rho}, {"noise", kExact}};
+        const SimResult ref = simulate("net-oco", keys, "drifting", {{"noise_scale", 0.7}}, dim, 600, 12, 1, 2, false, 4, 0,
+                                       in(Precision::Float, "instances", "generic"));
+        ASSERT_TRUE(ref.privacy.as_run);
+        double switches = 0;
+        for (std::uint32_t k = 0; k < ref.instances; ++k) switches += ref.diagnostic("switches", k);
+        EXPECT_GT(switches, 1.0 * ref.instances) << "the runs switch: the draws are exercised";
+        for (const char* lanes : {"instances", "coordinates"})
+            for (const char* isa : {"generic", "auto"})
+                for (Precision prec : {Precision::Float, Precision::Double}) {
+                    const SimResult r = simulate("net-oco", exact, "drifting", {{"noise_scale", 0.7}}, dim, 600, 12, 2, 2,
+                                                 false, 4, 0, in(prec, lanes, isa));
+                    EXPECT_EQ(r.final_regret, ref.final_regret) << dim << " " << lanes << " " << isa << " " << r.policy;
+                    EXPECT_EQ(r.diagnostics, ref.diagnostics) << dim << " " << lanes << " " << isa << " " << r.policy;
+                }
+    }
+}
+
+TEST(NetOcoExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
+    // Disjoint instances over the same drifting sequence: the float run with the exact samplers against the double
+    // run with the continuous ones; then power: eps = 700 (about 1.4 times the noise) is seen as another law.
+    const test::KeyList drift = {{"noise_scale", 0.7}};
+    const SimResult f = simulate("net-oco", kNetSwitching, "drifting", drift, 1, 600, 2000, 2, 7, false, 4, 0,
+                                 in(Precision::Float));
+    const SimResult d = simulate("net-oco", kNetSwitching, "drifting", drift, 1, 600, 2000, 2, 7, false, 4, 2000,
+                                 in(Precision::Double));
+    ASSERT_TRUE(f.privacy.as_run);
+    ASSERT_FALSE(d.privacy.as_run);
+    std::vector<double> a = f.final_regret, b = d.final_regret;
+    EXPECT_GT(test::ks_two_sample(a, b).p, test::kAlpha);
+    std::vector<double> sf = f.diagnostic_column("switches"), sd = d.diagnostic_column("switches");
+    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
+    const SimResult e = simulate("net-oco", {{"epsilon", 700.0}, {"rho", 0.1}}, "drifting", drift, 1, 600, 2000, 2, 7,
+                                 false, 4, 4000, in(Precision::Double));
+    std::vector<double> se = e.diagnostic_column("switches"), re = e.final_regret;
+    sf = f.diagnostic_column("switches");
+    a = f.final_regret;
+    EXPECT_LT(std::min(test::ks_two_sample(sf, se).p, test::ks_two_sample(a, re).p), test::kAlpha)
+        << "power: eps 700 against 1000";
 }
 
 } // namespace
