@@ -146,12 +146,18 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
     /// Learners with kSharedDraw on a shared sequence (L::shares_draw(p) true): the chunk's per-round CDFs of
     /// their exponential mechanism from its L_{t-1} rows `cum` (d per round), each made on first use for all
     /// instances (cpu::SharedCdfCache); shared_cdf() is what the rows carry, null when there is none. With an exact
-    /// plan (L::shared_exact_plan), the round's table of the exact mechanism over the double scores instead.
+    /// plan (L::shared_exact_plan), the round's table of the exact mechanism over the double scores instead. A learner
+    /// with a shared scalar (L::shared_scalar) also gets its per-round value, made on first use.
     template <class R>
     void prepare_shared_cdf(std::uint64_t t0, std::uint64_t n, const double* cum) {
         cdf_on_ = false;
         if constexpr (kSharedDraw) {
             if (!cum || n == 0 || !L::shares_draw(p_)) return;
+            SharedCdfCache::ScalarFill scalar_fill = nullptr;
+            if constexpr (learners::SharedScalar<L>::value)
+                scalar_fill = [](const void* ctx, const double* c, std::uint32_t d) {
+                    return L::shared_scalar(*static_cast<const typename L::Params*>(ctx), c, d);
+                };
             if (L::shared_exact_plan(p_))
                 cdf_.reset(
                     t0, n, a_.d, mech::exact_exp_table_size(a_.d), cum,
@@ -161,7 +167,7 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
                             *L::shared_exact_plan(p), d,
                             [&](std::uint32_t i) { return L::template shared_score<double>(p, c[i]); }, out);
                     },
-                    &p_);
+                    &p_, scalar_fill);
             else
                 cdf_.reset(
                     t0, n, a_.d, std::uint64_t{a_.d} + 1, cum,
@@ -171,7 +177,7 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
                             d, L::shared_coefficient(p), c,
                             [&](auto x) { return L::template shared_score<R>(p, x); }, out);
                     },
-                    &p_);
+                    &p_, scalar_fill);
             cdf_on_ = true;
         }
     }

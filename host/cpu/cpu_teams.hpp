@@ -123,53 +123,80 @@ void exp_mech_cdf(std::uint32_t n, double c, const double* cum, Score&& score, d
 /// kSharedDraw on a shared sequence): round t's is computed by the first instance that asks for it (its
 /// thread fills it; another thread asking meanwhile waits), so only the rounds in which some instance
 /// switches cost an O(d) pass, once for all instances, instead of one per switching instance. A round's values are
-/// exp_mech_cdf's d + 1 or, for the exact exponential mechanism, its table (mech::exact_exp_table_size(d)).
+/// exp_mech_cdf's d + 1 or, for the exact exponential mechanism, its table (mech::exact_exp_table_size(d)). A learner
+/// with a shared scalar (kernels/learners/common.hpp) also gets round t's value, made on first use the same way and
+/// independently of the CDF (its rounds may need one without the other).
 class SharedCdfCache {
   public:
     /// Writes round r's `size` values from its L_{t-1} row.
     using Fill = void (*)(const void* ctx, const double* cum, std::uint32_t d, double* cdf);
+    /// Round r's shared scalar from its L_{t-1} row.
+    using ScalarFill = double (*)(const void* ctx, const double* cum, std::uint32_t d);
 
     void reset(std::uint64_t t0, std::uint64_t n, std::uint32_t d, std::uint64_t size, const double* cum, Fill fill,
-               const void* ctx) {
+               const void* ctx, ScalarFill scalar_fill = nullptr) {
         if (n > state_cap_) {
             state_.reset(new std::atomic<int>[n]);
+            scalar_state_.reset(new std::atomic<int>[n]);
+            scalar_.reset(new double[n]);
             state_cap_ = n;
         }
         if (n * size > buf_cap_) {
             buf_.reset(new double[n * size]);
             buf_cap_ = n * size;
         }
-        for (std::uint64_t r = 0; r < n; ++r) state_[r].store(0, std::memory_order_relaxed);
+        for (std::uint64_t r = 0; r < n; ++r) {
+            state_[r].store(0, std::memory_order_relaxed);
+            scalar_state_[r].store(0, std::memory_order_relaxed);
+        }
         t0_ = t0;
         d_ = d;
         size_ = size;
         cum_ = cum;
         fill_ = fill;
+        scalar_fill_ = scalar_fill;
         ctx_ = ctx;
     }
 
     const double* get(std::uint64_t t) const {
         const std::uint64_t r = t - t0_;
         double* out = buf_.get() + r * size_;
-        std::atomic<int>& st = state_[r];
-        if (st.load(std::memory_order_acquire) == 2) return out;
-        int idle = 0;
-        if (st.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) {
-            fill_(ctx_, cum_ + r * d_, d_, out);
-            st.store(2, std::memory_order_release);
-        } else {
-            while (st.load(std::memory_order_acquire) != 2) std::this_thread::yield();
-        }
+        once(state_[r], [&] { fill_(ctx_, cum_ + r * d_, d_, out); });
+        return out;
+    }
+
+    /// Round t's shared scalar, or null when the learner has none.
+    const double* scalar(std::uint64_t t) const {
+        if (!scalar_fill_) return nullptr;
+        const std::uint64_t r = t - t0_;
+        double* out = scalar_.get() + r;
+        once(scalar_state_[r], [&] { *out = scalar_fill_(ctx_, cum_ + r * d_, d_); });
         return out;
     }
 
   private:
+    /// make() by the first caller of a round (state 0 -> 1 -> 2); the others wait until it is done.
+    template <class Make>
+    static void once(std::atomic<int>& st, Make&& make) {
+        if (st.load(std::memory_order_acquire) == 2) return;
+        int idle = 0;
+        if (st.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) {
+            make();
+            st.store(2, std::memory_order_release);
+        } else {
+            while (st.load(std::memory_order_acquire) != 2) std::this_thread::yield();
+        }
+    }
+
     std::unique_ptr<double[]> buf_;
     std::unique_ptr<std::atomic<int>[]> state_;
+    std::unique_ptr<std::atomic<int>[]> scalar_state_;
+    std::unique_ptr<double[]> scalar_;
     std::uint64_t buf_cap_ = 0, state_cap_ = 0, t0_ = 0, size_ = 0;
     std::uint32_t d_ = 0;
     const double* cum_ = nullptr;
     Fill fill_ = nullptr;
+    ScalarFill scalar_fill_ = nullptr;
     const void* ctx_ = nullptr;
 };
 
@@ -511,6 +538,15 @@ const double* shared_cdf_of(const PackLossRow<R>& row, std::uint64_t t) {
 template <class R, bool P>
 const double* shared_cdf_of(const GroupLossRow<R, P>& row, std::uint64_t t) {
     return row.cdf ? row.cdf->get(t) : nullptr;
+}
+/// Round t's shared scalar from a CPU loss row (kernels/core/team.hpp shared_scalar_of), made on first use.
+template <class R>
+const double* shared_scalar_of(const PackLossRow<R>& row, std::uint64_t t) {
+    return row.cdf ? row.cdf->scalar(t) : nullptr;
+}
+template <class R, bool P>
+const double* shared_scalar_of(const GroupLossRow<R, P>& row, std::uint64_t t) {
+    return row.cdf ? row.cdf->scalar(t) : nullptr;
 }
 
 template <class R, int W, bool PerLaneRows = false>

@@ -308,6 +308,13 @@ DPR_HD DPR_FORCEINLINE const double* shared_cdf_of(const Row&, std::uint64_t) {
     return nullptr;
 }
 
+/// The per-round value of round t shared by the instances of a point (learners with shared_scalar,
+/// kernels/learners/common.hpp), from a loss row: null here, as shared_cdf_of.
+template <class Row>
+DPR_HD DPR_FORCEINLINE const double* shared_scalar_of(const Row&, std::uint64_t) {
+    return nullptr;
+}
+
 /// f(j) on rank 0 for each instance j = 0 .. Team::kInstances - 1 the team holds (its one instance, or the W
 /// of instance lanes), between barriers: a scalar section for the work that has no lane version (an LO
 /// oracle, a graph projection); f reaches instance j's state through team.instance_view(view, j).

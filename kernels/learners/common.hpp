@@ -194,9 +194,19 @@ using SharedDrawOp = std::bool_constant<L::kSharedDraw>;
 ///                                        // §1.9): the executor then prepares mech::exact_exp_table over
 ///                                        // shared_score<double> instead of the CDF; null: the CDF
 /// and reads the CDF (or the table) in its round with shared_cdf_of(row, t) (kernels/core/team.hpp; null where
-/// none is prepared).
+/// none is prepared). It may also declare
+///   static double shared_scalar(const Params&, const double* cum, std::uint32_t d);
+///                                        // a per-round value computed from L_{t-1} alone, the same for every
+///                                        // instance of a shared sequence: the executor computes it once per round
+///                                        // on first use, and the learner reads it with shared_scalar_of(row, t)
+///                                        // (null where none is prepared), where it must be the bits of its own
+///                                        // computation (potential-svt-experts' log potential with the exact samplers)
 template <class L>
 using SharedDraw = detected_or_t<std::false_type, SharedDrawOp, L>;
+template <class L>
+using SharedScalarOp = decltype(&L::shared_scalar);
+template <class L>
+using SharedScalar = is_detected<SharedScalarOp, L>;
 
 /// The first two diagnostics of a learner with a budget of K switches (svt-experts, potential-svt-experts) or
 /// sets (tree-experts): out[0] = the number used, out[1] = 1 once it reached K (no further switch: the last

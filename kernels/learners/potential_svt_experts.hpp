@@ -66,12 +66,17 @@
 // same bits on every layout, ISA and device), whose error bound err_l (log_potential_error) gives
 // err_q = 2 err_l / eta + the query's own two roundings. The report composes K phases of (lattice sparse vector +
 // exact draw), each part at most its continuous counterpart: never more than the continuous report, so never more
-// than asked by default. Cost: the log potential is O(d) double exps per instance in every live round (instance lanes
-// at any d: the loop is over the instances' lanes); a switch draws from the round's shared exact table on a shared
-// sequence (O(log d + 64)), else with the scalar O(d) loop.
+// than asked by default. Cost: on a shared sequence the CPU executor makes the log potential once per round for all
+// instances (shared_scalar) and the switching instances draw from the round's shared exact table (O(log d + 64)), so
+// a round is O(1) per instance, as in double; elsewhere (an own sequence, the GPU) the log potential is O(d) double
+// exps per instance in every live round and a switch the scalar O(d) loop (instance lanes at any d on a shared
+// sequence; an own sequence above kInstanceLanesMaxD takes coordinate lanes, where it is a scalar loop per instance).
+// Either way the bits are those of the loop in index order.
 //
 // Diagnostics: switches, budget_exhausted, svt_fires, short_phases (completed phases whose ln phi dropped by
 // less than alpha: Lemma C.2 says none, with probability >= 1 - beta, when its condition on alpha holds).
+
+#include <limits>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/learners/svt_phase.hpp"
@@ -189,8 +194,8 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
 
     /// A bound on |computed - exact| of exact_log_potential's ln phi(s), s < T (afkt23.md §C4 "Exact samplers"): the
     /// engine's L_{s}(x) within E_L = T^2 2^-53 of the exact sums (ln phi is eta-Lipschitz in them), the exponents
-    /// eta (L - min) rounded twice (2 u eta T), vexp and vlog within 2 ulp (4u relative: tests/simd measures <= 1 ulp
-    /// from glibc's), the index-order sum of d terms (relative (d - 1) u), the terms below e^-708 flushed to 0 (the
+    /// eta (L - min) rounded twice (2 u eta T), vexp and vlog within 2 ulp (4u relative: assumed, and measured
+    /// by tests/simd as <= 1 ulp from glibc's on sampled inputs, not proved), the index-order sum of d terms (relative (d - 1) u), the terms below e^-708 flushed to 0 (the
     /// term of the minimum is 1), and the three roundings of -eta min + ln S - ln d; doubled for safety. Host code.
     static double log_potential_error(const Params& p, std::uint64_t T) {
         const long double u = 0x1.0p-53L, t = static_cast<long double>(T) + 1.0L, d = p.d, lnd = p.ln_d;
@@ -370,17 +375,29 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
     /// ln phi(t-1) for the exact samplers, in double in either precision: the min of L_{t-1}, then
     /// exp(-eta (L_{t-1}(x) - min)) summed in index order, each member for its instance(s) (one lane per instance),
     /// so the bits do not depend on the layout, the ISA or the device. Within log_potential_error of the exact value.
+    /// On a shared sequence the CPU executor makes it once per round (shared_scalar, read with shared_scalar_of):
+    /// the same loop on one lane, so the same bits.
     template <class Team, class Row>
     DPR_HD static typename Team::template uni<double> exact_log_potential(const Params& p, const Team& team,
                                                                           const Row& row) {
         using U = typename Team::template uni<double>;
         using UI = typename Team::template uni<std::uint32_t>;
+        return log_potential_in_order<U>(p, [&](std::uint32_t i) { return team.cum_exact_at(row, UI(i)); });
+    }
+    template <class U, class Cum>
+    DPR_HD static U log_potential_in_order(const Params& p, Cum&& cum) {
         U lmin(kInf);
-        for (std::uint32_t i = 0; i < p.d; ++i) lmin = vmin(lmin, team.cum_exact_at(row, UI(i)));
+        for (std::uint32_t i = 0; i < p.d; ++i) lmin = vmin(lmin, cum(i));
         const U neta(-p.eta);
         U s(0.0);
-        for (std::uint32_t i = 0; i < p.d; ++i) s = s + vexp(neta * (team.cum_exact_at(row, UI(i)) - lmin));
+        for (std::uint32_t i = 0; i < p.d; ++i) s = s + vexp(neta * (cum(i) - lmin));
         return neta * lmin + vlog(s) - U(p.ln_d);
+    }
+    /// The shared scalar of a round (kernels/learners/common.hpp): exact_log_potential over the shared L_{t-1}. Made
+    /// (and read) only with the exact samplers.
+    static double shared_scalar(const Params& p, const double* cum, std::uint32_t d) {
+        return d == p.d ? log_potential_in_order<double>(p, [&](std::uint32_t i) { return cum[i]; })
+                         : std::numeric_limits<double>::quiet_NaN();
     }
 
     /// The noisy threshold of the sparse vector started at round t: continuous or on the lattice.
@@ -418,8 +435,10 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         // the exact samplers, the exact table, for the draw only.
         const bool from_cdf = sizeof(R) == 8 && !p.lattice;
         const double* cdf = pending || (live && from_cdf) ? shared_cdf_of(row, t) : nullptr;
+        const double* shared_lnphi = live && p.lattice ? shared_scalar_of(row, t) : nullptr;
         if (live) // ln phi(t-1)
-            lnphi = p.lattice        ? exact_log_potential(p, team, row)
+            lnphi = shared_lnphi     ? U(*shared_lnphi)
+                    : p.lattice      ? exact_log_potential(p, team, row)
                     : cdf && from_cdf ? U(mech::exp_mech_log_total(cdf, p.d, p.eta) - p.ln_d)
                                       : log_potential(p, team, row);
         if (pending) {

@@ -85,6 +85,46 @@ TEST(SharedDraw, ThePotentialReadOffTheSharedCdfIsTheOneEachInstanceComputes) {
     EXPECT_EQ(cases, 20);
 }
 
+TEST(SharedDraw, TheSharedLogPotentialOfTheExactSamplersIsTheOneEachInstanceComputes) {
+    // potential-svt-experts with the exact samplers reads ln phi(t-1) as the round's shared scalar (made once per round
+    // by the CPU executor, SharedCdfCache::scalar) where a shared sequence offers one; without it each instance runs
+    // the same index-order loop on its lanes (a one-lane team here, and a 16-lane pack whose lanes all see the row).
+    // The same bits, or runs with and without the cache would differ.
+    using learners::PotentialSvtExperts;
+    int cases = 0;
+    for (std::uint32_t d : {1u, 2u, 16u, 37u, 1000u})
+        for (double eta : {1e-4, 0.02, 1.0, 50.0}) {
+            PotentialSvtExperts::Params p{};
+            p.d = d;
+            p.eta = eta;
+            p.ln_d = std::log(static_cast<double>(d));
+            std::vector<double> cum(d);
+            for (std::uint32_t i = 0; i < d; ++i)
+                cum[i] = 3.0 + static_cast<double>((i * 2654435761u) % 97) * 0.37;
+            cpu::SharedCdfCache cache;
+            cache.reset(7, 1, d, 1, cum.data(), [](const void*, const double*, std::uint32_t, double*) {}, &p,
+                        [](const void* ctx, const double* c, std::uint32_t dd) {
+                            return PotentialSvtExperts::shared_scalar(*static_cast<const PotentialSvtExperts::Params*>(ctx),
+                                                                      c, dd);
+                        });
+            const double* shared = cache.scalar(7);
+            ASSERT_NE(shared, nullptr);
+            const SerialTeam<double> team{RngKey{1, 0}, 0};
+            const ScalarLossRow<double> row{cum.data(), cum.data(), cum.data()};
+            ASSERT_EQ(*shared, PotentialSvtExperts::exact_log_potential(p, team, row)) << "d = " << d << ", eta = " << eta;
+            const auto lanes = PotentialSvtExperts::log_potential_in_order<simd::Pack<double, 16>>(
+                p, [&](std::uint32_t i) { return simd::Pack<double, 16>(cum[i]); });
+            for (int l = 0; l < 16; ++l) ASSERT_EQ(lanes[l], *shared) << "lane " << l;
+            ++cases;
+        }
+    EXPECT_EQ(cases, 20);
+    // A learner without a shared scalar gets none.
+    std::vector<double> cum(4, 1.0);
+    cpu::SharedCdfCache plain;
+    plain.reset(0, 1, 4, 5, cum.data(), [](const void*, const double*, std::uint32_t, double*) {}, nullptr);
+    EXPECT_EQ(plain.scalar(0), nullptr);
+}
+
 struct Counted {
     std::atomic<int> fills[64];
 };

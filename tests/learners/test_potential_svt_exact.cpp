@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/adversaries/halving.hpp"
 #include "kernels/learners/potential_svt_experts.hpp"
 #include "learners/phase_recipe.hpp"
 #include "learners/simulate.hpp"
+#include "learners/solo.hpp"
 #include "noise/stat_tests.hpp"
 
 namespace {
@@ -150,6 +152,26 @@ TEST(PotentialSvtExact, FloatAndDoubleAndEveryCpuLaunchPolicyGiveTheSameBits) {
                         EXPECT_EQ(r.final_regret, ref.final_regret) << lanes << " " << isa << " " << r.policy;
                         EXPECT_EQ(r.diagnostics, ref.diagnostics) << lanes << " " << isa << " " << r.policy;
                     }
+            // The serial oracle (one lane, no shared values: its own log potential and the scalar exact draw) gives
+            // the bits of the engine, which on a shared sequence reads the round's shared log potential and table.
+            Problem pb;
+            pb.d = d;
+            pb.T = 400;
+            KeyValues akv;
+            const auto ap = adversaries::Halving::resolve(akv, pb);
+            const PotentialSvtExperts::Params p = resolved(kSwitching, true, d, 400);
+            std::vector<double> row(d);
+            for (std::uint32_t k = 0; k < ref.instances; k += 6) {
+                const adversaries::SequenceCtx ctx{3, 0, per_instance ? k : adversaries::kSharedSequence};
+                test::Solo<PotentialSvtExperts> solo(p, 3, k);
+                double total = 0;
+                for (std::uint64_t t = 1; t <= 400; ++t) {
+                    adversaries::Halving::fill(ap, ctx, t, row.data());
+                    total += solo.round(t, row.data()).realized;
+                }
+                EXPECT_EQ(total, ref.final_realized[k]) << "instance " << k;
+                EXPECT_EQ(solo.diagnostics()[0], ref.diagnostic("switches", k)) << "instance " << k;
+            }
             // auto takes instance lanes at any d: the log potential is a loop over the instances' lanes.
             const SimResult a = simulate("potential-svt-experts", kSwitching, "halving", {}, d, 400, 37, 2, 3,
                                          per_instance, 4, 0, in(Precision::Float));
