@@ -24,9 +24,10 @@
 // Privacy: Algorithm 2's, eps (AFKT23 Thm 2; docs/spec/afkt23.md §C2): the experts' losses are 1-sensitive in g_t.
 // Exact samplers (noise = "discrete-laplace", the float default where they apply; afkt23.md §C5 "Exact samplers"):
 // Algorithm 2's (adaptive_svt_experts.hpp) with this view's bounds. The expert i is the net point x^i as computed
-// (a fixed point: the computation does not read the data), whose norm is at most nu = 1 + 16 u (u = 2^-53: the
-// grid's two roundings, the projection's square root and division), so the exact F_{t-1}(i) moves by at most nu
-// between neighbours (|<g - g', x^i>| / 2 <= 2 nu / 2). The computed F_{t-1}(i) is within
+// (a fixed point: the computation does not read the data), whose norm is at most 1 + 16 u (u = 2^-53: the grid's
+// two roundings, the projection's square root and division); with ||g_t|| <= 1 + 1e-12 (the slack the engine allows
+// a Ball row) the exact F_{t-1}(i) moves by at most nu = (1 + 1e-12)(1 + 16 u) between neighbours
+// (|<g - g', x^i>| / 2 <= 2 nu / 2). The computed F_{t-1}(i) is within
 // (T^2 u + 3 T u) 1.001 of it: the engine's G_{t-1} within T^2 u per coordinate (sqrt 2 T^2 u nu / 2 in the dot
 // product), the dot product's two roundings and the sum with t - 1 (below 2.6 T u after the halving). The phase
 // loss is clamped to [0, 1] before its lattice rounding, so the sparse vector's queries stay 1-sensitive.
@@ -65,9 +66,12 @@ struct BallNetExperts : Learner<Geometry::Ball> {
         double rho;
     };
 
-    /// The largest norm of a computed net point (see the header): the exact F_{t-1}(i) of the computed point moves by
-    /// at most this between neighbouring inputs.
-    static double score_sensitivity(const Params&) { return 1.0 + 16.0 * 0x1.0p-53; }
+    /// How far above 1 the norm of an accepted g_t may be: the engine takes Ball rows up to 1 + kNormSlack
+    /// (kernels/adversaries/file.hpp: a file's rounding; the generated rows are normalised to 1 + O(u)).
+    static constexpr double kLossNormSlack = 1e-12;
+    /// How far the exact F_{t-1}(i) of a computed net point moves between neighbouring inputs: |<g - g', x^i>| / 2 <=
+    /// max ||g|| ||x^i||, with ||x^i|| <= 1 + 16 u (see the header) and ||g|| <= 1 + kLossNormSlack; rounded up.
+    static double score_sensitivity(const Params&) { return (1.0 + kLossNormSlack) * (1.0 + 16.0 * 0x1.0p-53) * (1.0 + 0x1.0p-52); }
     /// A bound on |computed - exact| F_{t-1}(i), t <= T (see the header).
     static double score_error(const Params&, double T) { return (T * T + 3.0 * T) * 0x1.0p-53 * 1.001; }
 
