@@ -21,9 +21,10 @@ numpy.random.Generator (PCG64). The halving row is O(d) vector work per round in
 only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`numpy_rounds`), switches included.
 
 Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick] [--precision float]
-       [--out experiments/bench/results/afkt23_svt.csv] [--threads N] [--check [--shared-pass] | --check-potential | --check-tree]
---precision float runs dpregret in float, where svt-experts draws with its exact samplers (docs/spec/model.md §1.9,
-§1.10); the NumPy peers are unchanged (double).
+       [--out experiments/bench/results/afkt23_svt.csv] [--threads N]
+       [--check [--shared-pass] | --check-potential | --check-tree | --time-potential]
+--precision float runs dpregret in float, where svt-experts (and, with --check-potential, potential-svt-experts) draw
+with their exact samplers (docs/spec/model.md §1.9, §1.10); the NumPy peers are unchanged (double).
 """
 import argparse
 import csv
@@ -136,16 +137,59 @@ def numpy_potential(d, T, n, eta, eps0, alpha, K, seed, totals):
     return float(k.mean())
 
 
+# Keys at which potential-svt-experts' phases end (so its draws are exercised), with the paper's sparse-vector noise
+# (Lap(2/eps0), Lap(4/eps0)) that numpy_potential implements.
+POTENTIAL_KEYS = dict(eta=0.3, eps0=20.0, alpha=0.5, switch_budget=20)
+
+
+def potential_config(d, T, n, precision, seed, noise=None):
+    return (f"[run]\nseed = {seed}\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\nprecision = \"{precision}\"\n"
+            f"[adversary]\nkind = \"halving\"\nd = {d}\n[learner]\nalgorithm = \"potential-svt-experts\"\n"
+            f"epsilon = 1\nsensitivity = \"paper\"\n" + "".join(f"{k} = {v}\n" for k, v in POTENTIAL_KEYS.items()) +
+            (f"noise = \"{noise}\"\n" if noise else ""))
+
+
+def time_potential(a):
+    """Instance-rounds per second of potential-svt-experts (POTENTIAL_KEYS, halving) in three dpregret modes -- float
+    with the exact samplers (the float default, afkt23.md §C4 "Exact samplers"), float with the continuous samplers
+    (noise = "laplace") and double (continuous) -- and of numpy_potential (double, all instances at once; its log
+    potential is one O(d) pass per round shared by all instances), in one run."""
+    shapes = [(1 << 10, 2000, 1000), (1 << 16, 256 if a.quick else 512, 100)]
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for d, T, n in shapes:
+            row = dict(d=d, T=T, instances=n)
+            for name, prec, noise in (("float_exact", "float", None), ("float_continuous", "float", "laplace"),
+                                      ("double_continuous", "double", None)):
+                rj = run_config(a.binary, potential_config(d, T, n, prec, 1, noise), f"pot_{name}_{d}", work, a.threads)
+                row[f"dpregret_{name}_ir_per_s"] = f"{rj['throughput']['instance_rounds_per_second']:.4g}"
+                row[f"{name}_as_run"] = "lattice" if rj["points"][0]["privacy"]["accountant"].startswith("lattice") \
+                    else "continuous"
+            t0 = time.perf_counter()
+            numpy_potential(d, T, n, POTENTIAL_KEYS["eta"], POTENTIAL_KEYS["eps0"], POTENTIAL_KEYS["alpha"],
+                            POTENTIAL_KEYS["switch_budget"], 1, [])
+            row["numpy_ir_per_s"] = f"{n * T / (time.perf_counter() - t0):.4g}"
+            row["float_exact_vs_numpy"] = f"{float(row['dpregret_float_exact_ir_per_s']) / float(row['numpy_ir_per_s']):.3g}"
+            rows.append(row)
+            print(row, flush=True)
+    out = a.out if a.out != DEFAULT_OUT else "experiments/bench/results/afkt23_potential.csv"
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    write_meta(out, binary=a.binary, threads=a.threads or os.cpu_count())
+    return 0
+
+
 def check_potential(a):
     """Two-sample comparison of potential-svt-experts (dpregret) with numpy_potential (independent code and RNG)
     at keys where phases do end: d = 256, T = 2000, eta = 0.3, eps0 = 20, alpha = 0.5, K = 20."""
     import csv as _csv
     d, T, n = 256, 2000, 2000
-    keys = dict(eta=0.3, eps0=20.0, alpha=0.5, switch_budget=20)
+    keys = POTENTIAL_KEYS
     with tempfile.TemporaryDirectory() as work:
-        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
-               f"[adversary]\nkind = \"halving\"\nd = {d}\n[learner]\nalgorithm = \"potential-svt-experts\"\n"
-               f"epsilon = 1\n" + "".join(f"{k} = {v}\n" for k, v in keys.items()))
+        cfg = potential_config(d, T, n, a.precision, 3)
         run_config(a.binary, cfg, "checkp", work, a.threads)
         with open(os.path.join(work, "out_checkp", "final_regret.csv")) as f:
             rows = list(_csv.DictReader(f))
@@ -261,10 +305,13 @@ def dpregret_draws_per_s(binary, d, draws, work):
     return draws / (time.perf_counter() - t0)
 
 
+DEFAULT_OUT = "experiments/bench/results/afkt23_svt.csv"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="build/dpregret")
-    ap.add_argument("--out", default="experiments/bench/results/afkt23_svt.csv")
+    ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--precision", choices=["double", "float"], default="double",
@@ -278,6 +325,9 @@ def main():
     ap.add_argument("--check-potential", action="store_true",
                     help="instead of timing: the same comparison for potential-svt-experts (AFKT23 Alg. 5) against a "
                          "NumPy implementation written from docs/spec/afkt23.md §C4, at keys where its phases end")
+    ap.add_argument("--time-potential", action="store_true",
+                    help="instead of svt-experts: potential-svt-experts' throughput in float (exact samplers), float "
+                         "(continuous) and double against numpy_potential, written to results/afkt23_potential.csv")
     ap.add_argument("--check-tree", action="store_true",
                     help="instead of timing: the same comparison for tree-experts (AFKT23 Alg. 4) against a NumPy "
                          "implementation written from docs/spec/afkt23.md §C3, on per-instance realizable sequences")
@@ -288,6 +338,8 @@ def main():
         return check(a)
     if a.check_potential:
         return check_potential(a)
+    if a.time_potential:
+        return time_potential(a)
     eps = 10.0
     shapes = [(1 << 10, 4096, 1000), (1 << 16, 2048, 100), (1 << 20, 512 if a.quick else 1024, 100)]
     rows = []
