@@ -56,21 +56,32 @@ TEST(SharedDraw, TheSharedCdfGivesEachInstanceTheIndexItDrawsAlone) {
         }
 }
 
+using learners::PotentialSvtExperts;
+
+/// potential-svt-experts' Params for the log potential over d experts at eta, and a row L_{t-1} with ties.
+PotentialSvtExperts::Params potential(std::uint32_t d, double eta) {
+    PotentialSvtExperts::Params p{};
+    p.d = d;
+    p.eta = eta;
+    p.ln_d = std::log(static_cast<double>(d));
+    return p;
+}
+std::vector<double> potential_row(std::uint32_t d) {
+    std::vector<double> cum(d);
+    for (std::uint32_t i = 0; i < d; ++i) cum[i] = 3.0 + static_cast<double>((i * 2654435761u) % 97) * 0.37;
+    return cum;
+}
+
 TEST(SharedDraw, ThePotentialReadOffTheSharedCdfIsTheOneEachInstanceComputes) {
     // potential-svt-experts in double reads ln phi(t-1) off the round's shared CDF (its last running sum and
     // the min it keeps in cdf[d]); a one-lane team computes it with its own max-then-sum passes. The same
     // bits.
-    using learners::PotentialSvtExperts;
     int cases = 0;
     for (std::uint32_t d : {1u, 2u, 16u, 37u, 1000u})
         for (double eta : {1e-4, 0.02, 1.0, 50.0}) {
-            PotentialSvtExperts::Params p{};
-            p.d = d;
-            p.eta = eta;
-            p.ln_d = std::log(static_cast<double>(d));
-            std::vector<double> cum(d), cdf(d + 1);
-            for (std::uint32_t i = 0; i < d; ++i)
-                cum[i] = 3.0 + static_cast<double>((i * 2654435761u) % 97) * 0.37;
+            const PotentialSvtExperts::Params p = potential(d, eta);
+            const std::vector<double> cum = potential_row(d);
+            std::vector<double> cdf(d + 1);
             cpu::exp_mech_cdf<16>(
                 d, PotentialSvtExperts::shared_coefficient(p), cum.data(),
                 [&](auto x) { return PotentialSvtExperts::shared_score<double>(p, x); }, cdf.data());
@@ -90,17 +101,11 @@ TEST(SharedDraw, TheSharedLogPotentialOfTheExactSamplersIsTheOneEachInstanceComp
     // by the CPU executor, SharedCdfCache::scalar) where a shared sequence offers one; without it each instance runs
     // the same index-order loop on its lanes (a one-lane team here, and a 16-lane pack whose lanes all see the row).
     // The same bits, or runs with and without the cache would differ.
-    using learners::PotentialSvtExperts;
     int cases = 0;
     for (std::uint32_t d : {1u, 2u, 16u, 37u, 1000u})
         for (double eta : {1e-4, 0.02, 1.0, 50.0}) {
-            PotentialSvtExperts::Params p{};
-            p.d = d;
-            p.eta = eta;
-            p.ln_d = std::log(static_cast<double>(d));
-            std::vector<double> cum(d);
-            for (std::uint32_t i = 0; i < d; ++i)
-                cum[i] = 3.0 + static_cast<double>((i * 2654435761u) % 97) * 0.37;
+            const PotentialSvtExperts::Params p = potential(d, eta);
+            const std::vector<double> cum = potential_row(d);
             cpu::SharedCdfCache cache;
             cache.reset(7, 1, d, 1, cum.data(), [](const void*, const double*, std::uint32_t, double*) {}, &p,
                         [](const void* ctx, const double* c, std::uint32_t dd) {

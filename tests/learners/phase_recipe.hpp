@@ -1,7 +1,8 @@
 #pragma once
 // The hand-driven rounds of the phase learners' exact-sampler recipe tests (test_svt_experts_exact.cpp,
-// test_adaptive_svt_exact.cpp): the loss pattern they feed and the documented rounding of the played loss onto the
-// sparse vector's lattice (kernels/learners/svt_phase.hpp SvtPhase::lattice_loss), written once.
+// test_adaptive_svt_exact.cpp, test_potential_svt_exact.cpp): the loss pattern they feed and the documented rounding
+// of the played loss onto the sparse vector's lattice (kernels/learners/svt_phase.hpp SvtPhase::lattice_loss), and the
+// statistical comparison of their exact runs with the continuous ones, written once.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,8 @@
 #include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/rng/lanes.hpp"
+#include "learners/simulate.hpp"
+#include "noise/stat_tests.hpp"
 
 namespace dpr::test {
 
@@ -43,6 +46,24 @@ std::uint32_t recipe_exact_expert(const SerialTeam<double>& team, const mech::Ex
     id.purpose = rng::Purpose::Exponential;
     id.round = static_cast<std::uint32_t>(t);
     return mech::exact_exp_draw(plan, d, score, id);
+}
+
+/// The exact samplers' law (`exact`: a float run on them) is the continuous samplers' (`continuous`: a double run on
+/// the continuous ones over disjoint instances of the same sequence): two-sample KS on the final regret and on the
+/// diagnostic `column`, p > kAlpha each. Power: the same KS on the column tells `other` (a continuous run at another
+/// noise level) apart from `exact`, p < kAlpha. Statistical.
+inline void expect_exact_law_is_continuous(const SimResult& exact, const SimResult& continuous, const SimResult& other,
+                                           const char* column, const char* power) {
+    ASSERT_TRUE(exact.privacy.as_run);
+    ASSERT_FALSE(continuous.privacy.as_run);
+    std::vector<double> a = exact.final_regret, b = continuous.final_regret;
+    const KsResult ks = ks_two_sample(a, b);
+    EXPECT_GT(ks.p, kAlpha) << "the final regret's law: D = " << ks.d;
+    std::vector<double> ca = exact.diagnostic_column(column), cb = continuous.diagnostic_column(column);
+    EXPECT_GT(ks_two_sample(ca, cb).p, kAlpha) << "the law of " << column;
+    std::vector<double> co = other.diagnostic_column(column);
+    ca = exact.diagnostic_column(column);
+    EXPECT_LT(ks_two_sample(ca, co).p, kAlpha) << "power: " << power;
 }
 
 } // namespace dpr::test

@@ -176,19 +176,10 @@ TEST(AdaptiveSvtExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
                                  in(Precision::Float));
     const SimResult d = simulate("adaptive-svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 3000,
                                  in(Precision::Double));
-    ASSERT_TRUE(f.privacy.as_run);
-    ASSERT_FALSE(d.privacy.as_run);
-    std::vector<double> a = f.final_regret, b = d.final_regret;
-    const test::KsResult ks = test::ks_two_sample(a, b);
-    EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
-    std::vector<double> sf = f.diagnostic_column("switches"), sd = d.diagnostic_column("switches");
-    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
-    // Power: the same test sees the continuous run at eps = 1300 (a noise 23% smaller) as another law.
+    // Power: the continuous run at eps = 1300 (a noise 23% smaller) is another law.
     const SimResult e = simulate("adaptive-svt-experts", {{"epsilon", 1300.0}}, "halving", {}, 64, 400, 3000, 2, 11, false,
                                  4, 6000, in(Precision::Double));
-    std::vector<double> se = e.diagnostic_column("switches");
-    sf = f.diagnostic_column("switches");
-    EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 1300 against 1000";
+    test::expect_exact_law_is_continuous(f, d, e, "switches", "eps 1300 against 1000");
 }
 
 // ---- net-oco: Algorithm 2 on the points of a rho-net (afkt23.md §C5 "Exact samplers") ----------------------------
@@ -308,19 +299,9 @@ TEST(NetOcoExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
                                  in(Precision::Float));
     const SimResult d = simulate("net-oco", kNetSwitching, "drifting", drift, 1, 600, 2000, 2, 7, false, 4, 2000,
                                  in(Precision::Double));
-    ASSERT_TRUE(f.privacy.as_run);
-    ASSERT_FALSE(d.privacy.as_run);
-    std::vector<double> a = f.final_regret, b = d.final_regret;
-    EXPECT_GT(test::ks_two_sample(a, b).p, test::kAlpha);
-    std::vector<double> sf = f.diagnostic_column("switches"), sd = d.diagnostic_column("switches");
-    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
     const SimResult e = simulate("net-oco", {{"epsilon", 700.0}, {"rho", 0.1}}, "drifting", drift, 1, 600, 2000, 2, 7,
                                  false, 4, 4000, in(Precision::Double));
-    std::vector<double> se = e.diagnostic_column("switches"), re = e.final_regret;
-    sf = f.diagnostic_column("switches");
-    a = f.final_regret;
-    EXPECT_LT(std::min(test::ks_two_sample(sf, se).p, test::ks_two_sample(a, re).p), test::kAlpha)
-        << "power: eps 700 against 1000";
+    test::expect_exact_law_is_continuous(f, d, e, "switches", "eps 700 against 1000");
 }
 
 } // namespace

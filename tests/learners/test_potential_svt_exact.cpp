@@ -235,22 +235,11 @@ TEST(PotentialSvtExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
                                  in(Precision::Float));
     const SimResult d = simulate("potential-svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 3000,
                                  in(Precision::Double));
-    ASSERT_TRUE(f.privacy.as_run);
-    ASSERT_FALSE(d.privacy.as_run);
-    std::vector<double> a = f.final_regret, b = d.final_regret;
-    const test::KsResult ks = test::ks_two_sample(a, b);
-    EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
-    std::vector<double> sf = f.diagnostic_column("switches"), sd = d.diagnostic_column("switches");
-    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch counts' law";
-    // Power: the same test sees the continuous run at eps0 = 25 (twice the sparse vector's noise) as another law.
+    // Power: the continuous run at eps0 = 25 (twice the sparse vector's noise) is another law.
     const SimResult e = simulate("potential-svt-experts",
-                                 {{"epsilon", 1.0}, {"eta", 0.5}, {"eps0", 25.0}, {"alpha", 0.25}, {"switch_budget", 30.0}}, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 6000,
-                                 in(Precision::Double));
-    std::vector<double> se = e.diagnostic_column("switches");
-    sf = f.diagnostic_column("switches");
-    std::vector<double> ra = f.final_regret, re = e.final_regret;
-    EXPECT_LT(std::min(test::ks_two_sample(sf, se).p, test::ks_two_sample(ra, re).p), test::kAlpha)
-        << "power: eps0 25 against 50";
+                                 {{"epsilon", 1.0}, {"eta", 0.5}, {"eps0", 25.0}, {"alpha", 0.25}, {"switch_budget", 30.0}},
+                                 "halving", {}, 64, 400, 3000, 2, 11, false, 4, 6000, in(Precision::Double));
+    test::expect_exact_law_is_continuous(f, d, e, "switches", "eps0 25 against 50");
 }
 
 } // namespace

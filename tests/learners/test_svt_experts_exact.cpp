@@ -132,19 +132,10 @@ TEST(SvtExpertsExact_Stat, TheRegretLawIsTheContinuousDoubleLaw) {
     // against the double run with the continuous ones. The final regret and the number of switches.
     const SimResult f = simulate("svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 0, in(Precision::Float));
     const SimResult d = simulate("svt-experts", kSwitching, "halving", {}, 64, 400, 3000, 2, 11, false, 4, 3000, in(Precision::Double));
-    ASSERT_TRUE(exact(f.privacy));
-    ASSERT_FALSE(exact(d.privacy));
-    std::vector<double> a = f.final_regret, b = d.final_regret;
-    const test::KsResult ks = test::ks_two_sample(a, b);
-    EXPECT_GT(ks.p, test::kAlpha) << "D = " << ks.d;
-    std::vector<double> sf = f.diagnostic_column("last_switch_round"), sd = d.diagnostic_column("last_switch_round");
-    EXPECT_GT(test::ks_two_sample(sf, sd).p, test::kAlpha) << "the switch times' law";
-    // Power: the same test sees the continuous run at eps = 26 (a noise 23% smaller) as another law.
+    // Power: the continuous run at eps = 26 (a noise 23% smaller) is another law.
     const SimResult e = simulate("svt-experts", {{"epsilon", 26.0}, {"switch_budget", 6.0}}, "halving", {}, 64, 400, 3000,
                                  2, 11, false, 4, 6000, in(Precision::Double));
-    std::vector<double> se = e.diagnostic_column("last_switch_round");
-    sf = f.diagnostic_column("last_switch_round");
-    EXPECT_LT(test::ks_two_sample(sf, se).p, test::kAlpha) << "power: eps 26 against 20";
+    test::expect_exact_law_is_continuous(f, d, e, "last_switch_round", "eps 26 against 20");
 }
 
 } // namespace
