@@ -275,7 +275,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
                            : "basic composition of K phases, (2 eps_0 + 2 eta) each (Delta = 1 sparse-vector noise on "
                              "2-sensitive queries, 2 eta-DP exponential mechanism; the paper counts eta + eps_0)";
         if (p.approx) {
-            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            const double adv = advanced_composition(p.K, e, p.delta);
             if (adv < basic) {
                 r.epsilon = adv;
                 r.delta = p.delta;
@@ -302,7 +302,7 @@ struct PotentialSvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         r.accountant = "lattice: basic composition of K phases, each an AboveThreshold on a lattice over the computed "
                        "2-sensitive query + an exact exponential mechanism (at most 2 eta)";
         if (p.approx) {
-            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            const double adv = advanced_composition(p.K, e, p.delta);
             if (adv < basic) {
                 r.epsilon = adv;
                 r.delta += p.delta;

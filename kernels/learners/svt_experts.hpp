@@ -210,7 +210,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         r.delta = 0.0;
         r.accountant = "basic composition: eps/2 (sparse vector, parallel over phases) + K eta (exponential mechanisms)";
         if (p.approx) {
-            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * p.eta + p.K * p.eta * std::expm1(p.eta);
+            const double adv = advanced_composition(p.K, p.eta, p.delta);
             if (adv < basic) {
                 r.epsilon = svt + adv;
                 r.delta = p.delta;
@@ -233,7 +233,7 @@ struct SvtExperts : Learner<Geometry::Simplex>, PureOrApprox {
         r.accountant = "lattice: AboveThreshold on a lattice (eps/2, parallel over phases) + K exact exponential "
                        "mechanisms (basic composition)";
         if (p.approx) {
-            const double adv = std::sqrt(2.0 * p.K * std::log(1.0 / p.delta)) * e + p.K * e * std::expm1(e);
+            const double adv = advanced_composition(p.K, e, p.delta);
             if (adv < basic) {
                 r.epsilon = p.lsvt.epsilon + adv;
                 r.delta += p.delta;

@@ -22,6 +22,7 @@
 //   rho      the noisy threshold of the live sparse vector
 //   pending  1 if the sparse vector fired at the previous round     fires   TOP answers so far
 //   last     round of the latest switch (0 if none)
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -69,6 +70,12 @@ struct PureOrApprox {
         diag.fail("delta", "delta is used only by variant = \"approx\"; variant = \"pure\" ignores it");
         diag.warning_only = true;
         return true;
+    }
+
+    /// The advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth Thm 3.20) of K mechanisms of e each, at
+    /// the extra delta: sqrt(2 K ln(1/delta)) e + K e (e^e - 1). The epsilon of variant = "approx".
+    static double advanced_composition(double K, double e, double delta) {
+        return std::sqrt(2.0 * K * std::log(1.0 / delta)) * e + K * e * std::expm1(e);
     }
 };
 
