@@ -33,8 +33,9 @@
 // default grid K is 1024..2049, so epsilon is the continuous 2 c Delta times at most 1 + 1/1024 (+ the error term);
 // plan_exact_exp's `fit` lowers c so that epsilon is at most a requested value.
 //
-// Randomness: the words of try k are blocks 3k .. 3k + 2 of the stream (purpose, sub, round, element 0) of the
-// draw's instance: the address of the continuous sampler's uniform (ExpMechDraw), which a run uses instead.
+// Randomness: the words of try k are blocks 3k .. 3k + 2 of the stream (purpose, sub, round, element) of the draw's
+// instance, element as the caller gives it: 0 for the phase learners' one draw per round, the address of the
+// continuous sampler's uniform (ExpMechDraw), which a run uses instead; b for tree-experts' b-th draw of a set.
 //
 // Shared scores (exact_exp_table, exact_exp_draw_from_table): when many instances draw over the same scores (a round
 // of a shared loss sequence), everything but the uniform is common to them: m, the weights and the running sums. The
@@ -274,12 +275,11 @@ DPR_HD inline BigUint exact_exp_total(const ExactExpPlan& p, std::uint32_t n, Sc
     return S;
 }
 
-/// U uniform on [0, S) (S > 0) from the stream `id` (blocks 3k .. 3k + 2 for try k: words 2j, 2j + 1 of a block make
+/// U uniform on [0, S) (S > 0) from the stream `id`, element as given (blocks 3k .. 3k + 2 for try k: words 2j, 2j + 1 of a block make
 /// limb 2 b + j, high word first; N = bitlen(S - 1) bits kept), or false when kExactExpTries tries all land at or
 /// above S. *tries: the tries made.
 DPR_HD inline bool exact_exp_uniform(const BigUint& S, rng::StreamId id, BigUint* U, std::uint32_t* tries) {
     const int N = S.minus_one().bits(); // 2^N >= S > 2^(N-1): a try succeeds with probability > 1/2
-    id.element = 0;
     for (std::uint32_t k = 0; k < kExactExpTries; ++k) {
         *tries = k + 1;
         BigUint u;
@@ -308,7 +308,7 @@ DPR_HD inline std::uint32_t exact_exp_scan(const ExactExpPlan& p, std::uint32_t 
     return n - 1;
 }
 
-/// One draw i ~ W(a(i)) / S over [0, n) from the words of stream `id` (element 0; blocks as the header says).
+/// One draw i ~ W(a(i)) / S over [0, n) from the words of stream `id` (blocks as the header says).
 /// score(i) -> double: the computed score, the same value in each pass; a score whose grid index is not finite has
 /// weight 0 (n with no finite one: index 0). n must be at most p.n_max (the plan's tail bound counts n_max
 /// candidates; a larger n, or a plan that is not ok, gets index 0). Three passes over the candidates (the minimum,
