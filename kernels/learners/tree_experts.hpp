@@ -39,11 +39,32 @@
 // their L at the phase start, 4 scalars. Cost: a round is B popcount(t - t_k) node draws (O(B log T)); a new set
 // is B passes over the d experts. Scalar code (kInstanceLanes = false): the B-loop is per instance.
 // Diagnostics: sets (selections made), budget_exhausted (sets = K), last_set_round.
+//
+// Exact samplers (noise = "discrete-laplace", the default in float precision where it applies; docs/spec/afkt23.md
+// §C3 "Exact samplers", docs/spec/model.md §1.8, §1.9). The continuous samplers' report is that of exact real noise,
+// which floating point does not give (Mironov 2012). With the key:
+//   trees       lattice count trees (model.md §1.8): member b's loss of each round rounded at random onto Gamma Z
+//               (lattice_round, the word of (Lattice, sub 1, round t - 1, element b)) and summed exactly (the
+//               kBase array holds the phase's lattice sum), its nodes DLap draws times Gamma (tree_part with
+//               TreeNoise::lattice: (Lattice, sub 0, the completing round, element b)). chat is then exact in
+//               double, and the comparison with tau and the argmin are post-processing. The node scale is raised to
+//               the smallest whose lattice epsilon for h levels, l1 sensitivity B over B coordinates (values in
+//               [0, 1]) is at most the continuous trees' eps/2 (mech::lattice_scale_for: at most ~1.6% more noise).
+//   selections  the B members drawn one after the other by the exact exponential mechanism (exact_exponential.hpp)
+//               over the experts not yet excluded (score L_{t-1}(x) in double, within T^2 2^-53 of the exact sum;
+//               excluded experts score +inf and are never drawn), at c = eps_sel / 2 fitted so that each draw is at
+//               most eps_sel: draw b of the set started at round t reads (Exponential, sub 0, round t, element b).
+//               Sequential draws without replacement are the same law as the continuous Gumbel-top-B.
+// The report: the lattice trees' (eps, delta) (parallel over phases) + K B times the exact draw's, each part at most
+// its continuous counterpart, so never more than the continuous report; it holds as run, in float as in double, and
+// the bits are the same in both precisions.
 #include <limits>
 
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
+#include "kernels/mechanisms/exact_exponential.hpp"
 #include "kernels/mechanisms/exponential.hpp"
+#include "kernels/mechanisms/lattice.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
@@ -63,12 +84,18 @@ struct TreeExperts : Learner<Geometry::Simplex> {
          "1 - beta)",
          true},
         {"beta", KeyType::Real, "0.05", 0.0, 1.0, "", "failure probability of the automatic threshold", true, true},
+        {"noise", KeyType::Choice, "laplace", 0, 1, "laplace|discrete-laplace",
+         "samplers: laplace = continuous Laplace tree nodes (double) and Gumbel keys (the run's precision); "
+         "discrete-laplace = exact samplers, lattice count trees (discrete Laplace nodes, exact releases) and the "
+         "exact exponential mechanism without replacement, whose report holds as run in floating point (the default "
+         "in float precision where it applies; docs/spec/afkt23.md §C3, docs/spec/model.md §1.8, §1.9)"},
     };
     static constexpr int kEpsilon = key_index(kKeys, "epsilon");
     static constexpr int kSetSize = key_index(kKeys, "set_size");
     static constexpr int kMaxSets = key_index(kKeys, "max_sets");
     static constexpr int kThresholdKey = key_index(kKeys, "threshold");
     static constexpr int kBeta = key_index(kKeys, "beta");
+    static constexpr int kNoise = key_index(kKeys, "noise");
     static constexpr bool kInstanceLanes = false;
     static constexpr bool kReadsCumulative = true;
 
@@ -77,9 +104,12 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         std::uint32_t B;
         std::uint32_t K;
         std::uint32_t h;  ///< levels of a released estimate: ceil(log2 T) (at least 1)
-        double b;         ///< Laplace scale of a node: 2 B h / eps
+        double b;         ///< Laplace scale of a node: 2 B h / eps (lattice: raised, see the header)
         double tau;
         double eps_sel;   ///< per selection draw: eps / (2 K B)
+        bool lattice;            ///< exact samplers (noise = "discrete-laplace"; see the header)
+        noise::DlapTable dlap;   ///< the lattice trees' discrete Laplace (lattice only)
+        mech::ExactExpPlan xexp; ///< the exact exponential mechanism of each selection draw (lattice only)
     };
 
     static constexpr std::array<const char*, 3> kDiagnostics = {"sets", "budget_exhausted", "last_set_round"};
@@ -103,10 +133,33 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         // eps/2 (h' / (h' + 1)) for the trees: 95.83 at eps = 100, T = 2048, with 9% more noise than needed.
         p.h = std::max<std::uint32_t>(1, mech::levels_released(pb.T, false));
         p.b = 2.0 * p.B * p.h / p.epsilon;
+        p.eps_sel = p.epsilon / (2.0 * p.K * p.B);
+        p.lattice = false;
+        if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision)) {
+            Params q = p;
+            if (!exact_plans(q, pb)) p = q; // the scale in use is the lattice's; the threshold below follows it
+        }
         const double beta = kv.get(kBeta, 0.05);
         p.tau = kv.get(kThresholdKey, p.h * p.b * std::log(2.0 * p.B * static_cast<double>(pb.T) / beta));
-        p.eps_sel = p.epsilon / (2.0 * p.K * p.B);
         return p;
+    }
+
+    static bool lattice_asked(const KeyValues& kv) { return kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1; }
+
+    /// Plans the exact samplers into p (lattice = true, b raised, dlap, xexp) and says why they do not apply (nullptr:
+    /// they do). Host code.
+    static const char* exact_plans(Params& p, const Problem& pb) {
+        // The trees: h released levels, one step moves each of the B members' values (in [0, 1]) by at most 1.
+        p.b = mech::lattice_scale_for(p.b, p.h, static_cast<double>(p.B), p.B);
+        p.dlap = mech::dlap_table(p.b);
+        if (const char* why = mech::lattice_limit(p.dlap, p.h, static_cast<double>(p.B), p.B, 1.0)) return why;
+        // The draws: score L_{t-1}(x) (sensitivity 1), the engine's double sum within T^2 2^-53 of the exact one
+        // (afkt23.md §C4 "Exact samplers"), c = eps_sel / 2 fitted to eps_sel.
+        const double T = static_cast<double>(pb.T);
+        p.xexp = mech::plan_exact_exp(p.eps_sel / 2.0, 1.0, T * T * 0x1.0p-53 * 1.001, pb.d, p.eps_sel);
+        if (!p.xexp.ok) return p.xexp.why;
+        p.lattice = true;
+        return nullptr;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
@@ -120,11 +173,30 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         if (static_cast<double>(p.K) * p.B > pb.d)
             return diag.fail("max_sets", "max_sets = %u sets of set_size = %u experts exceed d = %u (the sets are disjoint)",
                              p.K, p.B, pb.d);
+        if (lattice_asked(kv) && !p.lattice) {
+            Params q = p;
+            const char* why = exact_plans(q, pb);
+            return diag.fail("noise", "the exact samplers %s (docs/spec/model.md §1.8, §1.9)", why ? why : "do not apply");
+        }
         return true;
     }
 
     static PrivacyReport privacy(const Params& p) {
         PrivacyReport r;
+        if (p.lattice) {
+            // The trees are parallel over phases (a step's loss enters only its phase's trees), the draws compose.
+            const mech::Guarantee g = mech::lattice_guarantee(p.dlap, p.h, static_cast<double>(p.B), p.B);
+            const double draws = static_cast<double>(p.K) * p.B;
+            r.epsilon = g.epsilon + draws * p.xexp.epsilon;
+            r.delta = g.delta + draws * p.xexp.delta;
+            r.accountant = "lattice: basic composition: the B lattice count trees of a phase (parallel over phases) + "
+                           "K B exact exponential-mechanism draws of at most eps/(2KB) each";
+            r.mechanism = "binary-tree counts on a lattice (discrete Laplace nodes, exact releases) + exact exponential "
+                          "mechanism without replacement (integer weights on a score grid)";
+            r.noise_scale = p.b;
+            r.as_run = true;
+            return r;
+        }
         r.epsilon = p.epsilon / 2.0 + static_cast<double>(p.K) * p.B * p.eps_sel;
         r.delta = 0.0;
         r.accountant = "basic composition: eps/2 (B Laplace trees per phase, parallel over phases) + K B selections of "
@@ -162,6 +234,8 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         tn.noise = mech::NodeNoise::Laplace;
         tn.scale = pr.b;
         tn.T = pr.T;
+        tn.lattice = pr.lattice;
+        tn.dlap = pr.dlap;
         const RngKey key = team.key();
         tn.seed = key.seed;
         tn.stream = key.stream;
@@ -204,6 +278,40 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         }
     }
 
+    /// The exact samplers' set of round t (see the header): B exact draws over the experts not excluded, each drawn
+    /// member excluded at once (its lattice sum starts at 0). Every member of the team makes the same draws.
+    template <class Team, class WS, class Row>
+    DPR_HD static void draw_set_exact(const Params& p, const Team& team, const WS& ws, std::uint64_t t, const Row& row) {
+        const auto excluded = ws.dbl[kExcluded];
+        rng::StreamId id;
+        id.seed = team.key().seed;
+        id.stream = team.key().stream;
+        id.instance = team.instance();
+        id.purpose = rng::Purpose::Exponential;
+        id.round = static_cast<std::uint32_t>(t);
+        for (std::uint32_t b = 0; b < p.B; ++b) {
+            id.element = b;
+            const std::uint32_t x = mech::exact_exp_draw(p.xexp, p.d, [&](std::uint32_t i) {
+                return team.load_at(excluded, i) > 0.5 ? std::numeric_limits<double>::infinity() : team.cum_exact_at(row, i);
+            }, id);
+            team.sync(); // every member has read the excluded flags
+            if (team.rank() == 0) {
+                team.store_at(ws.dbl[kMembers], b, static_cast<double>(x));
+                team.store_at(ws.dbl[kBase], b, 0.0);
+                team.store_at(excluded, x, 1.0);
+            }
+            team.sync();
+        }
+    }
+
+    /// Round t's loss of member b (expert y) rounded at random onto the lattice: the word of (Lattice, sub 1,
+    /// round t - 1, element b).
+    template <class Team>
+    DPR_HD static double lattice_loss(const Params& p, const Team& team, std::uint64_t t, std::uint32_t b, double loss) {
+        const std::uint32_t w = rng::instance_stream(team, rng::Purpose::Lattice, 1u, t - 1, b).block(0).w[0];
+        return noise::lattice_round(loss, p.dlap.gamma, w);
+    }
+
     template <class Team, class WS, class Row>
     DPR_HD static RoundCharge<typename Team::template uni<double>> round(const Params& p, const Team& team, const WS& ws,
                                                                          std::uint64_t t, const Row& row) {
@@ -217,7 +325,9 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         if (sets > 0) {
             for (std::uint32_t b = 0; b < p.B; ++b) {
                 const auto y = static_cast<std::uint32_t>(team.load_at(members, b));
-                const double chat = team.cum_exact_at(row, y) - team.load_at(base, b) + tree_noise(p, team, start, t - start, b);
+                // The phase's loss so far: exact, the lattice sum (exact samplers), or L_{t-1} - L at the phase start.
+                const double sum = p.lattice ? team.load_at(base, b) : team.cum_exact_at(row, y) - team.load_at(base, b);
+                const double chat = sum + tree_noise(p, team, start, t - start, b);
                 if (chat < best) best = chat, x = y;
             }
         }
@@ -227,13 +337,21 @@ struct TreeExperts : Learner<Geometry::Simplex> {
                 for (std::uint32_t b = 0; b < p.B; ++b)
                     team.store_at(ws.dbl[kExcluded], static_cast<std::uint32_t>(team.load_at(members, b)), 1.0);
             team.sync();
-            draw_set(p, team, ws, t, row);
+            if (p.lattice)
+                draw_set_exact(p, team, ws, t, row);
+            else
+                draw_set(p, team, ws, t, row);
             sets += 1.0;
             start = t;
             x = static_cast<std::uint32_t>(team.load_at(members, 0)); // all phase counts are 0 + no noise: member 0
         }
         const double loss = team.loss_exact_at(row, x);
         team.sync();
+        if (p.lattice && team.rank() == 0) // the live set's lattice sums take round t's losses
+            for (std::uint32_t b = 0; b < p.B; ++b)
+                team.store_at(base, b,
+                              team.load_at(base, b) +
+                                  lattice_loss(p, team, t, b, team.loss_exact_at(row, static_cast<std::uint32_t>(team.load_at(members, b)))));
         if (team.rank() == 0) {
             team.put(ws.scalars, kSets, sets);
             team.put(ws.scalars, kStart, static_cast<double>(start));

@@ -1042,6 +1042,16 @@ TEST(AFKT23_EmulatedWarp, SwitchPathsOfTheNewLearnersEqualTheSerialOracle) {
     EXPECT_GT(emulated_warp_equals_oracle<TreeExperts>(tree, 70, T, [&](std::uint64_t t, double* out) {
                   adversaries::Realizable::fill(realizable, ctx, t, out);
               }), 1.0);
+    // tree-experts' exact samplers (afkt23.md §C3 "Exact samplers"): every member makes the B exact draws, rank 0
+    // stores the members and the lattice sums. eps = 400 (within the lattice's limits); fractional losses, so that
+    // the lattice rounding's words matter.
+    const auto tree_exact = tree_params(70, T, 400.0, {{TreeExperts::kSetSize, 4}, {TreeExperts::kMaxSets, 8},
+                                                       {TreeExperts::kThresholdKey, 6}, {TreeExperts::kNoise, 1.0}});
+    ASSERT_TRUE(tree_exact.lattice);
+    EXPECT_GT(emulated_warp_equals_oracle<TreeExperts>(tree_exact, 70, T, [&](std::uint64_t t, double* out) {
+                  adversaries::Realizable::fill(realizable, ctx, t, out);
+                  for (std::uint32_t i = 0; i < 70; ++i) out[i] *= 0.3 + 0.6 * static_cast<double>((7 * i + 3 * t) % 11) / 11.0;
+              }), 1.0);
     Problem pb2 = pb;
     pb2.d = 2;
     KeyValues dkv;

@@ -131,6 +131,16 @@ TEST(LatticeLearners, PotentialSvtExpertsExactSamplersOnTheCommandLine) {
                                        "3000");
 }
 
+TEST(LatticeLearners, TreeExpertsExactSamplersOnTheCommandLine) {
+    // tree-experts' exact samplers (docs/spec/afkt23.md §C3 "Exact samplers"; its own tests in
+    // test_tree_experts_exact.cpp): at eps = 3000 (B = 16, h = 6, Gamma = 2^-14: a step moves the lattice trees by
+    // 16 / Gamma = 2.6e5 lattice steps) the discrete Laplace's truncation at 2^17 would matter.
+    expect_lattice_on_the_command_line("tree-experts",
+                                       "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"realizable\"\n"
+                                       "d = 16\n[learner]\nalgorithm = \"tree-experts\"\n",
+                                       "3000");
+}
+
 using test::resolved;
 
 using learners::DpMab;
