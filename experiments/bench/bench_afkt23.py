@@ -22,9 +22,9 @@ only when the phase changes: Halving::row_epoch). NumPy runs all T rounds (`nump
 
 Usage: /usr/bin/python3 experiments/bench/bench_afkt23.py [--binary build/dpregret] [--quick] [--precision float]
        [--out experiments/bench/results/afkt23_svt.csv] [--threads N]
-       [--check [--shared-pass] | --check-potential | --check-tree | --time-potential]
---precision float runs dpregret in float, where svt-experts (and, with --check-potential, potential-svt-experts) draw
-with their exact samplers (docs/spec/model.md §1.9, §1.10); the NumPy peers are unchanged (double).
+       [--check [--shared-pass] | --check-potential | --check-tree | --time-potential | --time-tree]
+--precision float runs dpregret in float, where svt-experts (and, with --check-potential and --check-tree,
+potential-svt-experts and tree-experts) draw with their exact samplers (docs/spec/model.md §1.9, §1.10); the NumPy peers are unchanged (double).
 """
 import argparse
 import csv
@@ -208,10 +208,12 @@ def check_potential(a):
 
 def numpy_tree(d, T, n, eps, B, K, tau, p, seed, totals):
     """AFKT23 Algorithm 4 written from docs/spec/afkt23.md §C3 with the engine's documented split (Laplace node noise
-    2Bh/eps, h = ceil(log2 T) + 1; selections eps/(2KB) each, c = eps/(4KB)) on n independent realizable
-    sequences (x* never loses, the others Bernoulli(p)); appends each total loss to `totals`, returns mean sets."""
+    2Bh/eps, h = ceil(log2 T) released levels; selections eps/(2KB) each, c = eps/(4KB)) on n independent realizable
+    sequences (x* never loses, the others Bernoulli(p)); appends each total loss to `totals`, returns mean sets.
+    The continuous law: dpregret's exact samplers (the float default) are compared with it too, as the same law up to
+    the lattice's raise of b (at most 1.6%) and the exact draw's fit of c (at most 0.1%)."""
     rng = np.random.default_rng(seed)
-    h = math.ceil(math.log2(T)) + 1
+    h = max(1, math.ceil(math.log2(T)))
     b = 2 * B * h / eps
     c = eps / (2 * K * B) / 2
     sets_all = []
@@ -260,7 +262,7 @@ def check_tree(a):
     import csv as _csv
     d, T, n, eps, B, K, tau, p = 64, 1000, 1000, 200.0, 4, 5, 6.0, 0.3
     with tempfile.TemporaryDirectory() as work:
-        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\n"
+        cfg = (f"[run]\nseed = 3\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\nprecision = \"{a.precision}\"\n"
                f"[adversary]\nkind = \"realizable\"\nd = {d}\np = {p}\nper_instance = true\n"
                f"[learner]\nalgorithm = \"tree-experts\"\nepsilon = {eps}\nset_size = {B}\nmax_sets = {K}\n"
                f"threshold = {tau}\n")
@@ -273,9 +275,52 @@ def check_tree(a):
     their_sets = numpy_tree(d, T, n, eps, B, K, tau, p, 300, theirs)
     m1, m2 = np.mean(ours), np.mean(theirs)
     se = math.sqrt(np.var(ours, ddof=1) / len(ours) + np.var(theirs, ddof=1) / len(theirs))
-    print(f"tree-experts: dpregret mean total loss {m1:.2f} ({ours_sets:.2f} sets), NumPy {m2:.2f} "
+    print(f"tree-experts ({a.precision}): dpregret mean total loss {m1:.2f} ({ours_sets:.2f} sets), NumPy {m2:.2f} "
           f"({their_sets:.2f} sets), difference {m1 - m2:+.2f} = {(m1 - m2) / se:+.2f} standard errors")
     return 0 if abs(m1 - m2) < 4 * se else 1
+
+
+def tree_config(d, T, n, prec, noise=None):
+    """tree-experts on a shared realizable sequence (p = 0.3) at the defaults of §C3 but a threshold of 6 and sets of
+    4 (so that sets are redrawn), 8 sets at most, eps = 200."""
+    return (f"[run]\nseed = 1\ninstances = {n}\nrounds = {T}\ncheckpoints = 1\nprecision = \"{prec}\"\n"
+            f"[adversary]\nkind = \"realizable\"\nd = {d}\np = 0.3\n"
+            f"[learner]\nalgorithm = \"tree-experts\"\nepsilon = 200\nset_size = 4\nmax_sets = 8\nthreshold = 6\n"
+            + (f"noise = \"{noise}\"\n" if noise else ""))
+
+
+def time_tree(a):
+    """Instance-rounds per second of tree-experts (tree_config) in three dpregret modes -- float with the exact
+    samplers (the float default, afkt23.md §C3 "Exact samplers"), float with the continuous samplers (noise =
+    "laplace") and double (continuous) -- and of numpy_tree (double; a loop per instance, the peer of --check-tree,
+    not a vectorised one: the sets and trees are per instance), in one run."""
+    shapes = [(64, 1000, 2000), (1 << 10, 1000, 2000)]
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for d, T, n in shapes:
+            row = dict(d=d, T=T, instances=n)
+            for name, prec, noise in (("float_exact", "float", None), ("float_continuous", "float", "laplace"),
+                                      ("double_continuous", "double", None)):
+                rj = run_config(a.binary, tree_config(d, T, n, prec, noise), f"tree_{name}_{d}", work, a.threads)
+                row[f"dpregret_{name}_ir_per_s"] = f"{rj['throughput']['instance_rounds_per_second']:.4g}"
+                row[f"{name}_as_run"] = "lattice" if rj["points"][0]["privacy"]["accountant"].startswith("lattice") \
+                    else "continuous"
+            m = 20
+            t0 = time.perf_counter()
+            numpy_tree(d, T, m, 200.0, 4, 8, 6.0, 0.3, 1, [])
+            row["numpy_ir_per_s"] = f"{m * T / (time.perf_counter() - t0):.4g}"
+            row["float_exact_vs_float_continuous"] = \
+                f"{float(row['dpregret_float_exact_ir_per_s']) / float(row['dpregret_float_continuous_ir_per_s']):.3g}"
+            rows.append(row)
+            print(row, flush=True)
+    out = a.out if a.out != DEFAULT_OUT else "experiments/bench/results/afkt23_tree.csv"
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    write_meta(out, binary=a.binary, threads=a.threads or os.cpu_count())
+    return 0
 
 
 def numpy_draws_per_s(d, draws):
@@ -328,12 +373,17 @@ def main():
     ap.add_argument("--time-potential", action="store_true",
                     help="instead of svt-experts: potential-svt-experts' throughput in float (exact samplers), float "
                          "(continuous) and double against numpy_potential, written to results/afkt23_potential.csv")
+    ap.add_argument("--time-tree", action="store_true",
+                    help="instead of svt-experts: tree-experts' throughput in float (exact samplers), float (continuous) "
+                         "and double, written to results/afkt23_tree.csv")
     ap.add_argument("--check-tree", action="store_true",
                     help="instead of timing: the same comparison for tree-experts (AFKT23 Alg. 4) against a NumPy "
                          "implementation written from docs/spec/afkt23.md §C3, on per-instance realizable sequences")
     a = ap.parse_args()
     if a.check_tree:
         return check_tree(a)
+    if a.time_tree:
+        return time_tree(a)
     if a.check:
         return check(a)
     if a.check_potential:
