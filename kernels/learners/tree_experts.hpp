@@ -45,9 +45,12 @@
 // which floating point does not give (Mironov 2012). With the key:
 //   trees       lattice count trees (model.md §1.8): member b's loss of each round rounded at random onto Gamma Z
 //               (lattice_round, the word of (Lattice, sub 1, round t - 1, element b)) and summed exactly (the
-//               kBase array holds the phase's lattice sum), its nodes DLap draws times Gamma (tree_part with
-//               TreeNoise::lattice: (Lattice, sub 0, the completing round, element b)). chat is then exact in
-//               double, and the comparison with tau and the argmin are post-processing. The node scale is raised to
+//               kBase array holds the phase's lattice sum), its nodes DLap draws times Gamma (TreeNoise::lattice:
+//               (Lattice, sub 0, the completing round - 1, element b)). chat is then exact in double, and the
+//               comparison with tau and the argmin are post-processing. The prefix's node sum is kept in
+//               kPrefixNoise and moved on by one leaf per round (next_prefix_noise: the nodes of the trailing ones
+//               leave, one node enters; exact, so equal to tree_part's sum): about 2 node draws per member and
+//               round instead of popcount(t - t_k). The node scale is raised to
 //               the smallest whose lattice epsilon for h levels, l1 sensitivity B over B coordinates (values in
 //               [0, 1]) is at most the continuous trees' eps/2 (mech::lattice_scale_for: at most ~1.6% more noise).
 //   selections  the B members drawn one after the other by the exact exponential mechanism (exact_exponential.hpp)
@@ -55,9 +58,10 @@
 //               excluded experts score +inf and are never drawn), at c = eps_sel / 2 fitted so that each draw is at
 //               most eps_sel: draw b of the set started at round t reads (Exponential, sub 0, round t, element b).
 //               Sequential draws without replacement are the same law as the continuous Gumbel-top-B.
-// The report: the lattice trees' (eps, delta) (parallel over phases) + K B times the exact draw's, each part at most
-// its continuous counterpart, so never more than the continuous report; it holds as run, in float as in double, and
-// the bits are the same in both precisions.
+// The report: the lattice trees' (eps, delta) (parallel over phases) + K B times the exact draw's; each part's eps is
+// at most its continuous counterpart's, so the eps never exceeds the continuous report's (the continuous delta is 0,
+// the exact one the truncations', below 1e-13); it holds as run, in float as in double, and the bits are the same in
+// both precisions.
 #include <limits>
 
 #include "kernels/learners/common.hpp"
@@ -207,10 +211,16 @@ struct TreeExperts : Learner<Geometry::Simplex> {
     }
 
     enum Scalar : int { kSets = 0, kStart, kX, kLastSet, kScalars };
-    enum Array : int { kExcluded = 0, kMembers, kBase };
+    enum Array : int { kExcluded = 0, kMembers, kBase, kPrefixNoise };
 
+    /// kPrefixNoise (the lattice prefixes' node sums) is used only with the exact samplers.
     DPR_HD static WorkspaceSpec workspace(const Params& p) {
-        return WorkspaceSpec{}.add_double(1, p.d).add_double(1, p.B).add_double(1, p.B).scalars(kScalars);
+        return WorkspaceSpec{}
+            .add_double(1, p.d)
+            .add_double(1, p.B)
+            .add_double(1, p.B)
+            .add_double(1, p.lattice ? p.B : 1)
+            .scalars(kScalars);
     }
 
     template <class Team, class WS>
@@ -229,6 +239,25 @@ struct TreeExperts : Learner<Geometry::Simplex> {
     /// The node noise of the tree of member b of the set started at round `start`, prefix of p leaves.
     template <class Team>
     DPR_HD static double tree_noise(const Params& pr, const Team& team, std::uint64_t start, std::uint64_t p, std::uint32_t b) {
+        return mech::tree_part<double>(tree_noise_of(pr, team), p, b, start - 1);
+    }
+
+    /// With the exact samplers: the node sum of member b's prefix of q + 1 leaves from z, its prefix of q leaves, of the
+    /// tree started at round `start`: the nodes of q's trailing ones leave, the node at level ctz(q + 1) enters (exact:
+    /// lattice values, so the result is tree_noise's bit for bit).
+    template <class Team>
+    DPR_HD static double next_prefix_noise(const Params& pr, const Team& team, std::uint64_t start, std::uint64_t q,
+                                           std::uint32_t b, double z) {
+        const mech::TreeNoise tn = tree_noise_of(pr, team);
+        const std::uint64_t n = q + 1;
+        const std::uint32_t top = ctz64(n);
+        for (std::uint32_t j = 0; j < top; ++j) z -= mech::node_noise<double>(tn, j, mech::prefix_node(q, j), b, start - 1);
+        return z + mech::node_noise<double>(tn, top, mech::prefix_node(n, top), b, start - 1);
+    }
+
+    /// What the node draws of a member's tree depend on (its instance, the scale, lattice or continuous).
+    template <class Team>
+    DPR_HD static mech::TreeNoise tree_noise_of(const Params& pr, const Team& team) {
         mech::TreeNoise tn;
         tn.variant = mech::TreeVariant::Binary;
         tn.noise = mech::NodeNoise::Laplace;
@@ -240,7 +269,7 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         tn.seed = key.seed;
         tn.stream = key.stream;
         tn.instance = team.instance();
-        return mech::tree_part<double>(tn, p, b, start - 1);
+        return tn;
     }
 
     /// Draws the set of round t: B members without replacement, the keys c L_{t-1}(x) - G_x in increasing order
@@ -325,9 +354,11 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         if (sets > 0) {
             for (std::uint32_t b = 0; b < p.B; ++b) {
                 const auto y = static_cast<std::uint32_t>(team.load_at(members, b));
-                // The phase's loss so far: exact, the lattice sum (exact samplers), or L_{t-1} - L at the phase start.
-                const double sum = p.lattice ? team.load_at(base, b) : team.cum_exact_at(row, y) - team.load_at(base, b);
-                const double chat = sum + tree_noise(p, team, start, t - start, b);
+                // The phase's loss so far and its noise: the lattice sum and the kept node sum (exact samplers), or
+                // L_{t-1} - L at the phase start and the prefix's nodes.
+                const double chat = p.lattice ? team.load_at(base, b) + team.load_at(ws.dbl[kPrefixNoise], b)
+                                              : team.cum_exact_at(row, y) - team.load_at(base, b) +
+                                                    tree_noise(p, team, start, t - start, b);
                 if (chat < best) best = chat, x = y;
             }
         }
@@ -347,11 +378,13 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         }
         const double loss = team.loss_exact_at(row, x);
         team.sync();
-        if (p.lattice && team.rank() == 0) // the live set's lattice sums take round t's losses
-            for (std::uint32_t b = 0; b < p.B; ++b)
-                team.store_at(base, b,
-                              team.load_at(base, b) +
-                                  lattice_loss(p, team, t, b, team.loss_exact_at(row, static_cast<std::uint32_t>(team.load_at(members, b)))));
+        if (p.lattice && team.rank() == 0) // the live set's lattice sums take round t's losses, its node sums a leaf
+            for (std::uint32_t b = 0; b < p.B; ++b) {
+                const double l = team.loss_exact_at(row, static_cast<std::uint32_t>(team.load_at(members, b)));
+                team.store_at(base, b, team.load_at(base, b) + lattice_loss(p, team, t, b, l));
+                const double z = start == t ? 0.0 : team.load_at(ws.dbl[kPrefixNoise], b); // a new set: empty prefix
+                team.store_at(ws.dbl[kPrefixNoise], b, next_prefix_noise(p, team, start, t - start, b, z));
+            }
         if (team.rank() == 0) {
             team.put(ws.scalars, kSets, sets);
             team.put(ws.scalars, kStart, static_cast<double>(start));

@@ -106,7 +106,7 @@ TEST(StagePlan, AOneRowStateGoesToRegistersInTheCompiledSlotSizesUpToD1024) {
     EXPECT_EQ(k(1025), 0); // more than 32 doubles per lane: device memory
     EXPECT_EQ(k(1024, false), 0); // a learner that did not opt in
     EXPECT_EQ(k(1024, true, false), 0); // not a warp per instance
-    // More than one double array, or a multi-row one, cannot: tree-experts keeps three.
+    // More than one double array, or a multi-row one, cannot: tree-experts keeps four.
     EXPECT_EQ(cuda_api::register_row_slots(workspace_of("tree-experts", 64, 64), true, true), 0);
     WorkspaceSpec two_rows;
     two_rows.add_double(2, 64);

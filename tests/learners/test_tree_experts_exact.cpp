@@ -2,8 +2,8 @@
 // samplers", docs/spec/model.md §1.8, §1.9; kernels/learners/tree_experts.hpp): which runs use them and what they
 // report (each part at most its continuous counterpart, so never more than the continuous report, and never more than
 // asked), the refusal where they cannot apply, the same bits in float and double and against the serial oracle, the
-// round's recipe (the lattice sums and lattice nodes of the documented streams, the B exact draws without
-// replacement), and the regret law against the continuous double run (KS, statistical).
+// round's recipe (the lattice sums and lattice nodes of the documented streams, the kept prefix node sums, the B
+// exact draws without replacement), and the regret law against the continuous double run (KS, statistical).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -217,6 +217,9 @@ TEST(TreeExpertsExact, ARoundFollowsTheRecipe) {
             rounded_down += r < row[members[b]];
             S[b] += r;
             ASSERT_EQ(solo.dbl(P::kBase)[b], S[b]) << "member " << b << " round " << t;
+            // The kept node sum is the next round's prefix's, as tree_part sums it.
+            ASSERT_EQ(solo.dbl(P::kPrefixNoise)[b], mech::tree_part<double>(tn, t + 1 - start, b, start - 1))
+                << "member " << b << " round " << t;
         }
         for (std::uint32_t i = 0; i < d; ++i) L[i] += row[i];
     }
