@@ -141,7 +141,7 @@ struct TreeExperts : Learner<Geometry::Simplex> {
         p.lattice = false;
         if (mech::lattice_wanted(lattice_asked(kv), kv.given[kNoise], pb.float_precision)) {
             Params q = p;
-            if (!exact_plans(q, pb)) p = q; // the scale in use is the lattice's; the threshold below follows it
+            if (!exact_plans(q, pb).why) p = q; // the scale in use is the lattice's; the threshold below follows it
         }
         const double beta = kv.get(kBeta, 0.05);
         p.tau = kv.get(kThresholdKey, p.h * p.b * std::log(2.0 * p.B * static_cast<double>(pb.T) / beta));
@@ -150,20 +150,27 @@ struct TreeExperts : Learner<Geometry::Simplex> {
 
     static bool lattice_asked(const KeyValues& kv) { return kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 1; }
 
-    /// Plans the exact samplers into p (lattice = true, b raised, dlap, xexp) and says why they do not apply (nullptr:
-    /// they do). Host code.
-    static const char* exact_plans(Params& p, const Problem& pb) {
+    /// Why the exact samplers do not apply: the part that does not (`what`, the subject of `why`) and why (nullptr: they
+    /// apply).
+    struct ExactObstacle {
+        const char* what = nullptr;
+        const char* why = nullptr;
+    };
+
+    /// Plans the exact samplers into p (lattice = true, b raised, dlap, xexp) and says why they do not apply. Host code.
+    static ExactObstacle exact_plans(Params& p, const Problem& pb) {
         // The trees: h released levels, one step moves each of the B members' values (in [0, 1]) by at most 1.
         p.b = mech::lattice_scale_for(p.b, p.h, static_cast<double>(p.B), p.B);
         p.dlap = mech::dlap_table(p.b);
-        if (const char* why = mech::lattice_limit(p.dlap, p.h, static_cast<double>(p.B), p.B, 1.0)) return why;
+        if (const char* why = mech::lattice_limit(p.dlap, p.h, static_cast<double>(p.B), p.B, 1.0))
+            return {"lattice noise on the count trees", why};
         // The draws: score L_{t-1}(x) (sensitivity 1), the engine's double sum within T^2 2^-53 of the exact one
         // (afkt23.md §C4 "Exact samplers"), c = eps_sel / 2 fitted to eps_sel.
         const double T = static_cast<double>(pb.T);
         p.xexp = mech::plan_exact_exp(p.eps_sel / 2.0, 1.0, T * T * 0x1.0p-53 * 1.001, pb.d, p.eps_sel);
-        if (!p.xexp.ok) return p.xexp.why;
+        if (!p.xexp.ok) return {"the exact exponential mechanism does not apply:", p.xexp.why};
         p.lattice = true;
-        return nullptr;
+        return {};
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
@@ -179,8 +186,9 @@ struct TreeExperts : Learner<Geometry::Simplex> {
                              p.K, p.B, pb.d);
         if (lattice_asked(kv) && !p.lattice) {
             Params q = p;
-            const char* why = exact_plans(q, pb);
-            return diag.fail("noise", "the exact samplers %s (docs/spec/model.md §1.8, §1.9)", why ? why : "do not apply");
+            const ExactObstacle o = exact_plans(q, pb);
+            return diag.fail("noise", "%s %s (docs/spec/model.md §1.8, §1.9)", o.what ? o.what : "the exact samplers",
+                             o.why ? o.why : "do not apply");
         }
         return true;
     }

@@ -79,6 +79,9 @@ TEST(TreeExpertsExact, AskedForWhereItCannotApplyIsAnErrorNamingTheKey) {
     EXPECT_FALSE(TreeExperts::check(kv, pb, diag));
     EXPECT_STREQ(diag.key, "noise");
     EXPECT_NE(std::string(diag.message).find("docs/spec/model.md"), std::string::npos) << diag.message;
+    EXPECT_NE(std::string(diag.message).find("lattice noise on the count trees needs a noise scale above 2^-10"),
+              std::string::npos)
+        << diag.message;
     // Not asked for (the float default): the continuous samplers, with run.json's float warning.
     EXPECT_FALSE(resolved({{"epsilon", 1e9}}, true, 8, 64).lattice);
     EXPECT_FALSE(TreeExperts::privacy(resolved({{"epsilon", 1e9}}, true, 8, 64)).as_run);
