@@ -159,12 +159,7 @@ def time_potential(a):
     with tempfile.TemporaryDirectory() as work:
         for d, T, n in shapes:
             row = dict(d=d, T=T, instances=n)
-            for name, prec, noise in (("float_exact", "float", None), ("float_continuous", "float", "laplace"),
-                                      ("double_continuous", "double", None)):
-                rj = run_config(a.binary, potential_config(d, T, n, prec, 1, noise), f"pot_{name}_{d}", work, a.threads)
-                row[f"dpregret_{name}_ir_per_s"] = f"{rj['throughput']['instance_rounds_per_second']:.4g}"
-                row[f"{name}_as_run"] = "lattice" if rj["points"][0]["privacy"]["accountant"].startswith("lattice") \
-                    else "continuous"
+            time_three_modes(a, lambda prec, noise: potential_config(d, T, n, prec, 1, noise), f"pot_{d}", work, row)
             t0 = time.perf_counter()
             numpy_potential(d, T, n, POTENTIAL_KEYS["eta"], POTENTIAL_KEYS["eps0"], POTENTIAL_KEYS["alpha"],
                             POTENTIAL_KEYS["switch_budget"], 1, [])
@@ -172,7 +167,24 @@ def time_potential(a):
             row["float_exact_vs_numpy"] = f"{float(row['dpregret_float_exact_ir_per_s']) / float(row['numpy_ir_per_s']):.3g}"
             rows.append(row)
             print(row, flush=True)
-    out = a.out if a.out != DEFAULT_OUT else "experiments/bench/results/afkt23_potential.csv"
+    return write_rows(a, rows, "experiments/bench/results/afkt23_potential.csv")
+
+
+def time_three_modes(a, config_of, label, work, row):
+    """Runs config_of(precision, noise) in the three modes of the exact-sampler benchmarks -- float with the exact
+    samplers (the float default), float with the continuous ones (noise = "laplace"), double (continuous) -- and
+    puts each one's instance-rounds/s and whether its report holds as run ("lattice") into row."""
+    for name, prec, noise in (("float_exact", "float", None), ("float_continuous", "float", "laplace"),
+                              ("double_continuous", "double", None)):
+        rj = run_config(a.binary, config_of(prec, noise), f"{label}_{name}", work, a.threads)
+        row[f"dpregret_{name}_ir_per_s"] = f"{rj['throughput']['instance_rounds_per_second']:.4g}"
+        row[f"{name}_as_run"] = "lattice" if rj["points"][0]["privacy"]["accountant"].startswith("lattice") \
+            else "continuous"
+
+
+def write_rows(a, rows, default_out):
+    """Writes rows to --out (default_out when not given) with its .meta.json."""
+    out = a.out if a.out != DEFAULT_OUT else default_out
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -299,12 +311,7 @@ def time_tree(a):
     with tempfile.TemporaryDirectory() as work:
         for d, T, n in shapes:
             row = dict(d=d, T=T, instances=n)
-            for name, prec, noise in (("float_exact", "float", None), ("float_continuous", "float", "laplace"),
-                                      ("double_continuous", "double", None)):
-                rj = run_config(a.binary, tree_config(d, T, n, prec, noise), f"tree_{name}_{d}", work, a.threads)
-                row[f"dpregret_{name}_ir_per_s"] = f"{rj['throughput']['instance_rounds_per_second']:.4g}"
-                row[f"{name}_as_run"] = "lattice" if rj["points"][0]["privacy"]["accountant"].startswith("lattice") \
-                    else "continuous"
+            time_three_modes(a, lambda prec, noise: tree_config(d, T, n, prec, noise), f"tree_{d}", work, row)
             m = 20
             t0 = time.perf_counter()
             numpy_tree(d, T, m, 200.0, 4, 8, 6.0, 0.3, 1, [])
@@ -313,14 +320,7 @@ def time_tree(a):
                 f"{float(row['dpregret_float_exact_ir_per_s']) / float(row['dpregret_float_continuous_ir_per_s']):.3g}"
             rows.append(row)
             print(row, flush=True)
-    out = a.out if a.out != DEFAULT_OUT else "experiments/bench/results/afkt23_tree.csv"
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    write_meta(out, binary=a.binary, threads=a.threads or os.cpu_count())
-    return 0
+    return write_rows(a, rows, "experiments/bench/results/afkt23_tree.csv")
 
 
 def numpy_draws_per_s(d, draws):
