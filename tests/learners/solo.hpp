@@ -61,6 +61,19 @@ class Solo {
     }
     void play(std::uint64_t t, double* x) const { L::play(p_, team_, ws_, t, x); }
 
+    /// Rounds 1..T on the rows fill(t, row) writes (row: the loss row's width); the total realised charge. The serial
+    /// oracle's side of the tests that compare it with the engine.
+    template <class Fill>
+    double run(std::uint64_t T, Fill&& fill) {
+        std::vector<double> row(row_size());
+        double total = 0;
+        for (std::uint64_t t = 1; t <= T; ++t) {
+            fill(t, row.data());
+            total += round(t, row.data()).realized;
+        }
+        return total;
+    }
+
     const Team& team() const { return team_; }
     const WS& ws() const { return ws_; }
     double scalar(int j) const { return scal_[j]; }

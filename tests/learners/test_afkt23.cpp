@@ -909,15 +909,10 @@ TEST(TreeExperts, EveryLayoutEqualsTheSerialOracleBitForBit) {
         const auto ap = adversaries::Realizable::resolve(akv, pb);
         const adversaries::SequenceCtx ctx{seed, 0, adversaries::kSharedSequence};
         const auto p = tree_params(d, T, 5e3, {{TreeExperts::kSetSize, 4}, {TreeExperts::kMaxSets, 5}, {TreeExperts::kThresholdKey, 6}});
-        std::vector<double> row(d);
         double sets = 0;
         for (std::uint32_t k = 0; k < n; k += 3) {
             test::Solo<TreeExperts> solo(p, seed, k);
-            double total = 0;
-            for (std::uint64_t t = 1; t <= T; ++t) {
-                adversaries::Realizable::fill(ap, ctx, t, row.data());
-                total += solo.round(t, row.data()).realized;
-            }
+            const double total = solo.run(T, [&](std::uint64_t t, double* r) { adversaries::Realizable::fill(ap, ctx, t, r); });
             EXPECT_EQ(total, r.final_realized[k]) << "d = " << d << " instance " << k;
             EXPECT_EQ(solo.diagnostics()[0], r.diagnostic("sets", k));
             sets += solo.diagnostics()[0];
@@ -939,16 +934,11 @@ TEST(TreeExperts, PerInstanceSequencesGiveEachInstanceItsOwnCumulativeLosses) {
     pb.T = T;
     const auto ap = adversaries::Realizable::resolve(akv, pb);
     const auto p = tree_params(d, T, 5e3, {{TreeExperts::kSetSize, 4}, {TreeExperts::kMaxSets, 8}, {TreeExperts::kThresholdKey, 6}});
-    std::vector<double> row(d);
     double sets = 0;
     for (std::uint32_t k = 0; k < n; k += 2) {
         const adversaries::SequenceCtx ctx{seed, 0, k};
         test::Solo<TreeExperts> solo(p, seed, k);
-        double total = 0;
-        for (std::uint64_t t = 1; t <= T; ++t) {
-            adversaries::Realizable::fill(ap, ctx, t, row.data());
-            total += solo.round(t, row.data()).realized;
-        }
+        const double total = solo.run(T, [&](std::uint64_t t, double* r) { adversaries::Realizable::fill(ap, ctx, t, r); });
         EXPECT_EQ(total, r.final_realized[k]) << "instance " << k;
         EXPECT_EQ(solo.diagnostics()[0], r.diagnostic("sets", k)) << "instance " << k;
         sets += solo.diagnostics()[0];

@@ -131,15 +131,11 @@ TEST(TreeExpertsExact, FloatAndDoubleAndTheSerialOracleGiveTheSameBits) {
             EXPECT_NE(cont.final_regret, ref.final_regret);
             const auto ap = realizable(d, T);
             const TreeExperts::Params p = resolved(kSwitching, true, d, T);
-            std::vector<double> row(d);
             for (std::uint32_t k = 0; k < ref.instances; k += 5) {
                 const adversaries::SequenceCtx ctx{4, 0, per_instance ? k : adversaries::kSharedSequence};
                 test::Solo<TreeExperts> solo(p, 4, k);
-                double total = 0;
-                for (std::uint64_t t = 1; t <= T; ++t) {
-                    adversaries::Realizable::fill(ap, ctx, t, row.data());
-                    total += solo.round(t, row.data()).realized;
-                }
+                const double total =
+                    solo.run(T, [&](std::uint64_t t, double* r) { adversaries::Realizable::fill(ap, ctx, t, r); });
                 EXPECT_EQ(total, ref.final_realized[k]) << "instance " << k;
                 EXPECT_EQ(solo.diagnostics()[0], ref.diagnostic("sets", k)) << "instance " << k;
             }
