@@ -44,16 +44,15 @@
 
 namespace dpr::mech {
 
-/// The sampler's table for a node sigma > 0: the discrete Laplace proposal at t = s = sigma / Gamma (dlap_table's
-/// lattice), and R's factors (the ideal DLap(s) over the thresholds' law, per digit and for J) scaled so that a <= 1.
-inline noise::DgaussTable dgauss_table(double sigma) {
+/// The sampler's constants beside its proposal `lat` = dlap_table(sigma) for a node sigma > 0 (the discrete Laplace
+/// at t = s = sigma / Gamma on that lattice): R's factors (the ideal DLap(s) over the thresholds' law, per digit and
+/// for J) scaled so that a <= 1.
+inline noise::DgaussTable dgauss_table(const noise::DlapTable& lat) {
     noise::DgaussTable tab;
-    tab.dlap = dlap_table(sigma);
-    tab.s = tab.dlap.t;
-    tab.inv2s2 = 1.0 / (2.0 * tab.s * tab.s);
-    const long double t = tab.dlap.t;
+    tab.inv2s2 = 1.0 / (2.0 * lat.t * lat.t);
+    const long double t = lat.t;
     long double p[noise::kDlapDigits];
-    dlap_digit_probabilities(tab.dlap, p);
+    dlap_digit_probabilities(lat, p);
     long double rmax = 1.0L;
     for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i) {
         const long double ideal = 1.0L / (1.0L + std::exp(std::ldexp(1.0L, static_cast<int>(i)) / t));
@@ -62,7 +61,7 @@ inline noise::DgaussTable dgauss_table(double sigma) {
         tab.corr[0][i] = static_cast<double>(c0);
         rmax *= std::max(c0, c1);
     }
-    const long double pj = dlap_probability(tab.dlap.theta, 2);
+    const long double pj = dlap_probability(lat.theta, 2);
     const long double pj_ideal = 2.0L / (1.0L + std::exp(1.0L / t));
     const long double cj1 = pj_ideal / pj, cj0 = (1.0L - pj_ideal) / (1.0L - pj);
     // c = 1 / max R, less 2^-40 for the double products' rounding: a(y) <= 1 before its clamp.
@@ -73,9 +72,9 @@ inline noise::DgaussTable dgauss_table(double sigma) {
 }
 
 /// a(n) as the kernel computes it (dgauss_accept_value on one lane), for n >= 0.
-inline double dgauss_accept_of(const noise::DgaussTable& tab, std::uint32_t n) {
+inline double dgauss_accept_of(const noise::DlapTable& lat, const noise::DgaussTable& tab, std::uint32_t n) {
     const std::uint32_t g = n == 0 ? 0u : n - 1u, j = n == 0 ? 0u : 1u;
-    return noise::dgauss_accept_value<double, std::uint32_t>(g, j, static_cast<double>(n), tab);
+    return noise::dgauss_accept_value<double, std::uint32_t>(g, j, static_cast<double>(n), lat, tab);
 }
 
 /// The acceptance probability of a: ceil(a 2^128) / 2^128 (uniform_below over four words), exact in long double.
@@ -101,23 +100,23 @@ struct DgaussLaw {
 
 /// The sampler's exact law (see DgaussLaw): the proposal's law from the thresholds, A(n) from the kernel's own a(n),
 /// up to where a(n) = 0; the ideal N_Z(0, s^2) normalised over |n| <= 40 s (the rest is below 1e-340).
-inline DgaussLaw dgauss_law(const noise::DgaussTable& tab) {
+inline DgaussLaw dgauss_law(const noise::DlapTable& lat, const noise::DgaussTable& tab) {
     long double p[noise::kDlapDigits];
-    dlap_digit_probabilities(tab.dlap, p);
-    const long double pj = dlap_probability(tab.dlap.theta, 2);
+    dlap_digit_probabilities(lat, p);
+    const long double pj = dlap_probability(lat.theta, 2);
     const std::uint32_t last = static_cast<std::uint32_t>(
-        std::min<double>(noise::kDlapMax, std::ceil(tab.s * (1.0 + std::sqrt(2.0 * noise::kDgaussExponentMax))) + 2.0));
+        std::min<double>(noise::kDlapMax, std::ceil(lat.t * (1.0 + std::sqrt(2.0 * noise::kDgaussExponentMax))) + 2.0));
     std::vector<long double> w(last + 1);
-    w[0] = (1.0L - pj) * dgauss_accept_probability(dgauss_accept_of(tab, 0));
+    w[0] = (1.0L - pj) * dgauss_accept_probability(dgauss_accept_of(lat, tab, 0));
     long double Z = w[0];
     for (std::uint32_t n = 1; n <= last; ++n) {
         long double geo = 1.0L;
         for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i) geo *= (((n - 1) >> i) & 1u) ? p[i] : 1.0L - p[i];
-        w[n] = pj / 2.0L * geo * dgauss_accept_probability(dgauss_accept_of(tab, n));
+        w[n] = pj / 2.0L * geo * dgauss_accept_probability(dgauss_accept_of(lat, tab, n));
         Z += 2.0L * w[n];
     }
-    const long double s = tab.s, phi = std::pow(1.0L - Z, static_cast<long double>(noise::kDgaussAttempts));
-    const std::uint32_t far = static_cast<std::uint32_t>(std::ceil(40.0 * tab.s));
+    const long double s = lat.t, phi = std::pow(1.0L - Z, static_cast<long double>(noise::kDgaussAttempts));
+    const std::uint32_t far = static_cast<std::uint32_t>(std::ceil(40.0 * lat.t));
     long double theta = 1.0L;
     for (std::uint32_t n = far; n >= 1; --n) theta += 2.0L * std::exp(-(static_cast<long double>(n) * n) / (2.0L * s * s));
     DgaussLaw law;
@@ -235,12 +234,12 @@ inline constexpr double kDgaussTailShare = 0x1.0p-10;
 /// The guarantee of a tree with discrete Gaussian nodes (see the header): h' released levels, sensitivities `y`,
 /// stated at `delta`. The core is the smallest whose tails fit in delta 2^-10; with none the guarantee is refused
 /// (epsilon = inf, accountant "none").
-inline Guarantee lattice_gaussian_guarantee(const noise::DgaussTable& tab, const DgaussLaw& law, std::uint32_t hp,
+inline Guarantee lattice_gaussian_guarantee(const noise::DlapTable& lat, const DgaussLaw& law, std::uint32_t hp,
                                             const LatticeSens& y, double delta) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     if (hp == 0) return Guarantee{0.0, 0.0, "none", 0.0};
     if (!(delta > 0.0 && delta < 1.0)) return Guarantee{inf, delta, "none", 0.0};
-    const double g = tab.dlap.gamma, c = static_cast<double>(y.coords);
+    const double g = lat.gamma, c = static_cast<double>(y.coords);
     const double d1 = y.delta1 / g + c * 0x1.0p-31;
     const double d2 = y.delta2 / g + std::sqrt(c) * 0x1.0p-31;
     const double dinf = y.delta_inf / g + 0x1.0p-31;
@@ -252,7 +251,7 @@ inline Guarantee lattice_gaussian_guarantee(const noise::DgaussTable& tab, const
     const double eta = law.eta_for(m, static_cast<std::uint32_t>(margin), delta * kDgaussTailShare);
     if (!std::isfinite(eta)) return Guarantee{inf, delta, "none", 0.0};
     const double delta_g = delta * (1.0 - kDgaussTailShare) / std::exp(m * eta);
-    const double eps = dgauss_epsilon_ideal(tab.s, hp, d1, d2, dinf, c, delta_g) + 2.0 * m * eta;
+    const double eps = dgauss_epsilon_ideal(lat.t, hp, d1, d2, dinf, c, delta_g) + 2.0 * m * eta;
     if (!std::isfinite(eps)) return Guarantee{inf, delta, "none", 0.0};
     // Not a zCDP statement (the tails), so rho and the Gaussian-DP mu stay 0: the auditor compares with (eps, delta).
     return Guarantee{eps, delta, "lattice-gaussian", 0.0, 0.0, true};
@@ -260,12 +259,12 @@ inline Guarantee lattice_gaussian_guarantee(const noise::DgaussTable& tab, const
 
 /// Why discrete Gaussian lattice noise with the table `tab` cannot release sums whose elements have |l_c| <= max_abs
 /// (nullptr: it can): lattice_round needs |l_c| / Gamma < 2^20; the tails must fit in delta 2^-10.
-inline const char* lattice_gaussian_limit(const noise::DgaussTable& tab, const DgaussLaw& law, std::uint32_t hp,
+inline const char* lattice_gaussian_limit(const noise::DlapTable& lat, const DgaussLaw& law, std::uint32_t hp,
                                           const LatticeSens& y, double delta, double max_abs) {
-    if (!(tab.dlap.gamma * noise::kLatticeRoundMax > max_abs))
+    if (!(lat.gamma * noise::kLatticeRoundMax > max_abs))
         return "needs a noise scale above 2^-10 per unit of loss (the lattice step scale / 1024 must exceed 2^-20 "
                "|l_c|)";
-    if (!std::isfinite(lattice_gaussian_guarantee(tab, law, hp, y, delta).epsilon))
+    if (!std::isfinite(lattice_gaussian_guarantee(lat, law, hp, y, delta).epsilon))
         return "cannot state this delta: the discrete Gaussian's tails, counted over the h' d draws one step enters, "
                "exceed delta 2^-10 (a delta too small, or a sensitivity too large against the scale)";
     return nullptr;
@@ -280,8 +279,8 @@ inline double lattice_gaussian_scale_for(double sigma, double target, std::uint3
     if (hp == 0 || !(sigma > 0.0) || !(target > 0.0)) return sigma;
     double s = sigma;
     for (int it = 0; it < 200; ++it) {
-        const noise::DgaussTable tab = dgauss_table(s);
-        const double eps = lattice_gaussian_guarantee(tab, dgauss_law(tab), hp, y, delta).epsilon;
+        const noise::DlapTable lat = dlap_table(s);
+        const double eps = lattice_gaussian_guarantee(lat, dgauss_law(lat, dgauss_table(lat)), hp, y, delta).epsilon;
         if (!std::isfinite(eps)) return sigma;
         if (eps <= target) return s;
         s *= std::fmax(eps / target, 1.0 + 1e-9);

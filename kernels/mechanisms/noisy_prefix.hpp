@@ -24,6 +24,7 @@
 #include "kernels/mechanisms/blt.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/lattice.hpp"
+#include "kernels/mechanisms/lattice_gaussian.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 #include "kernels/rng/lanes.hpp"
 
@@ -89,11 +90,12 @@ struct Released {
     V noise;
 };
 
-/// Lattice noise (docs/spec/model.md §1.8), streamed: the release L~_{t-1} for the lanes of `idx`, from the learner's
-/// exact lattice sum L (double lanes, a multiple of Gamma: PrefixMechanism::accumulate), advancing the cache S (as
-/// noisy_prefix's, holding multiples of Gamma below 2^22 Gamma: exact in float) to prefix t. The node release L + S_0
-/// is formed exactly in double; its conversion to R and the padding (fresh continuous noise, uniforms [0, ...) of
-/// the tree stream) are post-processing. The node comes from the Lattice stream (sub 0) of the round.
+/// Lattice noise (docs/spec/model.md §1.8, §1.11), streamed: the release L~_{t-1} for the lanes of `idx`, from the
+/// learner's exact lattice sum L (double lanes, a multiple of Gamma: PrefixMechanism::accumulate), advancing the cache
+/// S (as noisy_prefix's, holding multiples of Gamma below 2^22 Gamma: exact in float) to prefix t. The node release
+/// L + S_0 is formed exactly in double; its conversion to R and the padding (fresh continuous noise, uniforms [0, ...)
+/// of the tree stream) are post-processing. The node (discrete Laplace or discrete Gaussian, lattice_node_draw) comes
+/// from the Lattice stream (sub 0) of the round.
 template <class Team, class View, class Idx, class D>
 DPR_HD DPR_FORCEINLINE Released<typename Team::template lanes<typename Team::real>>
 lattice_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const View& S, Idx idx, D L) {
@@ -109,7 +111,7 @@ lattice_prefix(const Team& team, const TreeNoise& tn, const TreeRound& tr, const
     const V exact = convert<R>(L + convert<double>(tree));
     if (tr.advance) {
         const V node = tr.node_noisy
-                           ? noise::dlap_draw<V>(rng::coordinate_stream(team, rng::Purpose::Lattice, 0u, tr.s, idx), tn.dlap)
+                           ? lattice_node_draw<V>(tn, rng::coordinate_stream(team, rng::Purpose::Lattice, 0u, tr.s, idx))
                            : V(R(0));
         const V next = team.load(S.row(tr.c + 1), idx) + node;
         for (std::uint32_t j = 0; j <= tr.c; ++j) team.store(S.row(j), idx, next);
@@ -203,12 +205,16 @@ struct PrefixMechanism {
     double scale = 0.0;       ///< per-node Laplace b or Gaussian sigma (0 with the noise off)
     std::uint64_t T = 1;      ///< steps of the stream: the horizon, or ENV21's number of batches
     std::uint8_t planted = 0; ///< a planted bug of the audit suite (kPlant*; learners::plant_prefix); 0 in real runs
-    /// Lattice noise (Laplace, binary or padded tree; docs/spec/model.md §1.8): the nodes are DLap on dlap's lattice
-    /// and the learner's sums are rounded onto it at random (accumulate), so every node release is exact in float
-    /// and double. `coords`: the coordinates of one step's vector (the accounting's d).
+    /// Lattice noise (binary or padded tree; docs/spec/model.md §1.8, §1.11): the nodes are DLap (noise = Laplace) or
+    /// the discrete Gaussian (noise = Gaussian) on dlap's lattice, and the learner's sums are rounded onto it at random
+    /// (accumulate), so every node release is exact in float and double. `coords`: the coordinates of one step's
+    /// vector (the accounting's d); `coord_change`: the most one coordinate of a step's vector moves between
+    /// neighbours (the Gaussian accounting's Delta_inf).
     bool lattice = false;
     noise::DlapTable dlap;
+    noise::DgaussTable dgauss;
     std::uint32_t coords = 0;
+    double coord_change = 0.0;
 
     /// What round t does (the same for every lane and instance).
     struct Step {
@@ -219,7 +225,7 @@ struct PrefixMechanism {
     DPR_HD bool on() const { return noise != NodeNoise::None; }
 
     DPR_HD TreeNoise tree_noise(std::uint32_t seed = 0, std::uint32_t stream = 0, std::uint32_t instance = 0) const {
-        return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted, lattice, dlap};
+        return TreeNoise{tree, noise, scale, T, seed, stream, instance, planted, lattice, dlap, dgauss};
     }
 
     /// Rows of d values (the run's precision) the mechanism keeps per instance: the level cache (and, for Honaker,
@@ -305,6 +311,9 @@ struct PrefixMechanism {
     /// (calibration.hpp tree_guarantee).
     Guarantee guarantee(double delta, const LossSetNorms& y) const {
         if (blt) return blt_guarantee(noise, scale, delta, y, sensitivity_squared());
+        if (lattice && noise == NodeNoise::Gaussian)
+            return lattice_gaussian_guarantee(dlap, dgauss_law(dlap, dgauss), levels_released(T, /*release_final=*/false),
+                                              LatticeSens{y.delta1, y.delta2, coord_change, coords}, delta);
         if (lattice && on())
             return lattice_guarantee(dlap, levels_released(T, /*release_final=*/false), y.delta1, coords);
         return tree_guarantee(noise, scale, delta, y, T, /*release_final=*/false);
@@ -319,6 +328,11 @@ struct PrefixMechanism {
 
     /// run.json's name of the mechanism.
     const char* name() const {
+        if (lattice && noise == NodeNoise::Gaussian)
+            return tree == TreeVariant::Padded
+                       ? "padded tree aggregation (AS17 Alg. 2) with lattice noise: discrete Gaussian nodes, exact releases"
+                       : "binary tree aggregation (DNPR10 / CSS11) with lattice noise: discrete Gaussian nodes, exact "
+                         "releases";
         if (lattice)
             return tree == TreeVariant::Padded
                        ? "padded tree aggregation (AS17 Alg. 2) with lattice noise: discrete Laplace nodes, exact releases"

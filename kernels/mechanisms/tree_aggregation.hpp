@@ -40,6 +40,7 @@
 #include "kernels/core/hd.hpp"
 #include "kernels/core/math.hpp"
 #include "kernels/core/lanes.hpp"
+#include "kernels/noise/discrete_gaussian.hpp"
 #include "kernels/noise/discrete_laplace.hpp"
 #include "kernels/noise/lane_noise.hpp"
 #include "kernels/rng/lanes.hpp"
@@ -70,11 +71,13 @@ struct TreeNoise {
     /// A planted bug of the audit suite (learners::Planted; docs/AUDITS.md), honoured by the fast path
     /// (tree_round / noisy_prefix) only: kPlantLeafWithoutNoise, kPlantReusedNoise; 0 in every real run.
     std::uint8_t planted = 0;
-    /// Lattice noise (noise = Laplace only; docs/spec/model.md §1.8): every node draw is DLap(dlap.t) dlap.gamma
-    /// from the words of the Lattice stream (noise/discrete_laplace.hpp), not a continuous Laplace from the tree
-    /// stream, whose uniforms then hold the padding alone.
+    /// Lattice noise (docs/spec/model.md §1.8, §1.11): every node draw comes from the words of the Lattice stream, not
+    /// from the tree stream, whose uniforms then hold the padding alone: DLap(dlap.t) dlap.gamma for noise = Laplace
+    /// (noise/discrete_laplace.hpp), the discrete Gaussian of scale dlap.t on the same lattice for noise = Gaussian
+    /// (noise/discrete_gaussian.hpp, dlap its proposal, dgauss its acceptance).
     bool lattice = false;
     noise::DlapTable dlap;
+    noise::DgaussTable dgauss;
 };
 
 inline constexpr std::uint8_t kPlantLeafWithoutNoise = 1;
@@ -120,6 +123,13 @@ DPR_HD constexpr inline std::uint32_t node_uniforms(NodeNoise n) {
 /// stream).
 DPR_HD constexpr inline std::uint32_t tree_node_uniforms(const TreeNoise& tn) {
     return tn.lattice ? 0u : node_uniforms(tn.noise);
+}
+
+/// A lattice node draw (tn.lattice) in the lanes' precision of V from the lanes' Lattice stream `s`: discrete Laplace
+/// or discrete Gaussian by tn.noise (see TreeNoise). Every lattice node of a tree goes through here.
+template <class V, class U>
+DPR_HD DPR_FORCEINLINE V lattice_node_draw(const TreeNoise& tn, const rng::LaneStream<U>& s) {
+    return tn.noise == NodeNoise::Gaussian ? noise::dgauss_draw<V>(s, tn.dlap, tn.dgauss) : noise::dlap_draw<V>(s, tn.dlap);
 }
 
 /// The stream of round s + 1's fresh tree randomness in coordinate coord (see the header).
@@ -180,11 +190,9 @@ DPR_HD DPR_FORCEINLINE void stream_uniforms(const rng::LaneStream<U>& s, std::ui
 template <class R>
 DPR_HD inline R stream_node_draw(const TreeNoise& tn, std::uint64_t s, std::uint32_t sub, std::uint32_t coord) {
     const rng::StreamId id = tree_stream(tn, s, coord);
-    if (tn.lattice) {
-        return noise::dlap_draw<R>(rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, rng::Purpose::Lattice,
-                                                                  0u, id.round, id.element},
-                                   tn.dlap);
-    }
+    if (tn.lattice) return lattice_node_draw<R>(tn, rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance,
+                                                                                    rng::Purpose::Lattice, 0u, id.round,
+                                                                                    id.element});
     R u[4];
     stream_uniforms<R, std::uint32_t>(
         rng::LaneStream<std::uint32_t>{id.seed, id.stream, id.instance, id.purpose, sub, id.round, id.element},

@@ -40,10 +40,9 @@ static_assert(kDgaussAttempts * kDgaussAttemptBlocks <= 0xffffu, "the attempts f
 /// a(y) = 0 once the exponent passes this (exp(-90) = 8e-40 < 2^-128: below the acceptance's resolution).
 inline constexpr double kDgaussExponentMax = 90.0;
 
-/// One run's discrete Gaussian: its proposal (a discrete Laplace table with t = s), s, and the acceptance's constants.
+/// One run's discrete Gaussian, beside its lattice's discrete Laplace table (the proposal, at t = s: its gamma is the
+/// lattice step, its t the law's scale in lattice units s = sigma / Gamma): the acceptance's constants.
 struct DgaussTable {
-    DlapTable dlap;      ///< the proposal: dlap.gamma is the lattice step, dlap.t = s
-    double s = 0.0;      ///< the law's scale in lattice units, sigma / Gamma, in [1024, 2048)
     double inv2s2 = 0.0; ///< 1 / (2 s^2), rounded to double (the host's exact law uses the same value)
     /// R's factors: digit i of G contributes corr[bit][i]; J = 1 contributes corr_j[1] (times every digit's), J = 0
     /// (y = 0) corr_j[0] alone. c is folded into corr_j.
@@ -88,7 +87,7 @@ DPR_HD DPR_FORCEINLINE auto uniform_below(const U* wd, D a) {
 
 /// a(y) (see the header) from the proposal's digits g (G's 17 bits), J and |y| in lattice units, in double lanes D.
 template <class D, class U>
-DPR_HD DPR_FORCEINLINE D dgauss_accept_value(U g, U j, D mag, const DgaussTable& tab) {
+DPR_HD DPR_FORCEINLINE D dgauss_accept_value(U g, U j, D mag, const DlapTable& lat, const DgaussTable& tab) {
     using T = lane_scalar_t<D>;
     D r(static_cast<T>(1.0));
     for (std::uint32_t i = 0; i < kDlapDigits; ++i) {
@@ -98,7 +97,7 @@ DPR_HD DPR_FORCEINLINE D dgauss_accept_value(U g, U j, D mag, const DgaussTable&
     }
     const D jd = convert<T>(bit_cast<std::int32_t>(j));
     r = select(jd > D(static_cast<T>(0.5)), r * D(static_cast<T>(tab.corr_j[1])), D(static_cast<T>(tab.corr_j[0])));
-    const D dev = mag - D(static_cast<T>(tab.s));
+    const D dev = mag - D(static_cast<T>(lat.t));
     const D expo = dev * dev * D(static_cast<T>(tab.inv2s2));
     const D a = r * exp_neg_det(vmin(expo, D(static_cast<T>(kDgaussExponentMax))));
     return select(expo > D(static_cast<T>(kDgaussExponentMax)), D(static_cast<T>(0.0)), vmin(a, D(static_cast<T>(1.0))));
@@ -115,10 +114,10 @@ DPR_HD DPR_FORCEINLINE void dlap_parts(const U* wd, const DlapTable& tab, U& g, 
 }
 
 /// One discrete Gaussian draw Gamma n, n ~ the sampler's exact law (see the header), from the lanes' stream `s`, in the
-/// precision of V. Exact: |n| <= 2^17, Gamma a power of two. Every discrete Gaussian draw of the engine goes through
-/// here.
+/// precision of V, on the lattice of `lat` (the proposal's table). Exact: |n| <= 2^17, Gamma a power of two. Every
+/// discrete Gaussian draw of the engine goes through here.
 template <class V, class U>
-DPR_HD DPR_FORCEINLINE V dgauss_draw(const rng::LaneStream<U>& s, const DgaussTable& tab) {
+DPR_HD DPR_FORCEINLINE V dgauss_draw(const rng::LaneStream<U>& s, const DlapTable& lat, const DgaussTable& tab) {
     using R = lane_scalar_t<V>;
     using D = lane_rebind_t<U, double>;
     D out(0.0);                  // the accepted signed draw in lattice units
@@ -131,15 +130,15 @@ DPR_HD DPR_FORCEINLINE V dgauss_draw(const rng::LaneStream<U>& s, const DgaussTa
             for (std::uint32_t q = 0; q < 4; ++q) wd[4 * b + q] = w.w[q];
         }
         U g, j, mag;
-        dlap_parts(wd, tab.dlap, g, j, mag);
+        dlap_parts(wd, lat, g, j, mag);
         const D magd = convert<double>(bit_cast<std::int32_t>(mag));
         const D negative = convert<double>(bit_cast<std::int32_t>(wd[2] >> 31)); // S: word 2's top bit, as dlap_draw
         const D y = magd - D(2.0) * negative * magd;
-        const auto acc = uniform_below(wd + 4 * kDlapBlocks, dgauss_accept_value(g, j, magd, tab));
+        const auto acc = uniform_below(wd + 4 * kDlapBlocks, dgauss_accept_value(g, j, magd, lat, tab));
         out = select(acc & !done, y, out);
         done = done | acc;
     }
-    return convert<R>(out) * V(static_cast<R>(tab.dlap.gamma));
+    return convert<R>(out) * V(static_cast<R>(lat.gamma));
 }
 
 } // namespace dpr::noise

@@ -40,4 +40,20 @@ inline long double hockey_stick(const std::vector<long double>& P, const std::ve
     return h;
 }
 
+/// delta(eps) of the continuous Gaussian mechanism with mu = sensitivity / sigma (Balle & Wang 2018, Thm 8).
+inline double gaussian_mechanism_delta(double mu, double eps) {
+    auto Phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+    return Phi(-eps / mu + mu / 2) - std::exp(eps) * Phi(-eps / mu - mu / 2);
+}
+
+/// Its exact epsilon at delta (bisection): what no correct report of a Gaussian mechanism can be below.
+inline double gaussian_mechanism_epsilon(double mu, double delta) {
+    double lo = 0.0, hi = 1000.0;
+    for (int it = 0; it < 200; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (gaussian_mechanism_delta(mu, mid) > delta ? lo : hi) = mid;
+    }
+    return hi;
+}
+
 } // namespace dpr::test

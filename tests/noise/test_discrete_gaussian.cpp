@@ -28,8 +28,17 @@ namespace {
 
 const double kSigmas[] = {1.0, 3.7, 1024.0 * 1.999, 0.02, 123456.0};
 
-double draw_scalar(const noise::DgaussTable& tab, std::uint32_t seed, std::uint32_t e) {
-    return noise::dgauss_draw<double>(rng::LaneStream<std::uint32_t>{seed, 0u, 0u, rng::Purpose::Test, 0u, 0u, e}, tab);
+/// A node sigma's two tables: the lattice's discrete Laplace (the proposal) and the acceptance's constants.
+struct Tables {
+    noise::DlapTable lat;
+    noise::DgaussTable g;
+    explicit Tables(double sigma) : lat(mech::dlap_table(sigma)), g(mech::dgauss_table(lat)) {}
+    mech::DgaussLaw law() const { return mech::dgauss_law(lat, g); }
+};
+
+double draw_scalar(const Tables& tab, std::uint32_t seed, std::uint32_t e) {
+    return noise::dgauss_draw<double>(rng::LaneStream<std::uint32_t>{seed, 0u, 0u, rng::Purpose::Test, 0u, 0u, e},
+                                      tab.lat, tab.g);
 }
 
 /// The exact law P^(n), n in [-last, last], as a vector indexed n + last.
@@ -46,18 +55,16 @@ std::vector<long double> exact_law(const mech::DgaussLaw& law) {
 
 } // namespace
 
-TEST(DiscreteGaussian, TableSharesTheDiscreteLaplaceLatticeAndItsCorrectionsAreTiny) {
+TEST(DiscreteGaussian, ScaleIsInRangeAndTheCorrectionsAreTiny) {
     for (double sigma : kSigmas) {
-        const noise::DgaussTable tab = mech::dgauss_table(sigma);
-        EXPECT_EQ(tab.dlap.gamma, mech::dlap_table(sigma).gamma) << sigma;
-        EXPECT_EQ(tab.s, tab.dlap.t) << sigma;
-        EXPECT_GE(tab.s, 1024.0);
-        EXPECT_LT(tab.s, 2048.0);
+        const Tables tab(sigma);
+        EXPECT_GE(tab.lat.t, 1024.0);
+        EXPECT_LT(tab.lat.t, 2048.0);
         for (std::uint32_t i = 0; i < noise::kDlapDigits; ++i)
-            for (int b = 0; b < 2; ++b) EXPECT_LT(std::fabs(tab.corr[b][i] - 1.0), 0x1.0p-28) << i;
+            for (int b = 0; b < 2; ++b) EXPECT_LT(std::fabs(tab.g.corr[b][i] - 1.0), 0x1.0p-28) << i;
         double amax = 0.0;
         for (std::uint32_t n = 0; n < 40000; ++n) {
-            const double a = mech::dgauss_accept_of(tab, n);
+            const double a = mech::dgauss_accept_of(tab.lat, tab.g, n);
             ASSERT_GE(a, 0.0);
             ASSERT_LE(a, 1.0);
             amax = std::max(amax, a);
@@ -116,14 +123,14 @@ TEST(DiscreteGaussian, AcceptanceIsBelowItsValueWithTheExactProbability) {
 
 TEST(DiscreteGaussian, ExactLawIsTheDiscreteGaussianOnTheCore) {
     for (double sigma : kSigmas) {
-        const noise::DgaussTable tab = mech::dgauss_table(sigma);
-        const mech::DgaussLaw law = mech::dgauss_law(tab);
-        const std::size_t core = static_cast<std::size_t>(9.5 * tab.s);
+        const Tables tab(sigma);
+        const mech::DgaussLaw law = tab.law();
+        const std::size_t core = static_cast<std::size_t>(9.5 * tab.lat.t);
         EXPECT_LT(law.eta[core], 1e-12) << sigma;
-        EXPECT_LT(law.eta[static_cast<std::size_t>(12.0 * tab.s)], 1e-11) << sigma;
+        EXPECT_LT(law.eta[static_cast<std::size_t>(12.0 * tab.lat.t)], 1e-11) << sigma;
         EXPECT_NEAR(law.accept, 0.7601734, 1e-6) << "CKS20 Algorithm 3's acceptance at t = s";
         EXPECT_LT(law.fallback, 1e-19);
-        EXPECT_NEAR(law.variance / (tab.s * tab.s), 1.0, 1e-6);
+        EXPECT_NEAR(law.variance / (tab.lat.t * tab.lat.t), 1.0, 1e-6);
         // The tail beyond 9.5 s: the ideal's 2 Phi(-9.5) ~ 2.1e-21, to the precision of the law.
         EXPECT_NEAR(law.tail[core] / 2.1e-21, 1.0, 0.05) << sigma;
         // The law sums to one.
@@ -134,27 +141,26 @@ TEST(DiscreteGaussian, ExactLawIsTheDiscreteGaussianOnTheCore) {
 }
 
 TEST(DiscreteGaussian_Stat, DrawsFollowTheExactLawAndTheTestSeesATwoPercentScaleError) {
-    const noise::DgaussTable tab = mech::dgauss_table(3.7);
+    const Tables tab(3.7);
     constexpr std::uint32_t n = 400000;
     std::map<std::int64_t, std::uint64_t> counts;
     for (std::uint32_t e = 0; e < n; ++e) {
         const double v = draw_scalar(tab, 11u, e);
-        const double k = v / tab.dlap.gamma;
+        const double k = v / tab.lat.gamma;
         ASSERT_EQ(k, std::rint(k)) << "a draw off the lattice";
         ASSERT_EQ(static_cast<double>(static_cast<float>(v)), v) << "a draw not exact in float";
         ++counts[static_cast<std::int64_t>(k)];
     }
     // Bins of width s/4 over [-4 s, 4 s] plus the two tails, against the exact law of a table at scale sigma.
     auto test_against = [&](double sigma) {
-        const noise::DgaussTable t2 = mech::dgauss_table(sigma);
-        const std::vector<long double> p = exact_law(mech::dgauss_law(t2));
+        const std::vector<long double> p = exact_law(Tables(sigma).law());
         const std::int64_t last = static_cast<std::int64_t>(p.size() / 2);
         auto mass = [&](std::int64_t lo, std::int64_t hi) {
             long double m = 0.0L;
             for (std::int64_t k = std::max(lo, -last); k <= std::min(hi, last); ++k) m += p[k + last];
             return static_cast<double>(m);
         };
-        const std::int64_t w = static_cast<std::int64_t>(tab.s / 4), lim = 16 * w;
+        const std::int64_t w = static_cast<std::int64_t>(tab.lat.t / 4), lim = 16 * w;
         std::vector<std::uint64_t> obs;
         std::vector<double> probs;
         std::uint64_t below = 0, above = 0;
@@ -185,16 +191,16 @@ TEST(DiscreteGaussian, LanesDrawWhatEachScalarStreamDraws) {
     using U = simd::Pack<std::uint32_t, 8>;
     using F = simd::Pack<float, 8>;
     using D = simd::Pack<double, 8>;
-    const noise::DgaussTable tab = mech::dgauss_table(0.37);
+    const Tables tab(0.37);
     for (std::uint32_t base = 0; base < 4000; base += 8) {
         alignas(64) std::uint32_t el[8];
         for (int l = 0; l < 8; ++l) el[l] = base + static_cast<std::uint32_t>(l);
         const rng::LaneStream<U> s{3u, 1u, U(0u), rng::Purpose::Test, 0u, 0u, U::load(el)};
-        const F vf = noise::dgauss_draw<F>(s, tab);
-        const D vd = noise::dgauss_draw<D>(s, tab);
+        const F vf = noise::dgauss_draw<F>(s, tab.lat, tab.g);
+        const D vd = noise::dgauss_draw<D>(s, tab.lat, tab.g);
         for (int l = 0; l < 8; ++l) {
             const double scalar =
-                noise::dgauss_draw<double>(rng::LaneStream<std::uint32_t>{3u, 1u, 0u, rng::Purpose::Test, 0u, 0u, el[l]}, tab);
+                noise::dgauss_draw<double>(rng::LaneStream<std::uint32_t>{3u, 1u, 0u, rng::Purpose::Test, 0u, 0u, el[l]}, tab.lat, tab.g);
             ASSERT_EQ(vd[l], scalar) << "element " << el[l];
             ASSERT_EQ(static_cast<double>(vf[l]), scalar) << "element " << el[l];
         }
@@ -337,25 +343,8 @@ TEST(DiscreteGaussian, RenyiBoundsHoldForTheRoundedMechanism) {
     }
 }
 
-namespace {
-
-/// delta(eps) of the continuous Gaussian mechanism with mu = sensitivity / sigma (Balle & Wang 2018, Thm 8).
-double gaussian_delta(double mu, double eps) {
-    auto Phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
-    return Phi(-eps / mu + mu / 2) - std::exp(eps) * Phi(-eps / mu - mu / 2);
-}
-
-/// Its exact epsilon at delta (bisection).
-double gaussian_epsilon(double mu, double delta) {
-    double lo = 0.0, hi = 1000.0;
-    for (int it = 0; it < 200; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        (gaussian_delta(mu, mid) > delta ? lo : hi) = mid;
-    }
-    return hi;
-}
-
-} // namespace
+using test::gaussian_mechanism_delta;
+using test::gaussian_mechanism_epsilon;
 
 TEST(DiscreteGaussian, ConversionIsNeverBelowTheExactGaussianCurve) {
     // For the continuous Gaussian mechanism of L2 sensitivity mu (sigma = 1), the Renyi curve alpha mu^2 / 2 converted
@@ -367,7 +356,7 @@ TEST(DiscreteGaussian, ConversionIsNeverBelowTheExactGaussianCurve) {
             // Gaussian curve alpha mu^2 / 2 up to the cubic term's 1e-12.
             const double s = 1e6;
             const double eps = mech::dgauss_epsilon_ideal(s, 1, 0.0, mu * s, 0.0, 0.0, delta);
-            EXPECT_LE(gaussian_delta(mu, eps), delta * (1 + 1e-6)) << "mu " << mu << " delta " << delta;
+            EXPECT_LE(gaussian_mechanism_delta(mu, eps), delta * (1 + 1e-6)) << "mu " << mu << " delta " << delta;
             const double rho = mu * mu / 2;
             EXPECT_LE(eps, mech::zcdp_epsilon(rho, delta) * (1 + 1e-9)) << "mu " << mu << " delta " << delta;
             EXPECT_GT(eps, 0.0);
@@ -380,13 +369,13 @@ TEST(DiscreteGaussian, ReportBoundsTheHockeyStickOfTheImplementedLawAndIsNotLoos
     // units, non-integer) is the rounding mixture of P^ shifted. Its hockey-stick divergence at the reported eps is at
     // most the reported delta; at 0.9 eps it exceeds delta (the report is within 10% of the truth).
     const double sigma = 2.5;
-    const noise::DgaussTable tab = mech::dgauss_table(sigma);
-    const mech::DgaussLaw law = mech::dgauss_law(tab);
+    const Tables tab(sigma);
+    const mech::DgaussLaw law = tab.law();
     const std::vector<long double> p = exact_law(law);
     for (double move : {37.3, 211.6, 900.45}) { // lattice units
         const double delta = 1e-6;
-        mech::LatticeSens y{move * tab.dlap.gamma, move * tab.dlap.gamma, move * tab.dlap.gamma, 1};
-        const mech::Guarantee g = mech::lattice_gaussian_guarantee(tab, law, 1, y, delta);
+        mech::LatticeSens y{move * tab.lat.gamma, move * tab.lat.gamma, move * tab.lat.gamma, 1};
+        const mech::Guarantee g = mech::lattice_gaussian_guarantee(tab.lat, law, 1, y, delta);
         ASSERT_TRUE(std::isfinite(g.epsilon));
         EXPECT_TRUE(g.as_run);
         EXPECT_STREQ(g.accountant, "lattice-gaussian");
@@ -417,22 +406,22 @@ TEST(DiscreteGaussian, ReportIsAtMostTheContinuousCalibrationsAndRefusesWhatItCa
                 const double sigma = mech::gaussian_node_scale_zcdp(eps, delta, y, 1024, false);
                 const mech::Guarantee cont = mech::gaussian_guarantee(sigma, hp, y.delta2, delta);
                 const mech::LatticeSens ls{y.delta1, y.delta2, kind ? 1.0 : 2.0, d};
-                const noise::DgaussTable tab = mech::dgauss_table(sigma);
-                const mech::Guarantee g = mech::lattice_gaussian_guarantee(tab, mech::dgauss_law(tab), hp, ls, delta);
+                const Tables tab(sigma);
+                const mech::Guarantee g = mech::lattice_gaussian_guarantee(tab.lat, tab.law(), hp, ls, delta);
                 EXPECT_LE(g.epsilon, cont.epsilon) << "eps " << eps << " d " << d << " kind " << kind;
                 // ... and no less than what the continuous Gaussian mechanism truly gives at this sigma.
                 const double mu = std::sqrt(static_cast<double>(hp)) * y.delta2 / sigma;
-                EXPECT_GE(g.epsilon, gaussian_epsilon(mu, delta)) << "eps " << eps << " d " << d << " kind " << kind;
+                EXPECT_GE(g.epsilon, gaussian_mechanism_epsilon(mu, delta)) << "eps " << eps << " d " << d << " kind " << kind;
                 EXPECT_EQ(mech::lattice_gaussian_scale_for(sigma, cont.epsilon, hp, ls, delta), sigma);
             }
         }
     }
     // A delta the tails cannot fit in, and a scale too small for the rounding's range: refused, naming why.
-    const noise::DgaussTable tab = mech::dgauss_table(1.0);
-    const mech::DgaussLaw law = mech::dgauss_law(tab);
+    const Tables tab(1.0);
+    const mech::DgaussLaw law = tab.law();
     const mech::LatticeSens one{2.0, 2.0, 2.0, 1};
-    EXPECT_FALSE(std::isfinite(mech::lattice_gaussian_guarantee(tab, law, 10, one, 1e-300).epsilon));
-    EXPECT_NE(mech::lattice_gaussian_limit(tab, law, 10, one, 1e-300, 1.0), nullptr);
-    EXPECT_EQ(mech::lattice_gaussian_limit(tab, law, 10, one, 1e-5, 1.0), nullptr);
-    EXPECT_NE(mech::lattice_gaussian_limit(tab, law, 10, one, 1e-5, 2048.0), nullptr);
+    EXPECT_FALSE(std::isfinite(mech::lattice_gaussian_guarantee(tab.lat, law, 10, one, 1e-300).epsilon));
+    EXPECT_NE(mech::lattice_gaussian_limit(tab.lat, law, 10, one, 1e-300, 1.0), nullptr);
+    EXPECT_EQ(mech::lattice_gaussian_limit(tab.lat, law, 10, one, 1e-5, 1.0), nullptr);
+    EXPECT_NE(mech::lattice_gaussian_limit(tab.lat, law, 10, one, 1e-5, 2048.0), nullptr);
 }
