@@ -76,7 +76,9 @@ struct DpFtpl : SumAndPrefixState<1> {
                                          : G == Geometry::Ball  ? "dp-ftpl-ball"
                                                                 : "dp-ftpl-cube";
     static constexpr Geometry kGeometry = G;
-    using Prefix = PrefixKeys<PrefixLaws::Gaussian>;
+    /// Lattice noise: discrete Gaussian nodes (noise = "discrete-gaussian", the default in float; docs/spec/model.md
+    /// §1.11); the learner plays through PrefixMechanism::release and accumulate.
+    using Prefix = PrefixKeys<PrefixLaws::Gaussian, mech::TreeVariant::Padded, /*Lattice=*/false, /*GaussianLattice=*/true>;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole output sequence; inf = sigma_priv = 0 (the FTPL twin)",
@@ -158,12 +160,14 @@ struct DpFtpl : SumAndPrefixState<1> {
         p.prefix = Prefix::resolve(kv, Prefix::template index_of<DpFtpl>(), p.T, /*off=*/false,
                                    [&](mech::NodeNoise) { return dmax(p.sigma_reg, p.sigma_priv); });
         if (!(p.prefix.scale > 0.0)) p.prefix.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
+        // Discrete Gaussian nodes when asked for, and by default in float where they apply (docs/spec/model.md §1.11).
+        p.prefix = lattice_if_wanted<Prefix>(p.prefix, kv, Prefix::template index_of<DpFtpl>(), norms(p.d), pb, p.delta);
         return p;
     }
 
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         if (!Prefix::check_mechanism(kv, Prefix::template index_of<DpFtpl>(), diag)) return false;
-        const bool gaussian = static_cast<int>(kv.get(kNoise, 0)) == 0;
+        const bool gaussian = Prefix::law(kv, kNoise) == mech::NodeNoise::Gaussian;
         const bool priv = kv.get(kPrivacy, 1.0) != 0.0;
         if (gaussian && priv && !std::isinf(kv.num[kEpsilon]) && !kv.given[kNodeScale] &&
             !(kv.get(kDelta, 0.0) > 0.0))
@@ -172,14 +176,25 @@ struct DpFtpl : SumAndPrefixState<1> {
                              kName, kv.get(kDelta, 0.0));
         const Params p = resolve(kv, pb);
         const char* key = kv.given[kNodeScale] ? "node_scale" : p.sigma_priv >= p.sigma_reg ? "epsilon" : "reg_constant";
-        return check_node_scale(p.prefix.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag);
+        if (!check_node_scale(p.prefix.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag))
+            return false;
+        if (Prefix::lattice_asked(kv, kNoise) && p.prefix.on() && !p.prefix.lattice) {
+            const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[kNodeScale], norms(p.d), p.d, p.delta),
+                                               norms(p.d), 1.0, p.delta);
+            return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.11)", why ? why : "does not apply");
+        }
+        return true;
     }
 
     static PrivacyReport privacy(const Params& p) {
         const bool padded = p.prefix.tree == mech::TreeVariant::Padded;
         const bool reg = p.sigma_reg >= p.sigma_priv;
         const char* mechanism =
-            p.prefix.honaker ? (reg ? "binary Gaussian tree with Honaker's estimator, sigma = sigma_reg (regret-dominated)"
+            p.prefix.lattice ? (reg ? "Gaussian tree with lattice noise: discrete Gaussian nodes, exact releases; sigma = "
+                                      "sigma_reg (regret-dominated)"
+                                    : "Gaussian tree with lattice noise: discrete Gaussian nodes, exact releases; sigma = "
+                                      "sigma_priv (privacy-dominated)")
+            : p.prefix.honaker ? (reg ? "binary Gaussian tree with Honaker's estimator, sigma = sigma_reg (regret-dominated)"
                                     : "binary Gaussian tree with Honaker's estimator, sigma = sigma_priv (privacy-dominated)")
             : padded ? (reg ? "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_reg (regret-dominated)"
                             : "padded Gaussian tree (AS17 Alg. 2), sigma = sigma_priv (privacy-dominated)")
@@ -200,8 +215,8 @@ struct DpFtpl : SumAndPrefixState<1> {
         using R = typename Team::real;
         const bool noisy = p.prefix.on();
         auto u = [&](std::uint32_t i) {
-            const R l = static_cast<R>(team.load(ws.dbl[0], i));
-            return noisy ? l + p.prefix.template peek<R>(team, ws.real[0], t, i) : l;
+            const double L = team.load(ws.dbl[0], i);
+            return noisy ? p.prefix.template peek_release<R>(team, ws.real[0], t, i, L) : static_cast<R>(L);
         };
         if constexpr (G == Geometry::Simplex) {
             std::uint32_t star = 0;
@@ -234,16 +249,20 @@ struct DpFtpl : SumAndPrefixState<1> {
         const auto L = ws.dbl[0];
         const mech::PrefixMechanism::Step st = p.prefix.step(t);
         const bool noisy = p.prefix.on();
-        // u = L~_{t-1} = L_{t-1} + Z_{t-1} (exactly L_{t-1} with the noise off); |Z| for the diagnostic.
+        // u = L~_{t-1} = L_{t-1} + Z_{t-1} (exactly L_{t-1} with the noise off); |Z| for the diagnostic. Through the
+        // seam's release and accumulate: without lattice noise R(L) + Z and L + l, with it the exact node release and
+        // l rounded at random onto the lattice (tree_learner.hpp).
         auto perturbed = [&](auto i, V& zabs) {
             V u = convert<R>(team.load(L, i));
             zabs = V(R(0));
             if (noisy) {
-                const V z = p.prefix.next(team, st, ws.real[0], i);
-                zabs = vabs(z);
-                u = u + z;
+                const auto rel = p.prefix.release(team, st, ws.real[0], i, team.load(L, i));
+                zabs = vabs(rel.noise);
+                u = rel.value;
+                team.store(L, i, p.prefix.accumulate(team, st, i, team.load(L, i), team.loss_exact(row, i)));
+            } else {
+                team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
             }
-            team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
             return u;
         };
         U e;

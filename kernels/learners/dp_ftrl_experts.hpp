@@ -26,7 +26,8 @@
 namespace dpr::learners {
 
 struct DpFtrlExperts : Learner<Geometry::Simplex>, As17Ftrl<DpFtrlExperts> {
-    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
+    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true,
+                              /*GaussianLattice=*/true>;
     static constexpr const char* kName = "dp-ftrl-experts";
     /// The paper's calibration gives exactly the requested eps on the experts set (||Y||_1 = 1 is the add/remove
     /// sensitivity and the tree releases ceil(log2 T) levels: docs/spec/as17.md §A1), so it stays the default.

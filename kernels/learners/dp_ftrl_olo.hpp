@@ -42,7 +42,8 @@ template <Geometry G>
 struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
     static_assert(G == Geometry::Ball || G == Geometry::Cube, "dp-ftrl-sphere / dp-ftrl-cube");
     static constexpr bool kSphere = G == Geometry::Ball;
-    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
+    using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true,
+                              /*GaussianLattice=*/true>;
     static constexpr const char* kName = kSphere ? "dp-ftrl-sphere" : "dp-ftrl-cube";
     /// strict by default: the paper's calibration gives 2 eps on these symmetric loss sets (the factor-2 caveat,
     /// docs/spec/as17.md §A1 and §4 item 5); strict's replace-one Delta_1 and h' give exactly the requested eps.

@@ -6,6 +6,8 @@
 // (post-processing). The learner keeps what is its own: the calibration of the scale from its (eps, delta) and its
 // per-step sensitivity.
 
+#include <algorithm>
+
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/noisy_prefix.hpp"
@@ -21,10 +23,16 @@ enum class PrefixLaws : std::uint8_t { LaplaceGaussian, Gaussian };
 /// BLT, which is not a tree, joined it: `tree` stays accepted as its alias (KeySpec::alias).
 /// Lattice: the learner plays through PrefixMechanism::release and accumulate (its sums exact on the lattice), so
 /// it offers noise = "discrete-laplace" (lattice noise, docs/spec/model.md §1.8), the default in float precision.
-template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded, bool Lattice = false>
+/// GaussianLattice: it also offers noise = "discrete-gaussian" (discrete Gaussian nodes, §1.11), for learners whose
+/// per-step sensitivities (Delta_1, Delta_2, and at most 2 per coordinate) are those of its loss-set norms; with the
+/// Gaussian law only (FTPL), that is the lattice noise and the default in float precision.
+template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded, bool Lattice = false,
+          bool GaussianLattice = false>
 struct PrefixKeys {
     static constexpr bool kLaplace = Laws == PrefixLaws::LaplaceGaussian;
     static constexpr bool kLattice = Lattice && kLaplace;
+    static constexpr bool kGaussianLattice = kLattice && GaussianLattice;
+    static constexpr bool kGaussianOnlyLattice = !kLaplace && GaussianLattice;
     static constexpr KeySpec kMechanism{
         "mechanism", KeyType::Choice, DefaultTree == mech::TreeVariant::Padded ? "padded" : "binary", 0, 3,
         "padded|binary|honaker|blt",
@@ -40,14 +48,26 @@ struct PrefixKeys {
         "buffers of mechanism = \"blt\" (numbers of state per coordinate); auto = 4, 5 when T > 2^18 "
         "(docs/MECHANISMS.md §3.5)"};
     static constexpr KeySpec kNoise =
-        kLattice ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 3, "laplace|gaussian|none|discrete-laplace",
+        kGaussianLattice
+            ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 4,
+                      "laplace|gaussian|none|discrete-laplace|discrete-gaussian",
+                      "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control; "
+                      "discrete-laplace = lattice noise, discrete Laplace nodes and exact releases, private in "
+                      "floating point (the default in float precision; docs/spec/model.md §1.8); discrete-gaussian = "
+                      "the same with discrete Gaussian nodes ((eps,delta)-DP as run, §1.11)"}
+        : kLattice ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 3, "laplace|gaussian|none|discrete-laplace",
                            "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control; "
                            "discrete-laplace = lattice noise, discrete Laplace nodes and exact releases, private in "
                            "floating point (the default in float precision; docs/spec/model.md §1.8)"}
         : kLaplace ? KeySpec{"noise", KeyType::Choice, "laplace", 0, 2, "laplace|gaussian|none",
                            "node noise: Laplace (eps-DP) or Gaussian ((eps,delta)-DP); none = the non-private control"}
-                 : KeySpec{"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
-                           "node noise N(0, sigma^2) ((eps,delta)-DP); none = the non-private control"};
+        : kGaussianOnlyLattice
+            ? KeySpec{"noise", KeyType::Choice, "gaussian", 0, 2, "gaussian|none|discrete-gaussian",
+                      "node noise N(0, sigma^2) ((eps,delta)-DP); none = the non-private control; discrete-gaussian = "
+                      "lattice noise, discrete Gaussian nodes and exact releases, private in floating point (the "
+                      "default in float precision; docs/spec/model.md §1.11)"}
+            : KeySpec{"noise", KeyType::Choice, "gaussian", 0, 1, "gaussian|none",
+                      "node noise N(0, sigma^2) ((eps,delta)-DP); none = the non-private control"};
     static constexpr KeySpec kNodeScale{"node_scale", KeyType::Real, "auto", 0.0, mech::kMaxNoiseScale, "",
                                         "override the node noise scale (Laplace b / Gaussian sigma); the reported eps "
                                         "is then computed from it",
@@ -57,13 +77,17 @@ struct PrefixKeys {
     static mech::NodeNoise law(const KeyValues& kv, int kNoise) {
         const int i = static_cast<int>(kv.get(kNoise, 0));
         if (kLaplace)
-            return i == 0 || i == 3 ? mech::NodeNoise::Laplace : i == 1 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
-        return i == 0 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
+            return i == 0 || i == 3   ? mech::NodeNoise::Laplace
+                   : i == 1 || i == 4 ? mech::NodeNoise::Gaussian
+                                      : mech::NodeNoise::None;
+        return i == 0 || i == 2 ? mech::NodeNoise::Gaussian : mech::NodeNoise::None;
     }
 
-    /// Whether noise = "discrete-laplace" was asked for.
+    /// Whether lattice noise was asked for: noise = "discrete-laplace" (or "discrete-gaussian").
     static bool lattice_asked(const KeyValues& kv, int kNoise) {
-        return kLattice && kv.given[kNoise] && static_cast<int>(kv.num[kNoise]) == 3;
+        const int i = static_cast<int>(kv.num[kNoise]);
+        if (kGaussianOnlyLattice) return kv.given[kNoise] && i == 2;
+        return kLattice && kv.given[kNoise] && (i == 3 || (kGaussianLattice && i == 4));
     }
 
     /// Where a learner lists the block in its kKeys.
@@ -137,7 +161,8 @@ struct PrefixKeys {
         if (!check_mechanism(kv, k, diag)) return false;
         if (off || kv.given[k.node_scale] || law(kv, k.noise) != mech::NodeNoise::Gaussian) return true;
         if (kv.get(kDelta, 0.0) > 0.0) return true;
-        return diag.fail("delta", "noise = \"gaussian\" needs delta in (0, 1) (got %g)", kv.get(kDelta, 0.0));
+        return diag.fail("delta", "noise = \"%s\" needs delta in (0, 1) (got %g)",
+                         lattice_asked(kv, k.noise) ? "discrete-gaussian" : "gaussian", kv.get(kDelta, 0.0));
     }
 };
 
@@ -151,29 +176,60 @@ inline mech::Calibration calibration_of(const KeyValues& kv, int kCalibration,
 }
 inline const char* calibration_name(mech::Calibration c) { return c == mech::Calibration::Paper ? "paper" : "strict"; }
 
+/// The sensitivities the discrete Gaussian's accounting reads (docs/spec/model.md §1.11): the loss set's Delta_1 and
+/// Delta_2 over the lattice version's coordinates, and its coord_change (Delta_inf).
+inline mech::LatticeSens lattice_sens(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms) {
+    return mech::LatticeSens{norms.delta1, norms.delta2, m.coord_change, m.coords};
+}
+
 /// Why the lattice version `m` of a mechanism cannot be used (nullptr: it can), for steps whose coordinates have
 /// |l_c| <= max_abs (1 for the loss sets of AS17's learners): the trees whose node estimates are weighted sums
-/// (Honaker, BLT) have no exact release; then the lattice's own limits (mech::lattice_limit).
+/// (Honaker, BLT) have no exact release; then the lattice's own limits (mech::lattice_limit for Laplace nodes,
+/// mech::lattice_gaussian_limit at `delta` for Gaussian nodes).
 inline const char* lattice_obstacle(const mech::PrefixMechanism& m, const mech::LossSetNorms& norms,
-                                    double max_abs = 1.0) {
+                                    double max_abs = 1.0, double delta = 0.0) {
     if (m.honaker || m.blt)
         return "needs mechanism = \"padded\" or \"binary\": Honaker's estimator and BLT release weighted sums of "
                "nodes, which are not exact on the lattice";
-    if (m.noise != mech::NodeNoise::Laplace) return "is a Laplace law";
-    return mech::lattice_limit(m.dlap, mech::levels_released(m.T, /*release_final=*/false), norms.delta1, m.coords,
-                               max_abs);
+    const std::uint32_t hp = mech::levels_released(m.T, /*release_final=*/false);
+    if (m.noise == mech::NodeNoise::Gaussian)
+        return mech::lattice_gaussian_limit(m.dlap, mech::dgauss_law(m.dlap, m.dgauss), hp, lattice_sens(m, norms), delta,
+                                            max_abs);
+    if (m.noise != mech::NodeNoise::Laplace) return "is a Laplace or Gaussian law";
+    return mech::lattice_limit(m.dlap, hp, norms.delta1, m.coords, max_abs);
 }
 
-/// The lattice version of the mechanism m (docs/spec/model.md §1.8): the node scale raised to the smallest whose
-/// lattice epsilon is at most the continuous one (lattice_scale_for; a given node_scale is kept), its thresholds.
+/// The lattice version of the mechanism m (docs/spec/model.md §1.8, §1.11), for steps whose coordinates have |l_c| <=
+/// max_abs: the node scale raised to the smallest whose lattice epsilon is at most the continuous one (a given
+/// node_scale is kept; for Gaussian nodes at `delta`), its tables.
 inline mech::PrefixMechanism lattice_version(mech::PrefixMechanism m, bool scale_given, const mech::LossSetNorms& norms,
-                                             std::uint32_t d) {
+                                             std::uint32_t d, double delta = 0.0, double max_abs = 1.0) {
     m.lattice = true;
     m.coords = d;
-    if (!scale_given)
-        m.scale = mech::lattice_scale_for(m.scale, mech::levels_released(m.T, /*release_final=*/false), norms.delta1, d);
+    m.coord_change = std::min({norms.delta1, norms.delta2, 2.0 * max_abs});
+    const std::uint32_t hp = mech::levels_released(m.T, /*release_final=*/false);
+    if (!scale_given && m.noise == mech::NodeNoise::Gaussian) {
+        const double target = mech::tree_guarantee(m.noise, m.scale, delta, norms, m.T, /*release_final=*/false).epsilon;
+        m.scale = mech::lattice_gaussian_scale_for(m.scale, target, hp, lattice_sens(m, norms), delta);
+    } else if (!scale_given) {
+        m.scale = mech::lattice_scale_for(m.scale, hp, norms.delta1, d);
+    }
     m.dlap = mech::dlap_table(m.scale);
+    if (m.noise == mech::NodeNoise::Gaussian) m.dgauss = mech::dgauss_table(m.dlap);
     return m;
+}
+
+/// `m` in lattice form when the learner's key block offers lattice noise and it is wanted: asked for, or by default in
+/// float precision (docs/spec/model.md §1.8); kept continuous where the lattice does not apply (the float default then
+/// warns; an explicit request is refused by the learner's check with lattice_obstacle's reason).
+template <class Prefix>
+mech::PrefixMechanism lattice_if_wanted(const mech::PrefixMechanism& m, const KeyValues& kv,
+                                        const typename Prefix::Index& idx, const mech::LossSetNorms& norms,
+                                        const Problem& pb, double delta) {
+    if (!(Prefix::kLattice || Prefix::kGaussianOnlyLattice) || !m.on()) return m;
+    if (!mech::lattice_wanted(Prefix::lattice_asked(kv, idx.noise), kv.given[idx.noise], pb.float_precision)) return m;
+    const mech::PrefixMechanism lat = lattice_version(m, kv.given[idx.node_scale], norms, pb.d, delta);
+    return lattice_obstacle(lat, norms, 1.0, delta) == nullptr ? lat : m;
 }
 
 /// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
@@ -189,13 +245,7 @@ mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, do
         L::Prefix::resolve(kv, idx, T, std::isinf(eps) && !kv.given[L::kNodeScale], [&](mech::NodeNoise law) {
             return mech::node_scale(law, cal, eps, delta, norms, T, /*release_final=*/false);
         });
-    if (!L::Prefix::kLattice || !m.on()) return m;
-    // Lattice noise when asked for, and by default in float precision where it applies (otherwise the continuous
-    // sampler, with run.json's float warning).
-    if (!mech::lattice_wanted(L::Prefix::lattice_asked(kv, idx.noise), kv.given[idx.noise], pb.float_precision))
-        return m;
-    const mech::PrefixMechanism lat = lattice_version(m, kv.given[idx.node_scale], norms, pb.d);
-    return lattice_obstacle(lat, norms) == nullptr ? lat : m;
+    return lattice_if_wanted<typename L::Prefix>(m, kv, idx, norms, pb, delta);
 }
 
 /// init() of a learner whose state is one exact double row of d (ws.dbl[0], a running sum), the mechanism's rows
@@ -311,15 +361,17 @@ struct As17Ftrl {
         return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[L::kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
-    /// noise = "discrete-laplace" where the lattice applies (lattice_obstacle).
+    /// noise = "discrete-laplace" (or "discrete-gaussian") where the lattice applies (lattice_obstacle).
     static bool check_lattice(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         if (!L::Prefix::lattice_asked(kv, L::Prefix::template index_of<L>().noise) || std::isinf(kv.num[L::kEpsilon]))
             return true;
         const Params p = resolve(kv, pb);
         if (p.prefix.lattice) return true;
-        const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[L::kNodeScale], L::norms(pb.d), pb.d),
-                                           L::norms(pb.d));
-        return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
+        const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[L::kNodeScale], L::norms(pb.d), pb.d,
+                                                           p.delta),
+                                           L::norms(pb.d), 1.0, p.delta);
+        return diag.fail("noise", "lattice noise %s (docs/spec/model.md %s)", why ? why : "does not apply",
+                         p.prefix.noise == mech::NodeNoise::Gaussian ? "§1.11" : "§1.8");
     }
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         return check_noise_keys(kv, diag) && check_scale(kv, pb, diag) && check_lattice(kv, pb, diag);

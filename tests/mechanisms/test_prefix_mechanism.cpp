@@ -357,14 +357,15 @@ TEST(PrefixKeys, DpFtrlExpertsTakesAGivenGaussianScaleWithoutDelta) {
 
 } // namespace dpr
 
-// ---- lattice noise (docs/spec/model.md §1.8) --------------------------------------------------------------------------
+// ---- lattice noise (docs/spec/model.md §1.8, §1.11: discrete Laplace and discrete Gaussian nodes) -------------------
 
 namespace dpr {
 namespace {
 
-PrefixMechanism lattice_mechanism(TreeVariant v, double scale, std::uint64_t T, std::uint32_t d) {
-    PrefixMechanism m = mechanism(v, NodeNoise::Laplace, scale, T);
-    return learners::lattice_version(m, /*scale_given=*/true, mech::cube_loss_norms(), d);
+PrefixMechanism lattice_mechanism(TreeVariant v, double scale, std::uint64_t T, std::uint32_t d,
+                                  NodeNoise law = NodeNoise::Laplace) {
+    PrefixMechanism m = mechanism(v, law, scale, T);
+    return learners::lattice_version(m, /*scale_given=*/true, mech::cube_loss_norms(), d, 1e-5);
 }
 
 /// The releases of T rounds through release() / accumulate() with a one-lane team, from losses `loss(t, i)`; the
@@ -400,13 +401,14 @@ double test_loss(std::uint64_t t, std::uint32_t i) { return std::sin(0.7 * stati
 
 using namespace dpr;
 
-// The binary tree (no padding) releases R(L + Z_nodes): L a sum of lattice points, Z the nodes' discrete Laplace
-// draws of the definition, and the sum exact -- so the float release is the rounding of an exactly computed value,
-// never of a float sum whose rounding depends on L.
+// The binary tree (no padding) releases R(L + Z_nodes): L a sum of lattice points, Z the nodes' discrete Laplace (or
+// discrete Gaussian) draws of the definition, and the sum exact -- so the float release is the rounding of an exactly
+// computed value, never of a float sum whose rounding depends on L.
 TEST(LatticeNoise, TheReleaseIsTheRoundingOfTheExactNodeSumInBothPrecisions) {
     const std::uint32_t d = 3;
+    for (NodeNoise law : {NodeNoise::Laplace, NodeNoise::Gaussian})
     for (std::uint64_t T : {2u, 7u, 64u, 100u}) {
-        const PrefixMechanism m = lattice_mechanism(TreeVariant::Binary, 0.37, T, d);
+        const PrefixMechanism m = lattice_mechanism(TreeVariant::Binary, 0.37, T, d, law);
         ASSERT_TRUE(m.lattice);
         const double g = m.dlap.gamma;
         std::vector<double> sums_f, sums_d;
@@ -439,7 +441,8 @@ TEST(LatticeNoise, TheReleaseIsTheRoundingOfTheExactNodeSumInBothPrecisions) {
 TEST(LatticeNoise, ThePaddedTreeAddsThePaddingAfterTheExactNodeSum) {
     const std::uint32_t d = 2;
     const std::uint64_t T = 50;
-    const PrefixMechanism m = lattice_mechanism(TreeVariant::Padded, 2.5, T, d);
+    for (NodeNoise law : {NodeNoise::Laplace, NodeNoise::Gaussian}) {
+    const PrefixMechanism m = lattice_mechanism(TreeVariant::Padded, 2.5, T, d, law);
     std::vector<double> sums;
     const std::vector<double> r = lattice_releases<double>(m, d, test_loss, &sums);
     const mech::TreeNoise tn = m.tree_noise(kSeed, 0, kInstance);
@@ -451,6 +454,23 @@ TEST(LatticeNoise, ThePaddedTreeAddsThePaddingAfterTheExactNodeSum) {
             // The definition: prefix_noise = the lattice nodes and the padding.
             ASSERT_EQ(mech::prefix_noise<double>(tn, t - 1, i),
                       mech::tree_part<double>(tn, t - 1, i) + mech::padding_noise<double>(tn, t - 1, i));
+        }
+    }
+}
+
+// A discrete Gaussian node is the sampler's draw from the Lattice stream (sub 0) of the round that completes it, in
+// both precisions: the address RANDOMNESS.md documents.
+TEST(LatticeNoise, DiscreteGaussianNodesComeFromTheDocumentedStream) {
+    const PrefixMechanism m = lattice_mechanism(TreeVariant::Binary, 0.37, 64, 3, NodeNoise::Gaussian);
+    const mech::TreeNoise tn = m.tree_noise(kSeed, 0, kInstance);
+    for (std::uint64_t t : {1u, 2u, 3u, 8u, 40u})
+        for (std::uint32_t i = 0; i < 3; ++i) {
+            const rng::LaneStream<std::uint32_t> s{kSeed, 0u, kInstance, rng::Purpose::Lattice, 0u,
+                                                   static_cast<std::uint32_t>(t - 1), i};
+            const double want = noise::dgauss_draw<double>(s, m.dlap, m.dgauss);
+            const std::uint32_t j = ctz64(t);
+            EXPECT_EQ(mech::node_noise<double>(tn, j, (t >> j) - 1, i), want) << "t=" << t;
+            EXPECT_EQ(static_cast<double>(mech::node_noise<float>(tn, j, (t >> j) - 1, i)), want) << "t=" << t;
         }
 }
 
@@ -473,4 +493,32 @@ TEST(LatticeNoise, TheGuaranteeIsTheLatticeAccountingAndThePlantedBugRemovesIt) 
     EXPECT_FALSE(planted.lattice);
     EXPECT_STREQ(planted.guarantee(0.0, y).accountant, "pure-laplace");
     EXPECT_FALSE(learners::plant_prefix(cont, learners::Planted::FloatLattice)) << "nothing to plant without a lattice";
+}
+
+TEST(LatticeNoise, DiscreteGaussianGuaranteeIsAtMostTheContinuousOneAtTheSameScale) {
+    // The discrete Gaussian's accounting (docs/spec/model.md §1.11) states at most what the continuous Gaussian's
+    // report does at the same sigma, so lattice_version keeps the calibration's sigma; the planted bug removes the
+    // lattice; Honaker's estimator has no exact release.
+    const double delta = 1e-5;
+    for (const mech::LossSetNorms& y : {mech::cube_loss_norms(), mech::experts_loss_norms(64), mech::sphere_loss_norms(64)})
+        for (double eps : {0.1, 1.0, 10.0}) {
+            const double sigma = mech::gaussian_node_scale_zcdp(eps, delta, y, 1024, false);
+            const PrefixMechanism cont = mechanism(TreeVariant::Padded, NodeNoise::Gaussian, sigma, 1024);
+            const PrefixMechanism lat = learners::lattice_version(cont, /*scale_given=*/false, y, 64, delta);
+            EXPECT_EQ(lat.scale, cont.scale) << "eps " << eps;
+            const mech::Guarantee g = lat.guarantee(delta, y), gc = cont.guarantee(delta, y);
+            EXPECT_STREQ(g.accountant, "lattice-gaussian");
+            EXPECT_TRUE(g.as_run);
+            EXPECT_EQ(g.delta, delta);
+            EXPECT_LE(g.epsilon, gc.epsilon) << "eps " << eps;
+            EXPECT_GT(g.epsilon, 0.6 * gc.epsilon) << "eps " << eps;
+            EXPECT_EQ(learners::lattice_obstacle(lat, y, 1.0, delta), nullptr);
+            EXPECT_NE(learners::lattice_obstacle(lat, y, 1.0, 1e-300), nullptr) << "a delta the tails cannot fit";
+            PrefixMechanism honaker = lat;
+            honaker.honaker = true;
+            EXPECT_NE(learners::lattice_obstacle(honaker, y, 1.0, delta), nullptr);
+            PrefixMechanism planted = lat;
+            ASSERT_TRUE(learners::plant_prefix(planted, learners::Planted::FloatLattice));
+            EXPECT_EQ(planted.guarantee(delta, y).epsilon, gc.epsilon);
+        }
 }
