@@ -122,10 +122,23 @@ def numpy_tree_learner(I, d, T, noise, play, losses_fn, rounds, rng):
     return total
 
 
+GAUSSIAN_NOISES = ("gaussian", "discrete-gaussian")
+
+
+def noises_for(noise, asked):
+    """The values of --node-noise a learner whose default node law is `noise` accepts: every one for the Laplace
+    learners (dp-ftrl-*: laplace, gaussian, discrete-laplace, discrete-gaussian), the Gaussian ones for DP-FTPL."""
+    if not asked:
+        return [""]
+    values = asked.split(",")
+    return values if noise == "laplace" else [v for v in values if v in GAUSSIAN_NOISES] or [""]
+
+
 def run_dpregret(binary, learner, kind, noise, d, T, instances, threads, backend, precision, workdir, node_noise=""):
+    gaussian = (node_noise or noise) in GAUSSIAN_NOISES
     toml = (f"[run]\nseed = 1\ninstances = {instances}\nrounds = {T}\ncheckpoints = 4\nprecision = \"{precision}\"\n"
             f"[adversary]\nkind = \"{kind}\"\nd = {d}\n"
-            f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n" + ("delta = 1e-6\n" if noise == "gaussian" else "")
+            f"[learner]\nalgorithm = \"{learner}\"\nepsilon = 1.0\n" + ("delta = 1e-6\n" if gaussian else "")
             + (f"noise = \"{node_noise}\"\n" if node_noise else ""))
     return run_config(binary, toml, f"{learner}_{d}_{T}_{precision}_{node_noise}", workdir, threads, backend)
 
@@ -143,9 +156,10 @@ def main():
     ap.add_argument("--ds", default=None, help="comma-separated d values (default 16,1024)")
     ap.add_argument("--T", type=int, default=4096)
     ap.add_argument("--node-noise", default="",
-                    help="comma-separated values of the learners' noise key to time for the Laplace learners, e.g. "
-                         "laplace,discrete-laplace (the continuous sampler against lattice noise, docs/spec/model.md "
-                         "§1.8); default: the learner's default")
+                    help="comma-separated values of the learners' noise key to time, e.g. laplace,discrete-laplace "
+                         "(the continuous sampler against lattice noise, docs/spec/model.md §1.8) or "
+                         "gaussian,discrete-gaussian (§1.11; DP-FTPL takes only these two); default: the learner's "
+                         "default")
     ap.add_argument("--out", default="experiments/bench/results/tree.csv")
     args = ap.parse_args()
 
@@ -168,7 +182,7 @@ def main():
                 start = time.perf_counter()
                 numpy_tree_learner(I, d, T, noise, play, losses_for(kind, d, rng), rounds, rng)
                 numpy_rate = I * rounds * d / (time.perf_counter() - start)
-                node_noises = args.node_noise.split(",") if args.node_noise and noise == "laplace" else [""]
+                node_noises = noises_for(noise, args.node_noise)
                 for precision, node_noise in [(p, n) for p in args.precisions.split(",") for n in node_noises]:
                     rj = run_dpregret(args.binary, learner, kind, noise, d, T, inst, args.threads, args.backend,
                                       precision, work, node_noise)
