@@ -39,6 +39,43 @@ std::string adversary_of(const std::string& learner) {
     return learner == "dp-ftrl-experts" ? "bernoulli" : learner == "dp-ftrl-cube" ? "cube-coordinate" : "unit-vectors";
 }
 
+/// Every CPU launch policy (instance or coordinate lanes, generic or native ISA, 1 or 2 threads) gives the bits of the
+/// generic one-thread run of `name` in float with `keys`, whose report is the lattice Gaussian's.
+void expect_same_bits_everywhere(const char* name, const std::string& adv, test::KeyList keys) {
+    for (const char* lanes : {"instances", "coordinates"})
+        for (const char* isa : {"generic", "auto"}) {
+            const SimResult ref = simulate(name, keys, adv, {}, 19, 200, 37, 1, 3, false, 4, 0,
+                                           in(Precision::Float, lanes, "generic"));
+            ASSERT_STREQ(ref.privacy.accountant, "lattice-gaussian") << name;
+            const SimResult r = simulate(name, keys, adv, {}, 19, 200, 37, 2, 3, false, 4, 0,
+                                         in(Precision::Float, lanes, isa));
+            EXPECT_EQ(r.final_regret, ref.final_regret) << name << " " << lanes << " " << isa << " " << r.policy;
+            EXPECT_EQ(r.diagnostics, ref.diagnostics) << name << " " << lanes << " " << isa;
+        }
+}
+
+/// The float run with `lattice` keys (discrete Gaussian nodes) against the double run with `continuous` keys (the
+/// same sigma): two-sample KS of the final regret, and with `noise_law` of the diagnostic max_s ||Z_s||_inf, whose test
+/// must also see the double run at 0.8 sigma (the power control). Each run takes its own instances (first ids 0,
+/// 4000, 8000): independent samples over the same loss sequence.
+void expect_continuous_law(const char* name, const std::string& adv, test::KeyList lattice, test::KeyList continuous,
+                           bool noise_law) {
+    const SimResult f = simulate(name, lattice, adv, {}, 8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Float));
+    const SimResult d = simulate(name, continuous, adv, {}, 8, 256, 4000, 2, 11, false, 4, 4000, in(Precision::Double));
+    ASSERT_STREQ(f.privacy.accountant, "lattice-gaussian") << name;
+    std::vector<double> a = f.final_regret, b = d.final_regret;
+    const test::KsResult ks = test::ks_two_sample(a, b);
+    EXPECT_GT(ks.p, test::kAlpha) << name << ": D = " << ks.d;
+    if (!noise_law) return;
+    const SimResult e = simulate(name, {{"epsilon", 1.0}, {"delta", kDelta}, {"node_scale", 0.8 * d.privacy.noise_scale}},
+                                 adv, {}, 8, 256, 4000, 2, 11, false, 4, 8000, in(Precision::Double));
+    std::vector<double> nf = f.diagnostic_column("max_noise_inf"), nd = d.diagnostic_column("max_noise_inf"),
+                        ne = e.diagnostic_column("max_noise_inf");
+    EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << name << ": the noise's law";
+    nf = f.diagnostic_column("max_noise_inf");
+    EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << name << ": power";
+}
+
 TEST(LatticeGaussianLearners, TheKeyReportsWhatItGuaranteesAndKeepsTheCalibratedScale) {
     for (const char* name : kLearners) {
         const std::string adv = adversary_of(name);
@@ -91,45 +128,16 @@ TEST(LatticeGaussianLearners, TheKeyWhereTheLatticeDoesNotApplyIsAnErrorAndInFlo
 }
 
 TEST(LatticeGaussianLearners, EveryCpuLaunchPolicyGivesTheSameBits) {
-    for (const char* name : kLearners) {
-        const std::string adv = adversary_of(name);
-        for (const char* lanes : {"instances", "coordinates"})
-            for (const char* isa : {"generic", "auto"}) {
-                const test::KeyList keys{{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kDiscreteGaussian}};
-                const SimResult ref = simulate(name, keys, adv, {}, 19, 200, 37, 1, 3, false, 4, 0,
-                                               in(Precision::Float, lanes, "generic"));
-                const SimResult r = simulate(name, keys, adv, {}, 19, 200, 37, 2, 3, false, 4, 0,
-                                             in(Precision::Float, lanes, isa));
-                EXPECT_EQ(r.final_regret, ref.final_regret) << name << " " << lanes << " " << isa << " " << r.policy;
-                EXPECT_EQ(r.diagnostics, ref.diagnostics) << name << " " << lanes << " " << isa;
-            }
-    }
+    for (const char* name : kLearners)
+        expect_same_bits_everywhere(name, adversary_of(name), {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kDiscreteGaussian}});
 }
 
 TEST(LatticeGaussianLearners_Stat, TheRegretLawIsTheContinuousGaussianLaw) {
-    // Float with discrete Gaussian nodes against double with continuous Gaussian nodes at the same sigma: the final
-    // regret, and for the sphere and the cube the diagnostic max_s ||Z_s||_inf, whose test sees a sigma 20% smaller
-    // (the power control). Each run takes its own instances: independent samples over the same loss sequence.
-    for (const char* name : kLearners) {
-        const std::string adv = adversary_of(name);
-        const SimResult f = simulate(name, {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kDiscreteGaussian}}, adv, {},
-                                     8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Float));
-        const SimResult d = simulate(name, {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kGaussian}}, adv, {}, 8, 256,
-                                     4000, 2, 11, false, 4, 4000, in(Precision::Double));
-        ASSERT_STREQ(f.privacy.accountant, "lattice-gaussian");
-        std::vector<double> a = f.final_regret, b = d.final_regret;
-        const test::KsResult ks = test::ks_two_sample(a, b);
-        EXPECT_GT(ks.p, test::kAlpha) << name << ": D = " << ks.d;
-        if (std::string(name) == "dp-ftrl-experts") continue;
-        const SimResult e = simulate(name, {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kGaussian},
-                                            {"node_scale", 0.8 * d.privacy.noise_scale}},
-                                     adv, {}, 8, 256, 4000, 2, 11, false, 4, 8000, in(Precision::Double));
-        std::vector<double> nf = f.diagnostic_column("max_noise_inf"), nd = d.diagnostic_column("max_noise_inf"),
-                            ne = e.diagnostic_column("max_noise_inf");
-        EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << name << ": the noise's law";
-        nf = f.diagnostic_column("max_noise_inf");
-        EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << name << ": power";
-    }
+    // The final regret (all three) and, for the sphere and the cube, the noise's law (expect_continuous_law).
+    for (const char* name : kLearners)
+        expect_continuous_law(name, adversary_of(name), {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kDiscreteGaussian}},
+                              {{"epsilon", 1.0}, {"delta", kDelta}, {"noise", kGaussian}},
+                              std::string(name) != "dp-ftrl-experts");
 }
 
 // ---- DP-FTPL: discrete Gaussian nodes by default in float -----------------------------------------------------------
@@ -178,42 +186,14 @@ TEST(LatticeGaussianLearners, FtplAskingWhereTheLatticeDoesNotApplyIsAnError) {
 }
 
 TEST(LatticeGaussianLearners, FtplEveryCpuLaunchPolicyGivesTheSameBits) {
-    for (const char* name : kFtpl) {
-        const std::string adv = ftpl_adversary(name);
-        for (const char* lanes : {"instances", "coordinates"})
-            for (const char* isa : {"generic", "auto"}) {
-                const test::KeyList keys{{"epsilon", 1.0}, {"delta", kDelta}};
-                const SimResult ref = simulate(name, keys, adv, {}, 19, 200, 37, 1, 3, false, 4, 0,
-                                               in(Precision::Float, lanes, "generic"));
-                ASSERT_STREQ(ref.privacy.accountant, "lattice-gaussian");
-                const SimResult r = simulate(name, keys, adv, {}, 19, 200, 37, 2, 3, false, 4, 0,
-                                             in(Precision::Float, lanes, isa));
-                EXPECT_EQ(r.final_regret, ref.final_regret) << name << " " << lanes << " " << isa << " " << r.policy;
-                EXPECT_EQ(r.diagnostics, ref.diagnostics) << name << " " << lanes << " " << isa;
-            }
-    }
+    for (const char* name : kFtpl) expect_same_bits_everywhere(name, ftpl_adversary(name), {{"epsilon", 1.0}, {"delta", kDelta}});
 }
 
 TEST(LatticeGaussianLearners_Stat, FtplRegretLawIsTheContinuousGaussianLaw) {
-    // Float (discrete Gaussian by default) against double (continuous): the final regret, and the noise diagnostic with
-    // a power control at 0.8 sigma.
-    for (const char* name : kFtpl) {
-        const std::string adv = ftpl_adversary(name);
-        const test::KeyList keys{{"epsilon", 1.0}, {"delta", kDelta}};
-        const SimResult f = simulate(name, keys, adv, {}, 8, 256, 4000, 2, 11, false, 4, 0, in(Precision::Float));
-        const SimResult d = simulate(name, keys, adv, {}, 8, 256, 4000, 2, 11, false, 4, 4000, in(Precision::Double));
-        ASSERT_STREQ(f.privacy.accountant, "lattice-gaussian");
-        std::vector<double> a = f.final_regret, b = d.final_regret;
-        const test::KsResult ks = test::ks_two_sample(a, b);
-        EXPECT_GT(ks.p, test::kAlpha) << name << ": D = " << ks.d;
-        const SimResult e = simulate(name, {{"epsilon", 1.0}, {"delta", kDelta}, {"node_scale", 0.8 * d.privacy.noise_scale}},
-                                     adv, {}, 8, 256, 4000, 2, 11, false, 4, 8000, in(Precision::Double));
-        std::vector<double> nf = f.diagnostic_column("max_noise_inf"), nd = d.diagnostic_column("max_noise_inf"),
-                            ne = e.diagnostic_column("max_noise_inf");
-        EXPECT_GT(test::ks_two_sample(nf, nd).p, test::kAlpha) << name << ": the noise's law";
-        nf = f.diagnostic_column("max_noise_inf");
-        EXPECT_LT(test::ks_two_sample(nf, ne).p, test::kAlpha) << name << ": power";
-    }
+    // Float (discrete Gaussian by default) against double (continuous): the regret and the noise's law.
+    for (const char* name : kFtpl)
+        expect_continuous_law(name, ftpl_adversary(name), {{"epsilon", 1.0}, {"delta", kDelta}},
+                              {{"epsilon", 1.0}, {"delta", kDelta}}, true);
 }
 
 } // namespace

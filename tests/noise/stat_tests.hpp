@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -209,6 +210,32 @@ inline ChiSquareResult chi_square_gof(const std::vector<std::uint64_t>& observed
         r.p = boost::math::cdf(boost::math::complement(boost::math::chi_squared(r.dof), r.stat));
     }
     return r;
+}
+
+/// chi_square_gof's p-value for integer draws (`counts` by value) against a law on the integers: cells of width w over
+/// [-lim, lim), each of probability mass(lo, hi) = P(lo <= n <= hi), and the two tails n < -lim and n >= lim of
+/// probabilities below and above.
+template <class Mass>
+double chi_square_integer_cells(const std::map<std::int64_t, std::uint64_t>& counts, std::int64_t w, std::int64_t lim,
+                                Mass mass, double below, double above) {
+    std::vector<std::uint64_t> obs;
+    std::vector<double> probs;
+    std::uint64_t n_below = 0, n_above = 0;
+    for (const auto& [k, c] : counts) {
+        if (k < -lim) n_below += c;
+        if (k >= lim) n_above += c;
+    }
+    obs.push_back(n_below);
+    probs.push_back(below);
+    for (std::int64_t lo = -lim; lo < lim; lo += w) {
+        std::uint64_t c = 0;
+        for (auto it = counts.lower_bound(lo); it != counts.end() && it->first < lo + w; ++it) c += it->second;
+        obs.push_back(c);
+        probs.push_back(mass(lo, lo + w - 1));
+    }
+    obs.push_back(n_above);
+    probs.push_back(above);
+    return chi_square_gof(obs, probs).p;
 }
 
 // ---- binomial proportion ------------------------------------------------------------------------

@@ -161,24 +161,7 @@ TEST(DiscreteGaussian_Stat, DrawsFollowTheExactLawAndTheTestSeesATwoPercentScale
             return static_cast<double>(m);
         };
         const std::int64_t w = static_cast<std::int64_t>(tab.lat.t / 4), lim = 16 * w;
-        std::vector<std::uint64_t> obs;
-        std::vector<double> probs;
-        std::uint64_t below = 0, above = 0;
-        for (auto& [k, c] : counts) {
-            if (k < -lim) below += c;
-            if (k >= lim) above += c;
-        }
-        obs.push_back(below);
-        probs.push_back(mass(-last, -lim - 1));
-        for (std::int64_t lo = -lim; lo < lim; lo += w) {
-            std::uint64_t c = 0;
-            for (auto it = counts.lower_bound(lo); it != counts.end() && it->first < lo + w; ++it) c += it->second;
-            obs.push_back(c);
-            probs.push_back(mass(lo, lo + w - 1));
-        }
-        obs.push_back(above);
-        probs.push_back(mass(lim, last));
-        return test::chi_square_gof(obs, probs).p;
+        return test::chi_square_integer_cells(counts, w, lim, mass, mass(-last, -lim - 1), mass(lim, last));
     };
     EXPECT_GT(test_against(3.7), test::kAlpha);
     EXPECT_LT(test_against(3.7 * 1.02), test::kAlpha);

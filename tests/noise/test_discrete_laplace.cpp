@@ -108,30 +108,13 @@ TEST(DiscreteLaplace_Stat, DrawsFollowTheLawAndTheTestSeesATwoPercentScaleError)
     auto test_against = [&](double t) {
         const long double q = std::exp(-1.0L / t);
         const std::int64_t w = static_cast<std::int64_t>(tab.t / 4), lim = 32 * w;
-        std::vector<std::uint64_t> obs;
-        std::vector<double> probs;
         auto mass = [&](std::int64_t lo, std::int64_t hi) { // P(lo <= n <= hi), exact DLap(t)
             long double s = 0.0L;
             for (std::int64_t k = lo; k <= hi; ++k) s += (1.0L - q) / (1.0L + q) * std::pow(q, (long double)std::llabs(k));
             return static_cast<double>(s);
         };
-        std::uint64_t below = 0, above = 0;
-        for (auto& [k, c] : counts) {
-            if (k < -lim) below += c;
-            if (k >= lim) above += c;
-        }
         const double pin = mass(-lim, lim - 1);
-        obs.push_back(below);
-        probs.push_back((1.0 - pin) / 2.0);
-        for (std::int64_t lo = -lim; lo < lim; lo += w) {
-            std::uint64_t c = 0;
-            for (auto it = counts.lower_bound(lo); it != counts.end() && it->first < lo + w; ++it) c += it->second;
-            obs.push_back(c);
-            probs.push_back(mass(lo, lo + w - 1));
-        }
-        obs.push_back(above);
-        probs.push_back((1.0 - pin) / 2.0);
-        return test::chi_square_gof(obs, probs).p;
+        return test::chi_square_integer_cells(counts, w, lim, mass, (1.0 - pin) / 2.0, (1.0 - pin) / 2.0);
     };
     EXPECT_GT(test_against(tab.t), test::kAlpha);
     EXPECT_LT(test_against(tab.t * 1.02), test::kAlpha);
