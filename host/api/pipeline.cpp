@@ -99,8 +99,9 @@ std::string float_privacy_warning(const config::Config& cfg, const std::vector<P
            "is claimed, docs/AUDITS.md \"Set events\"). Use precision = \"double\" where the privacy guarantee matters, "
            "or lattice noise (noise = \"discrete-laplace\", the float default of dp-ftrl-experts, -sphere and -cube with "
            "Laplace nodes, of private-bandit-fw with Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, "
-           "docs/spec/model.md §1.8; and of svt-experts, adaptive-svt-experts, net-oco, potential-svt-experts and tree-experts: exact samplers, "
-           "§1.8-§1.10)";
+           "docs/spec/model.md §1.8; noise = \"discrete-gaussian\" for Gaussian nodes, the float default of dp-ftpl-* and "
+           "a key of dp-ftrl-*, §1.11; and of svt-experts, adaptive-svt-experts, net-oco, potential-svt-experts and "
+           "tree-experts: exact samplers, §1.8-§1.10)";
 }
 
 std::string privacy_excess(const config::Point& p, const learners::PrivacyReport& privacy) {
