@@ -58,7 +58,8 @@ struct DpFtrlOlo : As17Ftrl<DpFtrlOlo<G>>, SumAndPrefixState<1> {
                    "ftrl-l2-cube bit for bit; same automatic eta)",
          true},
         {"delta", KeyType::Real, "0", 0.0, 1.0, "",
-         "privacy parameter delta in [0,1); needed by noise = gaussian", false, /*max_exclusive=*/true},
+         "privacy parameter delta in [0,1); needed by noise = gaussian and discrete-gaussian", false,
+         /*max_exclusive=*/true},
         {"eta", KeyType::Real, "auto", 0.0, kInf, "",
          kSphere ? "learning rate; auto = 1/sqrt(T) (AS17 Cor. 3.2, sphere; docs/spec/as17.md §A1)"
                  : "learning rate; auto = sqrt(d/T) (AS17 Cor. 3.2, cube; docs/spec/as17.md §A1)",

@@ -174,8 +174,9 @@ DPR_HD inline double gaussian_classical_epsilon(double sigma, double delta2, std
 ///              "zcdp"                rho-zCDP converted at the given delta
 ///              "none"                no data-dependent release (h' = 0: epsilon = 0, delta = 0), or no
 ///                                    privacy (noise None/Constant or scale 0: epsilon = +inf)
-///   rho is the zCDP parameter of the release in every case (Laplace: epsilon-DP implies
-///   epsilon^2/2-zCDP, Bun-Steinke 2016 Prop 1.4), for composition by the host accountant.
+///   rho is the zCDP parameter of the release (Laplace: epsilon-DP implies epsilon^2/2-zCDP, Bun-Steinke 2016
+///   Prop 1.4), for composition by the host accountant; 0 for "lattice-gaussian", whose (epsilon, delta) with its
+///   tails is not a zCDP statement (lattice_gaussian.hpp, docs/spec/model.md §1.11).
 struct Guarantee {
     double epsilon = 0.0;
     double delta = 0.0;
