@@ -273,19 +273,27 @@ inline const char* lattice_gaussian_limit(const noise::DlapTable& lat, const Dga
 /// The smallest node sigma' >= sigma (to a relative 1e-9) whose lattice epsilon at `delta` is at most `target`
 /// (the continuous Gaussian mechanism's epsilon at sigma): the lattice then reports what the calibration promised,
 /// for a little more noise (the rounding's min(d/4, D_1) term and the tails). Returns sigma unchanged when the lattice
-/// cannot state `delta` at all (the caller's limit check says why).
+/// cannot state `delta` at all (the caller's limit check says why), and when no sigma reaches `target`: the bounds are
+/// finite only up to an alpha of a few thousand at s in [1024, 2048), so the reported epsilon has a floor (about 6e-4
+/// at delta = 1e-5) that more noise does not lower. The caller then finds the lattice above the target
+/// (tree_learner.hpp lattice_attempt) and keeps the continuous sampler.
 inline double lattice_gaussian_scale_for(double sigma, double target, std::uint32_t hp, const LatticeSens& y,
                                          double delta) {
     if (hp == 0 || !(sigma > 0.0) || !(target > 0.0)) return sigma;
-    double s = sigma;
+    double s = sigma, prev = std::numeric_limits<double>::infinity(), step = 1.0;
     for (int it = 0; it < 200; ++it) {
         const noise::DlapTable lat = dlap_table(s);
         const double eps = lattice_gaussian_guarantee(lat, dgauss_law(lat, dgauss_table(lat)), hp, y, delta).epsilon;
         if (!std::isfinite(eps)) return sigma;
         if (eps <= target) return s;
-        s *= std::fmax(eps / target, 1.0 + 1e-9);
+        // Away from the floor epsilon falls about as 1/sigma; one that falls by less than the square root of the last
+        // step has met the floor.
+        if (eps * std::sqrt(step) > prev) return sigma;
+        prev = eps;
+        step = std::fmax(eps / target, 1.0 + 1e-9);
+        s *= step;
     }
-    return s;
+    return sigma;
 }
 
 } // namespace dpr::mech
