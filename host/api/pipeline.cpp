@@ -100,7 +100,7 @@ std::string float_privacy_warning(const config::Config& cfg, const std::vector<P
            "or lattice noise (noise = \"discrete-laplace\", the float default of dp-ftrl-experts, -sphere and -cube with "
            "Laplace nodes, of private-bandit-fw with Laplace nodes, of dp-mab and of dp-scrible-*: exact releases, "
            "docs/spec/model.md §1.8; noise = \"discrete-gaussian\" for Gaussian nodes, the float default of dp-ftpl-* and "
-           "a key of dp-ftrl-*, §1.11; and of svt-experts, adaptive-svt-experts, net-oco, potential-svt-experts and "
+           "dp-ftrl-smooth and a key of dp-ftrl-* and private-bandit-fw, §1.11; and of svt-experts, adaptive-svt-experts, net-oco, potential-svt-experts and "
            "tree-experts: exact samplers, §1.8-§1.10)";
 }
 

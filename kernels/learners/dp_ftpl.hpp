@@ -161,7 +161,8 @@ struct DpFtpl : SumAndPrefixState<1> {
                                    [&](mech::NodeNoise) { return dmax(p.sigma_reg, p.sigma_priv); });
         if (!(p.prefix.scale > 0.0)) p.prefix.noise = mech::NodeNoise::None; // e.g. T = 1 and eps = inf: nothing to draw
         // Discrete Gaussian nodes when asked for, and by default in float where they apply (docs/spec/model.md §1.11).
-        p.prefix = lattice_if_wanted<Prefix>(p.prefix, kv, Prefix::template index_of<DpFtpl>(), norms(p.d), pb, p.delta);
+        p.prefix = lattice_if_wanted<Prefix>(p.prefix, kv, Prefix::template index_of<DpFtpl>(), norms(p.d), pb.float_precision,
+                                             p.d, p.delta);
         return p;
     }
 
@@ -178,12 +179,8 @@ struct DpFtpl : SumAndPrefixState<1> {
         const char* key = kv.given[kNodeScale] ? "node_scale" : p.sigma_priv >= p.sigma_reg ? "epsilon" : "reg_constant";
         if (!check_node_scale(p.prefix.scale, key, "sigma = max(sigma_reg, priv_constant x sigma_priv)", diag))
             return false;
-        if (Prefix::lattice_asked(kv, kNoise) && p.prefix.on() && !p.prefix.lattice) {
-            const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[kNodeScale], norms(p.d), p.d, p.delta),
-                                               norms(p.d), 1.0, p.delta);
-            return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.11)", why ? why : "does not apply");
-        }
-        return true;
+        return check_lattice_applies<Prefix>(kv, Prefix::template index_of<DpFtpl>(), p.prefix, norms(p.d), p.d, p.delta,
+                                             1.0, diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
@@ -259,10 +256,9 @@ struct DpFtpl : SumAndPrefixState<1> {
                 const auto rel = p.prefix.release(team, st, ws.real[0], i, team.load(L, i));
                 zabs = vabs(rel.noise);
                 u = rel.value;
-                team.store(L, i, p.prefix.accumulate(team, st, i, team.load(L, i), team.loss_exact(row, i)));
-            } else {
-                team.store(L, i, team.load(L, i) + team.loss_exact(row, i));
             }
+            // L + l, or with lattice noise l rounded onto the lattice (never with the noise off).
+            team.store(L, i, p.prefix.accumulate(team, st, i, team.load(L, i), team.loss_exact(row, i)));
             return u;
         };
         U e;

@@ -25,6 +25,11 @@
 // smaller of it and the classical Gaussian mechanism's 2 sqrt(rho ln(1.25/delta)) where that is below 1, so between
 // eps ~ 0.45 and ~ 1.01 it is up to about 1% below the key's: docs/spec/afkt23.md §C6 "Privacy"); `add-remove` uses Kairouz's
 // Delta_2 = L, half the noise, and therefore reports about twice the key's epsilon under replace-one.
+// In float the default is lattice noise (noise = "discrete-gaussian"; by the key in double; docs/spec/model.md §1.11
+// "Computed step vectors"): g_t = R(c_t) a_t in the run's precision, held to ||g_t||_2 <= L as exact reals
+// (mech::l2_clip_factor), each coordinate rounded at random onto the lattice into the exact sum G, discrete Gaussian
+// nodes and exact releases (PrefixMechanism::release / accumulate); the report is mech::lattice_gaussian_guarantee's
+// with the same Delta_2 = 2L (Delta_1 = 2L sqrt(d), 2L per coordinate), at the calibration's sigma.
 //
 // lambda (key `tuning`):
 //   realizable  Theorem 4:  lambda = 32 beta + ((beta/eps^2) (L/D)^2 T d ln T ln(1/delta))^{1/3}
@@ -60,8 +65,9 @@ namespace dpr::learners {
 struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
     static constexpr const char* kName = "dp-ftrl-smooth";
     static constexpr unsigned kLossFamilies = loss_bit(LossFamily::Squared) | loss_bit(LossFamily::Absolute);
-    /// The standard binary tree by default (Kairouz et al.'s DP-FTRL; docs/spec/afkt23.md §C4).
-    using Prefix = PrefixKeys<PrefixLaws::Gaussian, mech::TreeVariant::Binary>;
+    /// The standard binary tree by default (Kairouz et al.'s DP-FTRL; docs/spec/afkt23.md §C4); discrete Gaussian nodes
+    /// (lattice noise) by default in float, by the key in double (docs/spec/model.md §1.11 "Computed step vectors").
+    using Prefix = PrefixKeys<PrefixLaws::Gaussian, mech::TreeVariant::Binary, /*Lattice=*/false, /*GaussianLattice=*/true>;
     static constexpr KeySpec kKeys[] = {
         {"epsilon", KeyType::Real, "", 0.0, kInf, "",
          "privacy parameter eps > 0 of the whole play sequence; inf = no noise (lazy projected gradient descent)",
@@ -133,6 +139,9 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
         return std::sqrt(2.0 * static_cast<double>(T) * (L * L + L * noise));
     }
 
+    /// The largest d whose gradients the lattice's l2 hold (mech::l2_clip_factor, d u <= 1/4) covers in float.
+    static constexpr std::uint32_t kLatticeMaxDimFloat = 1u << 22;
+
     static Params resolve(const KeyValues& kv, const Problem& pb) {
         Params p{};
         static_cast<Dims&>(p) = dims(pb);
@@ -152,6 +161,12 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
                                        return mech::gaussian_node_scale_zcdp(p.epsilon, p.delta, y, p.T,
                                                                              /*release_final=*/false);
                                    });
+        // Discrete Gaussian nodes when asked for, and by default in float where they apply: each coordinate of a
+        // gradient is at most L (docs/spec/model.md §1.11 "Computed step vectors").
+        if (p.prefix.scale > 0.0 && (!pb.float_precision || p.d <= kLatticeMaxDimFloat))
+            p.prefix = lattice_if_wanted<Prefix>(p.prefix, kv, Prefix::index_of<DpFtrlSmooth>(),
+                                                 gradient_norms(p.lipschitz, p.d), pb.float_precision, p.d, p.delta,
+                                                 p.lipschitz);
         const int tuning = static_cast<int>(kv.get(kTuning, 0));
         p.tuning = tuning == 1 || (tuning == 0 && p.loss == LossFamily::Squared) ? Tuning::Realizable : Tuning::General;
         const double eps_for_lambda = p.prefix.on() ? p.epsilon : kInf;
@@ -172,18 +187,32 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
         if (!(p.lambda > 0.0) || !std::isfinite(p.lambda))
             return diag.fail(kv.given[kLambda] ? "lambda" : "epsilon",
                              "gives lambda = %g; lambda must be finite and > 0", p.lambda);
-        return check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
-                                "sigma from zCDP with Delta_2 = 2L at (epsilon, delta)", diag);
+        if (!check_node_scale(p.prefix.scale, kv.given[kNodeScale] ? "node_scale" : "epsilon",
+                              "sigma from zCDP with Delta_2 = 2L at (epsilon, delta)", diag))
+            return false;
+        if (Prefix::lattice_asked(kv, kNoise) && pb.float_precision && p.d > kLatticeMaxDimFloat)
+            return diag.fail("noise",
+                             "lattice noise needs d <= %u in float precision (got %u): the l2 hold of each gradient "
+                             "needs d u <= 1/4 (docs/spec/model.md §1.11); run in double",
+                             kLatticeMaxDimFloat, p.d);
+        return check_lattice_applies<Prefix>(kv, Prefix::index_of<DpFtrlSmooth>(), p.prefix,
+                                             gradient_norms(p.lipschitz, p.d), p.d, p.delta, p.lipschitz, diag);
     }
 
     static PrivacyReport privacy(const Params& p) {
         return prefix_privacy_report(
             p.prefix, p.delta, gradient_norms(p.lipschitz, p.d),
             p.add_remove ? "add-remove (sigma for Delta_2 = L)" : "replace-one (sigma for Delta_2 = 2L)",
-            p.prefix.honaker ? "Gaussian binary tree with Honaker's estimator on clipped gradients"
+            p.prefix.lattice ? "Gaussian tree with lattice noise on clipped gradients: each round's gradient held to "
+                               "l2 <= L as run, rounded at random onto the lattice; discrete Gaussian nodes, exact "
+                               "releases (docs/spec/model.md §1.11)"
+            : p.prefix.honaker ? "Gaussian binary tree with Honaker's estimator on clipped gradients"
             : p.prefix.tree == mech::TreeVariant::Binary ? "Gaussian binary tree on clipped gradients (Kairouz et al.)"
                                                          : "Gaussian padded tree on clipped gradients (AS17 Alg. 2)");
     }
+
+    /// The planted bugs of the audit suite that act on the mechanism (tree_learner.hpp plant_prefix; docs/AUDITS.md).
+    static bool plant(Params& p, Planted bug) { return plant_prefix(p.prefix, bug); }
 
     static constexpr bool kInstanceLanes = true;
 
@@ -197,8 +226,9 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
         const bool noisy = p.prefix.on();
         double sq = 0.0;
         for (std::uint32_t i = 0; i < p.d; ++i) {
-            const R g = static_cast<R>(team.load(ws.dbl[0], i));
-            x[i] = static_cast<double>(noisy ? g + p.prefix.template peek<R>(team, ws.real[0], t, i) : g);
+            const double g = team.load(ws.dbl[0], i);
+            x[i] = static_cast<double>(noisy ? p.prefix.template peek_release<R>(team, ws.real[0], t, i, g)
+                                             : static_cast<R>(g));
             sq += x[i] * x[i];
         }
         const double den = dmax(p.lambda, std::sqrt(sq));
@@ -220,10 +250,10 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
             Contrib<V, 4, 0> c;
             V u = convert<R>(team.load(G, i));
             c.sum[3] = V(R(0));
-            if (noisy) {
-                const V z = p.prefix.next(team, st, ws.real[0], i);
-                c.sum[3] = z * z;
-                u = u + z;
+            if (noisy) { // R(G) + Z, or with lattice noise the exact node release (PrefixMechanism::release)
+                const auto rel = p.prefix.release(team, st, ws.real[0], i, team.load(G, i));
+                c.sum[3] = rel.noise * rel.noise;
+                u = rel.value;
             }
             const V a = team.loss(row, i);
             c.sum[0] = a * u;
@@ -247,8 +277,28 @@ struct DpFtrlSmooth : Learner<Geometry::Ball>, SumAndPrefixState<2> {
         const auto clip = gnorm > U(p.lipschitz);
         coef = select(clip, coef * (U(p.lipschitz) / gnorm), coef);
         const auto clipped = gnorm > U(p.lipschitz * (1.0 + 1e-4));
-        // Pass 2: G_t = G_{t-1} + coef a_t (exact double rows).
-        team.for_each(p.d, [&](auto i) { team.store(G, i, team.load(G, i) + coef * team.loss_exact(row, i)); });
+        if (p.prefix.lattice) {
+            // Lattice noise (docs/spec/model.md §1.11 "Computed step vectors"): g_t = coef a_t in the run's precision,
+            // held to ||g_t||_2 <= L as exact reals (mech::l2_clip_factor: 1 unless rounding took it past L), each
+            // coordinate rounded at random onto the lattice into the exact sum G (PrefixMechanism::accumulate).
+            using D = typename Team::template lanes<double>;
+            const auto cr = convert<R>(select(coef == coef, coef, U(0.0)));
+            const auto q = team.template reduce<1, 0>(p.d, [&](auto i) {
+                Contrib<V, 1, 0> c;
+                const V g = V(cr) * team.loss(row, i);
+                c.sum[0] = g * g;
+                return c;
+            });
+            const U cf = mech::l2_clip_factor(convert<double>(q.sum[0]), p.lipschitz, p.d,
+                                              sizeof(R) == 4 ? 0x1.0p-24 : 0x1.0p-53);
+            team.for_each(p.d, [&](auto i) {
+                const D g = convert<double>(V(cr) * team.loss(row, i)) * D(cf);
+                team.store(G, i, p.prefix.accumulate(team, st, i, team.load(G, i), g));
+            });
+        } else {
+            // Pass 2: G_t = G_{t-1} + coef a_t (exact double rows).
+            team.for_each(p.d, [&](auto i) { team.store(G, i, team.load(G, i) + coef * team.loss_exact(row, i)); });
+        }
         if (team.rank() == 0) {
             if (noisy) team.put(ws.scalars, 0, vmax(team.get(ws.scalars, 0), vsqrt(convert<double>(s.sum[3]))));
             team.put(ws.scalars, 1, team.get(ws.scalars, 1) + select(clipped, U(1.0), U(0.0)));

@@ -62,13 +62,17 @@
 //
 // Lattice noise (noise = "discrete-laplace"; the default in float with Laplace nodes on a padded or binary tree;
 // docs/spec/model.md §1.8 "Batch estimates"). Round t's vector v_t = F_t u_t, as computed in the run's precision,
-// is scaled by c_t = l1_clip_factor(sum_i |v_t(i)|, Delta_1 / 2, n, u) <= 1 (1 unless rounding took ||v_t||_1 past
+// is scaled by c_t = mech::l1_clip_factor(sum_i |v_t(i)|, Delta_1 / 2, n, u) <= 1 (1 unless rounding took ||v_t||_1 past
 // Delta_1 / 2; the bound then holds for the doubles fl(v_t(i) c_t) as exact reals, whatever the precision's
 // arithmetic did before), each coordinate is rounded at random onto Gamma Z (noise/discrete_laplace.hpp
 // lattice_round; the word: Lattice stream, sub 1, round t - 1, element i) and added to the exact double row E
 // (ws.dbl[1]). The release s~_R = E + Z_R is PrefixMechanism::release's exact node release over the batches; g~
 // and S stay for the diagnostics. Replacing f_t moves one round's rounded vector, whose l1 distance is at most
 // Delta_1 before the rounding: the lattice theorem with h' levels over n coordinates (mech::lattice_guarantee).
+// Gaussian nodes (noise = "discrete-gaussian"; the default in float with noise unset stays discrete Laplace): the same
+// with v_t held to ||v_t||_2 <= Delta_2 / 2 (mech::l2_clip_factor of sum_i v_t(i)^2) and discrete Gaussian nodes; the
+// two vectors' distance is then at most Delta_2 in l2, Delta_1 in l1 and Delta_2 per coordinate, and the report is
+// mech::lattice_gaussian_guarantee's (docs/spec/model.md §1.11 "Computed step vectors").
 //
 // Diagnostics (docs/spec/env21.md §B2, what to record): fw_gap_last / fw_gap_max = the duality gap <y - v, grad q_R(y)>
 // of each batch's last FW step (an upper bound on q_R(y) - min q_R, Jaggi 2013); grad_norm_max / grad_norm_rms = max
@@ -288,23 +292,8 @@ inline bool check_shrink(const domains::Domain& D, bool shrink, double zeta, Dia
 }
 
 /// The noisy-prefix key block of private-bandit-fw (ENV21 Alg. 1's TreeBasedAgg; tree_learner.hpp), with lattice
-/// noise (noise = "discrete-laplace").
-using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true>;
-
-/// The factor c in (0, 1] that keeps a round's vector within the l1 bound `half` (Delta_1 / 2) under lattice noise
-/// (docs/spec/model.md §1.8 "Batch estimates"). `ahat` is sum_i |v_i| over the n coordinates as the team summed it in
-/// the run's precision, whose unit roundoff is u (2^-24 float, 2^-53 double), with n u <= 1/4. For any summation
-/// order the exact sum a <= ahat / (1 - gamma_{n-1}) <= ahat (1 + 2 n u) (Higham 2002, §4.2), so with
-/// k = 1 + 2 n u + 2^-48 and m = fl(ahat k): if m <= half then a <= half; otherwise c = fl(half / m) and the doubles
-/// fl(v_i c) have sum_i |fl(v_i c)| <= (1 + 2^-53)^2 half a / (ahat k (1 - 2^-53)) <= half. Either way the vector
-/// that is rounded onto the lattice has l1 norm at most half, as exact reals. A NaN ahat gives 0 (the caller keeps
-/// NaN out of v: round() releases a NaN f_t as F_t = 0). UD: a double, or a pack of doubles (one per instance).
-template <class UD>
-DPR_HD DPR_FORCEINLINE UD l1_clip_factor(UD ahat, double half, std::uint32_t n, double u) {
-    const double k = 1.0 + 2.0 * static_cast<double>(n) * u + 0x1.0p-48;
-    const UD m = ahat * UD(k);
-    return select(m <= UD(half), UD(1.0), select(m == m, UD(half) / m, UD(0.0)));
-}
+/// noise (noise = "discrete-laplace", or "discrete-gaussian" for Gaussian nodes).
+using Prefix = PrefixKeys<PrefixLaws::LaplaceGaussian, mech::TreeVariant::Padded, /*Lattice=*/true, /*GaussianLattice=*/true>;
 
 template <bool kPrivate>
 struct Keys;
@@ -319,7 +308,8 @@ struct Keys<true> {
                 "privacy parameter eps > 0 of the played sequence; inf = no noise (equal to garber-kretzu bit for bit)",
                 true},
         KeySpec{"delta", KeyType::Real, "0", 0.0, 1.0, nullptr,
-                "delta in (0,1) of the Gaussian noise (required with noise = gaussian)", false, true},
+                "delta in (0,1) of the Gaussian noise (required with noise = gaussian or discrete-gaussian)", false,
+                true},
         Prefix::kNoise,
         KeySpec{"calibration", KeyType::Choice, "conservative", 0, 2, "paper|sensitivity|conservative",
                 "paper = Lemma 5.1 / 5.4 (may exceed the requested eps when n >~ T); sensitivity = the replace-one "
@@ -408,12 +398,12 @@ struct BanditFw : Learner<Geometry::Polytope> {
         mech::LossSetNorms norms; ///< Delta_1, Delta_2 of one batch estimate (y1, y2 = half of them)
     };
 
-    /// The lattice's limits for a round's vector (tree_learner.hpp lattice_obstacle): each coordinate is at most
-    /// ||v_t||_1 <= Delta_1 / 2.
-    static const char* lattice_obstacle_of(const mech::PrefixMechanism& m, const Params& p) {
-        return lattice_obstacle(m, p.norms, p.norms.y1);
+    /// The most one coordinate of a round's vector can be under lattice noise with the law's norm hold: ||v_t||_1 <=
+    /// Delta_1 / 2 (Laplace nodes), ||v_t||_2 <= Delta_2 / 2 (Gaussian nodes).
+    static double coordinate_bound(const Params& p) {
+        return p.prefix.noise == mech::NodeNoise::Gaussian ? p.norms.y2 : p.norms.y1;
     }
-    static_assert(domains::Domain::kMaxDim * 0x1.0p-24 <= 0.25, "l1_clip_factor needs n u <= 1/4 in float");
+    static_assert(domains::Domain::kMaxDim * 0x1.0p-24 <= 0.25, "the norm holds (mech::l1_clip_factor, l2_clip_factor) need n u <= 1/4 in float");
 
     // ---- configuration --------------------------------------------------------------------------------
 
@@ -470,12 +460,10 @@ struct BanditFw : Learner<Geometry::Polytope> {
             // Lattice noise when asked for, and by default in float where it applies (otherwise the continuous
             // sampler, with run.json's float warning); the scale raised to the smallest whose lattice eps is at most
             // the continuous one's (tree_learner.hpp lattice_version).
-            const auto idx = bco_detail::Prefix::template index_of<BanditFw>();
-            if (p.prefix.on() && mech::lattice_wanted(bco_detail::Prefix::lattice_asked(kv, idx.noise),
-                                                      kv.given[idx.noise], pb.float_precision)) {
-                const mech::PrefixMechanism lat = lattice_version(p.prefix, kv.given[kNodeScale], p.norms, p.dom.n);
-                if (lattice_obstacle_of(lat, p) == nullptr) p.prefix = lat;
-            }
+            if (p.prefix.scale > 0.0)
+                p.prefix = lattice_if_wanted<bco_detail::Prefix>(p.prefix, kv, bco_detail::Prefix::template index_of<BanditFw>(),
+                                                                 p.norms, pb.float_precision, p.dom.n, p.delta,
+                                                                 coordinate_bound(p));
         }
         return p;
     }
@@ -497,12 +485,9 @@ struct BanditFw : Learner<Geometry::Polytope> {
                                                                 : "ENV21 Lemma 5.1 / 5.4",
                                   diag))
                 return false;
-            const auto idx = bco_detail::Prefix::template index_of<BanditFw>();
-            if (bco_detail::Prefix::lattice_asked(kv, idx.noise) && p.prefix.on() && !p.prefix.lattice) {
-                const char* why =
-                    lattice_obstacle_of(lattice_version(p.prefix, kv.given[kNodeScale], p.norms, p.dom.n), p);
-                return diag.fail("noise", "lattice noise %s (docs/spec/model.md §1.8)", why ? why : "does not apply");
-            }
+            if (!check_lattice_applies<bco_detail::Prefix>(kv, bco_detail::Prefix::template index_of<BanditFw>(),
+                                                           p.prefix, p.norms, p.dom.n, p.delta, coordinate_bound(p), diag))
+                return false;
         }
         return true;
     }
@@ -522,6 +507,10 @@ struct BanditFw : Learner<Geometry::Polytope> {
             p.prefix.honaker ? (p.prefix.noise == mech::NodeNoise::Laplace
                                     ? "Laplace binary tree with Honaker's estimator over batch gradient estimates"
                                     : "Gaussian binary tree with Honaker's estimator over batch gradient estimates")
+            : p.prefix.lattice && p.prefix.noise == mech::NodeNoise::Gaussian
+                ? "tree with lattice noise over batch gradient estimates (ENV21 Alg. 1): each round's F_t u_t held to "
+                  "l2 <= Delta_2 / 2, rounded at random onto the lattice; discrete Gaussian nodes, exact releases "
+                  "(docs/spec/model.md §1.8, §1.11)"
             : p.prefix.lattice ? "tree with lattice noise over batch gradient estimates (ENV21 Alg. 1): each round's "
                                  "F_t u_t held to l1 <= Delta_1 / 2, rounded at random onto the lattice; discrete "
                                  "Laplace nodes, exact releases (docs/spec/model.md §1.8)"
@@ -797,18 +786,22 @@ struct BanditFw : Learner<Geometry::Polytope> {
         const UR fc = select(f > C, C, select(f < -C, -C, f));
         const UR F = UR(static_cast<R>(static_cast<double>(p.n_eff) / p.zeta)) * fc;
         if (p.prefix.lattice) {
-            // Lattice noise: v = F u held to ||v||_1 <= Delta_1 / 2 (l1_clip_factor), rounded at random onto the
-            // lattice into the exact sum E; g~ as without it (diagnostics). A NaN f_t (no loss family gives one)
-            // enters E as F = 0, so that no release is NaN.
+            // Lattice noise: v = F u held to ||v||_1 <= Delta_1 / 2 (Laplace nodes: mech::l1_clip_factor) or to
+            // ||v||_2 <= Delta_2 / 2 (Gaussian nodes: mech::l2_clip_factor), rounded at random onto the lattice into
+            // the exact sum E; g~ as without it (diagnostics). A NaN f_t (no loss family gives one) enters E as F = 0,
+            // so that no release is NaN.
             using D = typename Team::template lanes<double>;
             const UR Fl = select(fc == fc, F, UR(R(0)));
+            const bool l2 = p.prefix.noise == mech::NodeNoise::Gaussian;
             const auto a = team.template reduce<1, 0>(n, [&](auto i) {
                 Contrib<V, 1, 0> c;
-                c.sum[0] = vabs(V(Fl) * team.load(U, i));
+                const V v = V(Fl) * team.load(U, i);
+                c.sum[0] = l2 ? v * v : vabs(v);
                 return c;
             });
-            const UD cf = bco_detail::l1_clip_factor(convert<double>(a.sum[0]), p.norms.y1, n,
-                                                     sizeof(R) == 4 ? 0x1.0p-24 : 0x1.0p-53);
+            const double u = sizeof(R) == 4 ? 0x1.0p-24 : 0x1.0p-53;
+            const UD cf = l2 ? mech::l2_clip_factor(convert<double>(a.sum[0]), p.norms.y2, n, u)
+                             : mech::l1_clip_factor(convert<double>(a.sum[0]), p.norms.y1, n, u);
             const auto E = ws.dbl[1];
             const auto s = static_cast<std::uint32_t>(t - 1);
             team.for_each(n, [&](auto i) {

@@ -11,6 +11,7 @@
 #include "kernels/learners/common.hpp"
 #include "kernels/mechanisms/calibration.hpp"
 #include "kernels/mechanisms/noisy_prefix.hpp"
+#include "kernels/mechanisms/norm_hold.hpp"
 #include "kernels/mechanisms/tree_aggregation.hpp"
 
 namespace dpr::learners {
@@ -24,8 +25,9 @@ enum class PrefixLaws : std::uint8_t { LaplaceGaussian, Gaussian };
 /// Lattice: the learner plays through PrefixMechanism::release and accumulate (its sums exact on the lattice), so
 /// it offers noise = "discrete-laplace" (lattice noise, docs/spec/model.md §1.8), the default in float precision.
 /// GaussianLattice: it also offers noise = "discrete-gaussian" (discrete Gaussian nodes, §1.11), for learners whose
-/// per-step sensitivities (Delta_1, Delta_2, and at most 2 per coordinate) are those of its loss-set norms; with the
-/// Gaussian law only (FTPL), that is the lattice noise and the default in float precision.
+/// per-step sensitivities (Delta_1, Delta_2, and at most twice the largest coordinate, max_abs of lattice_version) are
+/// those of its loss-set norms as run; with the Gaussian law only (FTPL, dp-ftrl-smooth), that is the lattice noise and
+/// the default in float precision.
 template <PrefixLaws Laws, mech::TreeVariant DefaultTree = mech::TreeVariant::Padded, bool Lattice = false,
           bool GaussianLattice = false>
 struct PrefixKeys {
@@ -219,17 +221,50 @@ inline mech::PrefixMechanism lattice_version(mech::PrefixMechanism m, bool scale
     return m;
 }
 
+/// The lattice version of the continuous mechanism `m` (lattice_version) and why it cannot be used (nullptr: it can):
+/// lattice_obstacle's reasons, and for Gaussian nodes at the calibration's scale (not `scale_given`) a report above
+/// the continuous one's that no larger sigma lowers (mech::lattice_gaussian_scale_for: the accounting's floor, reached
+/// when the calibration's epsilon is far below about 1e-3).
+struct LatticeAttempt {
+    mech::PrefixMechanism lat;
+    const char* why;
+};
+inline LatticeAttempt lattice_attempt(const mech::PrefixMechanism& m, bool scale_given, const mech::LossSetNorms& norms,
+                                      std::uint32_t coords, double delta, double max_abs) {
+    LatticeAttempt a{lattice_version(m, scale_given, norms, coords, delta, max_abs), nullptr};
+    a.why = lattice_obstacle(a.lat, norms, max_abs, delta);
+    if (a.why || scale_given || m.noise != mech::NodeNoise::Gaussian) return a;
+    const double target = mech::tree_guarantee(m.noise, m.scale, delta, norms, m.T, /*release_final=*/false).epsilon;
+    if (a.lat.guarantee(delta, norms).epsilon > target * (1.0 + 1e-9))
+        a.why = "cannot report the calibration's epsilon: the discrete Gaussian's accounting has a floor (about 6e-4 "
+                "at delta = 1e-5) that more noise does not lower, and this calibration's epsilon is below it";
+    return a;
+}
+
 /// `m` in lattice form when the learner's key block offers lattice noise and it is wanted: asked for, or by default in
 /// float precision (docs/spec/model.md §1.8); kept continuous where the lattice does not apply (the float default then
-/// warns; an explicit request is refused by the learner's check with lattice_obstacle's reason).
+/// warns; an explicit request is refused by check_lattice_applies with lattice_attempt's reason). `coords`: the
+/// coordinates of one step's vector; `max_abs`: the most one of them can be, as run (1 for AS17's loss sets).
 template <class Prefix>
 mech::PrefixMechanism lattice_if_wanted(const mech::PrefixMechanism& m, const KeyValues& kv,
                                         const typename Prefix::Index& idx, const mech::LossSetNorms& norms,
-                                        const Problem& pb, double delta) {
+                                        bool float_precision, std::uint32_t coords, double delta, double max_abs = 1.0) {
     if (!(Prefix::kLattice || Prefix::kGaussianOnlyLattice) || !m.on()) return m;
-    if (!mech::lattice_wanted(Prefix::lattice_asked(kv, idx.noise), kv.given[idx.noise], pb.float_precision)) return m;
-    const mech::PrefixMechanism lat = lattice_version(m, kv.given[idx.node_scale], norms, pb.d, delta);
-    return lattice_obstacle(lat, norms, 1.0, delta) == nullptr ? lat : m;
+    if (!mech::lattice_wanted(Prefix::lattice_asked(kv, idx.noise), kv.given[idx.noise], float_precision)) return m;
+    const LatticeAttempt a = lattice_attempt(m, kv.given[idx.node_scale], norms, coords, delta, max_abs);
+    return a.why == nullptr ? a.lat : m;
+}
+
+/// The check of lattice_if_wanted's learners: noise = "discrete-laplace" or "discrete-gaussian" asked for where the
+/// lattice does not apply (`m`, the resolved mechanism, stayed continuous) is an error on `noise` naming the reason.
+template <class Prefix>
+bool check_lattice_applies(const KeyValues& kv, const typename Prefix::Index& idx, const mech::PrefixMechanism& m,
+                           const mech::LossSetNorms& norms, std::uint32_t coords, double delta, double max_abs,
+                           Diagnostic& diag) {
+    if (!Prefix::lattice_asked(kv, idx.noise) || !m.on() || m.lattice) return true;
+    const char* why = lattice_attempt(m, kv.given[idx.node_scale], norms, coords, delta, max_abs).why;
+    return diag.fail("noise", "lattice noise %s (docs/spec/model.md %s)", why ? why : "does not apply",
+                     m.noise == mech::NodeNoise::Gaussian ? "§1.11" : "§1.8");
 }
 
 /// The prefix mechanism of AS17's learners (dp-ftrl-experts, -sphere, -cube): L's key block, the node scale of
@@ -245,7 +280,7 @@ mech::PrefixMechanism as17_prefix(const KeyValues& kv, mech::Calibration cal, do
         L::Prefix::resolve(kv, idx, T, std::isinf(eps) && !kv.given[L::kNodeScale], [&](mech::NodeNoise law) {
             return mech::node_scale(law, cal, eps, delta, norms, T, /*release_final=*/false);
         });
-    return lattice_if_wanted<typename L::Prefix>(m, kv, idx, norms, pb, delta);
+    return lattice_if_wanted<typename L::Prefix>(m, kv, idx, norms, pb.float_precision, pb.d, delta);
 }
 
 /// init() of a learner whose state is one exact double row of d (ws.dbl[0], a running sum), the mechanism's rows
@@ -361,17 +396,12 @@ struct As17Ftrl {
         return check_node_scale(resolve(kv, pb).prefix.scale, kv.given[L::kNodeScale] ? "node_scale" : "epsilon",
                                 "lambda = ||Y||_1 ceil(log2 T) / eps, or the Gaussian calibration", diag);
     }
-    /// noise = "discrete-laplace" (or "discrete-gaussian") where the lattice applies (lattice_obstacle).
+    /// noise = "discrete-laplace" (or "discrete-gaussian") where the lattice applies (check_lattice_applies).
     static bool check_lattice(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
-        if (!L::Prefix::lattice_asked(kv, L::Prefix::template index_of<L>().noise) || std::isinf(kv.num[L::kEpsilon]))
-            return true;
+        if (!L::Prefix::lattice_asked(kv, L::Prefix::template index_of<L>().noise)) return true;
         const Params p = resolve(kv, pb);
-        if (p.prefix.lattice) return true;
-        const char* why = lattice_obstacle(lattice_version(p.prefix, kv.given[L::kNodeScale], L::norms(pb.d), pb.d,
-                                                           p.delta),
-                                           L::norms(pb.d), 1.0, p.delta);
-        return diag.fail("noise", "lattice noise %s (docs/spec/model.md %s)", why ? why : "does not apply",
-                         p.prefix.noise == mech::NodeNoise::Gaussian ? "§1.11" : "§1.8");
+        return check_lattice_applies<typename L::Prefix>(kv, L::Prefix::template index_of<L>(), p.prefix, L::norms(pb.d),
+                                                         pb.d, p.delta, 1.0, diag);
     }
     static bool check(const KeyValues& kv, const Problem& pb, Diagnostic& diag) {
         return check_noise_keys(kv, diag) && check_scale(kv, pb, diag) && check_lattice(kv, pb, diag);

@@ -94,6 +94,9 @@ Outcome run(const Case& c, std::uint32_t d, std::uint64_t T, bool gpu, Precision
     pb.seed = 5;
     const AdversaryRuntime ar = resolve_adversary(c.adversary, KeyValues{}, pb);
     pb.loss = ar.loss;
+    // As the config layer resolves it: in float the learners take their float defaults (lattice noise and the exact
+    // samplers, docs/spec/model.md §1.8-§1.11), so the device runs those paths too.
+    pb.float_precision = prec == Precision::Float;
     const LearnerRuntime lr = resolve_learner(c.learner, c.keys, pb);
     const std::uint32_t w = static_cast<std::uint32_t>(ar.row_width); // d, or d + 1 for (a_t, b_t) rows
     EngineShape s;
