@@ -90,6 +90,9 @@ std::vector<PairCandidate> pair_family(const AuditPlan& plan) {
             rules = {{"flip", -1}, {"flip", 0}, {"zero", -1}};
         else
             rules = {{"negate", -1}, {"zero", -1}};
+        const LossFamily fam = plan.job.adversary.loss;
+        if (fam == LossFamily::Squared || fam == LossFamily::Absolute)
+            rules.push_back({"negate-b", -1}); // (a, b) families: flips the residual's sign, which negate cannot
         const bool listed = std::any_of(rules.begin(), rules.end(), [&](const Rule& r) {
             return r.name == file_rule.name && (r.name != "flip" || r.coordinate == file_rule.coordinate);
         });

@@ -138,9 +138,10 @@ const std::vector<KeySpec>& audit_keys() {
         {"round", KeyType::Int, "1", 1.0, 4294967295.0, nullptr,
          "t0: the round in which the neighbouring sequences differ (replace-one, docs/spec/model.md §0.4); with "
          "neighbour = \"file\" it is found in the file"},
-        {"neighbour", KeyType::Choice, "auto", 0, 4, "auto|flip|negate|zero|file",
+        {"neighbour", KeyType::Choice, "auto", 0, 5, "auto|flip|negate|zero|file|negate-b",
          "how l'_{t0} is made from l_{t0}: flip (losses in [0,1]^d: 1 - l), negate (symmetric loss sets and (a, b) "
-         "families: -l), zero, or file (neighbour_path); auto = flip on the simplex, negate elsewhere"},
+         "families: -l), zero, file (neighbour_path), or negate-b (squared and absolute losses: b negated, a kept; "
+         "flips an absolute loss's gradient, which negate cannot); auto = flip on the simplex, negate elsewhere"},
         {"coordinate", KeyType::Int, "-1", -1.0, 2147483647.0, nullptr,
          "flip: the coordinate flipped; -1 = every coordinate (L1 distance d, the experts calibrations' Delta_1)"},
         {"neighbour_path", KeyType::Path, "none", 0.0, 0.0, nullptr,
@@ -208,6 +209,7 @@ AuditSettings read_audit_settings(const config::Config& cfg, const AdversaryRunt
                        : rule == 2 ? NeighbourRule::Negate
                        : rule == 3 ? NeighbourRule::Zero
                        : rule == 4 ? NeighbourRule::File
+                       : rule == 5 ? NeighbourRule::NegateB
                                    : (simplex ? NeighbourRule::Flip : NeighbourRule::Negate);
     s.neighbour.coordinate = static_cast<std::int64_t>(kv.get(kCoordinate, -1.0));
     if (kv.given[kCoordinate] && s.neighbour.rule != NeighbourRule::Flip)
@@ -342,9 +344,10 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
                                         "with --allow-planted");
         if (!plant_learner(o.learner, s.planted))
             throw std::invalid_argument("[audit] planted = \"" + s.planted_name + "\": learner \"" + o.learner.name +
-                                        "\" has no such variant (docs/AUDITS.md lists them: dp-ftrl-experts: half-noise, "
+                                        "\" has no such variant (docs/AUDITS.md lists them: dp-ftrl-experts, -sphere, -cube and "
+                                        "dp-ftrl-smooth: half-noise, "
                                         "nine-tenths-noise, leaf-without-noise, reused-noise, blt-short-sensitivity (mechanism = \"blt\", T >= 3), float-lattice "
-                                        "(lattice noise: dp-ftrl-experts, -sphere, -cube); "
+                                        "(lattice noise: dp-ftrl-experts, -sphere, -cube, dp-ftrl-smooth); "
                                         "svt-experts: no-threshold-noise, twice-temperature)");
     }
 

@@ -25,6 +25,7 @@ const char* neighbour_rule_name(NeighbourRule r) {
     case NeighbourRule::Negate: return "negate";
     case NeighbourRule::Zero: return "zero";
     case NeighbourRule::File: return "file";
+    case NeighbourRule::NegateB: return "negate-b";
     }
     return "?";
 }
@@ -42,6 +43,11 @@ NeighbourAdversary::NeighbourAdversary(const AdversaryRuntime& base, std::uint32
                                     ": use neighbour = \"negate\" or \"zero\"");
     if (spec.rule == NeighbourRule::Negate && base.geometry == Geometry::Simplex && base.loss == LossFamily::Linear)
         throw std::invalid_argument(rule + ": -l is not in [0,1]^d; for the simplex use neighbour = \"flip\" or \"zero\"");
+    // Affine losses <a, x> - b keep b = <a, x0> with x0 in the decision set; -b would leave the family.
+    if (spec.rule == NeighbourRule::NegateB && base.loss != LossFamily::Squared && base.loss != LossFamily::Absolute)
+        throw std::invalid_argument(rule + ": negates b_t of the squared and absolute losses (a_t, b_t), but "
+                                           "[adversary] kind = \"" + base.name + "\" draws " +
+                                    loss_family_name(base.loss) + ": use neighbour = \"negate\" or \"zero\"");
     if (spec.rule == NeighbourRule::Flip && spec.coordinate >= static_cast<std::int64_t>(d))
         throw std::invalid_argument("[audit] coordinate = " + std::to_string(spec.coordinate) +
                                     ": must be -1 (every coordinate) or in [0, " + std::to_string(d - 1) + "]");
@@ -76,6 +82,9 @@ void NeighbourAdversary::fill(const adversaries::SequenceCtx& ctx, std::uint64_t
         break;
     case NeighbourRule::Zero:
         for (std::uint64_t j = 0; j < family_width_; ++j) out[j] = 0.0;
+        break;
+    case NeighbourRule::NegateB: // b_t is the family's last number (a_t, then b_t)
+        out[family_width_ - 1] = -out[family_width_ - 1];
         break;
     case NeighbourRule::File:
         break;

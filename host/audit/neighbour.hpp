@@ -7,6 +7,11 @@
 //   negate  symmetric loss sets (ball, cube) and the (a_t, b_t) families: l'_{t0} = -l_{t0} (a and b negated,
 //           so b = <a, c> keeps its zero at c): the largest replace-one change, 2 ||l_{t0}||
 //   zero    l'_{t0} = 0, in every loss set
+//   negate-b  the squared and absolute losses (a_t, b_t): b'_{t0} = -b_{t0}, a_{t0} kept (not the affine losses,
+//           whose b = <a, x0> needs x0 in the decision set). Where
+//           |<a, x>| < |b| this flips the sign of the residual <a, x> - b, so an absolute loss's gradient moves by
+//           2 ||a||, the whole replace-one l2 sensitivity 2L of the learners on clipped gradients (dp-ftrl-smooth),
+//           which negate cannot reach: (-a, -b) is the same squared or absolute loss
 //   file    a T x d loss file (as the `file` adversaries read) that must differ from the base in exactly one
 //           round, which becomes t0
 // Numbers an adversary appends to its rows beyond its loss family's (row_extra: sufficient statistics of its
@@ -20,7 +25,7 @@
 
 namespace dpr::audit {
 
-enum class NeighbourRule { Flip, Negate, Zero, File };
+enum class NeighbourRule { Flip, Negate, Zero, File, NegateB };
 
 const char* neighbour_rule_name(NeighbourRule r);
 

@@ -118,6 +118,43 @@ TEST(Neighbours, RulesThatLeaveTheLossSetAreRefused) {
     EXPECT_NO_THROW(audit::NeighbourAdversary(recs[0].adversary, 3, spec));
 }
 
+TEST(Neighbours, NegateBNegatesOnlyBInRoundT0AndNeedsAnABFamily) {
+    TempDir dir;
+    dir.write("audit.toml", "[run]\nrounds = 6\n[adversary]\nkind = \"absolute-realizable\"\nd = 3\n[learner]\n"
+                            "algorithm = \"dp-ftrl-smooth\"\nepsilon = inf\n");
+    const auto recs = api::resolve_points(config::load_config(dir.file("audit.toml"), {}, inputs()));
+    const AdversaryRuntime& base = recs[0].adversary;
+    const adversaries::SequenceCtx ctx{1, 0, adversaries::kSharedSequence};
+    audit::NeighbourSpec spec;
+    spec.rule = audit::NeighbourRule::NegateB;
+    spec.round = 3;
+    const audit::NeighbourAdversary nb(base, 3, spec);
+    std::vector<double> a(base.row_width), b(base.row_width);
+    for (std::uint64_t t = 1; t <= 6; ++t) {
+        base.fill(ctx, t, a.data());
+        nb.runtime().fill(ctx, t, b.data());
+        for (std::uint64_t j = 0; j < base.row_width; ++j)
+            EXPECT_EQ(b[j], t == 3 && j == 3 ? -a[j] : a[j]) << "t " << t << " j " << j; // (a_1..a_3, b)
+    }
+    base.fill(ctx, 3, a.data());
+    ASSERT_NE(a[3], 0.0) << "the test needs b_3 != 0";
+    double l1 = 0, l2 = 0;
+    nb.distance(ctx, &l1, &l2);
+    EXPECT_DOUBLE_EQ(l2, 2.0 * std::fabs(a[3]));
+    EXPECT_STREQ(audit::neighbour_rule_name(spec.rule), "negate-b");
+    // Linear losses have no b: refused, naming the key and the rules that apply.
+    dir.write("lin.toml", "[run]\nrounds = 6\n[adversary]\nkind = \"unit-vectors\"\nd = 3\n[learner]\n"
+                          "algorithm = \"ftrl-l2-ball\"\n");
+    const auto lin = api::resolve_points(config::load_config(dir.file("lin.toml"), {}, inputs()));
+    try {
+        audit::NeighbourAdversary bad(lin[0].adversary, 3, spec);
+        FAIL() << "negate-b on linear losses was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("[audit] neighbour = \"negate-b\""), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("use neighbour = \"negate\" or \"zero\""), std::string::npos) << e.what();
+    }
+}
+
 // ---- bad input --------------------------------------------------------------------------------------------------
 
 const char* kFtrl = "[run]\ninstances = 64\nrounds = 4\n[adversary]\nkind = \"bernoulli\"\nd = 2\n"
@@ -764,6 +801,29 @@ TEST(AuditCli_Stat, SearchFindsTheTightPairAndPairTomlRepeatsTheAudit) {
     EXPECT_EQ(small.rc, 2) << small.err;
     EXPECT_NE(small.err.find("--pilot 2"), std::string::npos) << small.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("small/audit.json")));
+}
+
+// dp-ftrl-smooth on experiments/audits/dp_ftrl_smooth_tight.toml: negate-b moves round 1's gradient by the whole
+// Delta_2 = 2L, so the fitted statistic reaches most of the claimed mu (docs/AUDITS.md's registry table); with
+// negate, the same loss on both sides, it shows nothing. At 2e5 trials per side: above half the claim, never above
+// it, and half the node noise (a mu twice the claim) flagged.
+TEST(LearnerAudit_Stat, NegateBMakesDpFtrlSmoothsClaimTightAndHalfItsNoiseIsAViolation) {
+    TempDir dir;
+    const std::string toml =
+        test::slurp(std::string(DPREGRET_SOURCE_DIR) + "/experiments/audits/dp_ftrl_smooth_tight.toml");
+    const audit::AuditOutcome o = run_audit(dir, toml, false, 2, {"run.instances=200000"});
+    ASSERT_EQ(o.bound.kind, audit::BoundKind::Gdp);
+    const double mu = o.learner.privacy.gdp_mu;
+    ASSERT_GT(mu, 0.0);
+    ::testing::Test::RecordProperty("mu_lb_over_claim", std::to_string(o.bound.mu_lb / mu));
+    EXPECT_STREQ(audit::verdict(o), "consistent") << o.bound.event.describe();
+    EXPECT_GT(o.bound.mu_lb, 0.5 * mu) << o.bound.event.describe();
+    const audit::AuditOutcome n =
+        run_audit(dir, toml, false, 2, {"run.instances=200000", "audit.neighbour=\"negate\""});
+    EXPECT_LT(n.bound.mu_lb, 0.1 * mu) << "negate leaves the absolute loss as it was: " << n.bound.event.describe();
+    const audit::AuditOutcome h =
+        run_audit(dir, toml, true, 2, {"run.instances=200000", "audit.planted=\"half-noise\""});
+    EXPECT_STREQ(audit::verdict(h), "VIOLATION") << "mu_lb " << h.bound.mu_lb << " vs " << mu;
 }
 
 // Every audit of the registry (experiments/audits/*.toml, docs/AUDITS.md) is consistent: a correct learner is not
