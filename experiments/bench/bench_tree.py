@@ -7,8 +7,11 @@ Learners (kernels/learners/dp_ftrl_olo.hpp, dp_ftpl.hpp; docs/spec/as17.md §A1,
   dp-ftpl-experts  simplex vertices, Gaussian tree, argmin of L~      adversary bernoulli
   dp-ftpl-ball     unit l2 ball, Gaussian tree, x = -L~/||L~||        adversary unit-vectors
   dp-ftpl-cube     [-1,1]^d, Gaussian tree, x = -sign(L~)             adversary cube-drift
-each at epsilon = 1 (delta = 1e-6 for the Gaussian ones), padded tree, paper calibration, the learner's
-defaults otherwise. For each (learner, d, T) this runs `dpregret run` on a generated config and reads the
+  dp-ftrl-smooth   unit l2 ball, Gaussian binary tree on the gradients g_t = clip_L(r_t a_t) of squared losses,
+                   x = -G~/max(lambda, ||G~||)  (kernels/learners/dp_ftrl_smooth.hpp; docs/spec/afkt23.md §C6)
+                                                                       adversary squared-realizable
+each at epsilon = 1 (delta = 1e-6 for the Gaussian ones), padded tree (dp-ftrl-smooth: its binary tree), paper
+calibration, the learner's defaults otherwise. For each (learner, d, T) this runs `dpregret run` on a generated config and reads the
 throughput the run measured itself (run.json "throughput"."expert_rounds_per_second": instances x d x T
 over the wall time of the simulation proper, i.e. coordinate-rounds/s), once per [run] precision, then
 runs a NumPy implementation of the SAME algorithm vectorised over instances x coordinates in this process
@@ -19,7 +22,9 @@ NumPy implementation (fair: what a careful researcher would write):
     regeneration), a fresh padding of r_t = k - popcount(t-1) node draws per round drawn in one shot
     (Laplace: b (G1 - G2), G ~ Gamma(r); Gaussian: one normal of sd sqrt(r) sigma), exactly the law
     dpregret uses; numpy.random.Generator (PCG64);
-  * the play from L~ = L + Z (projection, argmin or sign) and the charge <l_t, x_t>, then L += l_t;
+  * the play from L~ = L + Z (projection, argmin or sign) and the charge <l_t, x_t>, then L += l_t
+    (dp-ftrl-smooth: the charge (<a_t, x_t> - b_t)^2 / 2 and G += the clipped gradient, per instance; its binary
+    tree has no padding);
   * the losses are generated once per round and shared by all instances (dpregret's shared sequence).
 The node scale does not change the cost, so NumPy uses the scale of the paper calibration for Laplace
 (sqrt(d) k / eps sphere, k / eps cube) and sigma = 1 for the Gaussian learners.
@@ -49,6 +54,7 @@ LEARNERS = {
     "dp-ftpl-experts": ("bernoulli", "gaussian", "argmin"),
     "dp-ftpl-ball": ("unit-vectors", "gaussian", "ball-dir"),
     "dp-ftpl-cube": ("cube-drift", "gaussian", "cube-sign"),
+    "dp-ftrl-smooth": ("squared-realizable", "gaussian", "smooth"),
 }
 
 
@@ -66,6 +72,14 @@ def losses_for(kind, d, rng):
             i = rng.integers(d)
             l[i] = -corner[i] if rng.random() < 0.55 else corner[i]
             return l
+    elif kind == "squared-realizable":
+        xstar = rng.standard_normal(d)
+        xstar /= np.linalg.norm(xstar)
+
+        def f(t):  # (a_t, b_t): a unit row and b_t = <a_t, x*>
+            a = rng.standard_normal(d)
+            a /= np.linalg.norm(a)
+            return a, float(a @ xstar)
     else:
         means = np.full(d, 0.5)
         means[0] = 0.4
@@ -82,12 +96,13 @@ def numpy_tree_learner(I, d, T, noise, play, losses_fn, rounds, rng):
     else:
         scale = 1.0
     eta = 1.0 / math.sqrt(T) if play == "ball-proj" else math.sqrt(d / T)
+    lam = 32.0 + (d * T * math.log(T) * math.log(1e6) * 4.0) ** (1 / 3)  # dp-ftrl-smooth's realizable lambda
     L = np.zeros((I, d))
     levels = [None] * (k + 1)
     tree = np.zeros((I, d))
     total = np.zeros(I)
     for t in range(1, rounds + 1):
-        r = k - bin(t - 1).count("1")
+        r = k - bin(t - 1).count("1") if play != "smooth" else 0  # the binary tree: no padding
         if r == 0:
             pad = 0.0
         elif noise == "laplace":
@@ -107,9 +122,17 @@ def numpy_tree_learner(I, d, T, noise, play, losses_fn, rounds, rng):
         elif play == "ball-dir":
             n = np.linalg.norm(Lt, axis=1, keepdims=True)
             total += (-Lt / np.where(n > 0, n, 1.0)) @ l
+        elif play == "smooth":
+            a, b = l
+            x = -Lt / np.maximum(lam, np.linalg.norm(Lt, axis=1, keepdims=True))
+            res = x @ a - b
+            total += 0.5 * res * res
+            coef = np.clip(res, -2.0, 2.0)  # ||grad|| = |r| ||a|| clipped to L = 2
+            L += coef[:, None] * a[None, :]
         else:
             total += -np.sign(Lt) @ l
-        L += l
+        if play != "smooth":
+            L += l
         if t < T:  # advance the tree to prefix t: node (i, .) completes, the levels below merge into it
             i = (t & -t).bit_length() - 1
             for j in range(i):
