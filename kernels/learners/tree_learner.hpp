@@ -262,6 +262,11 @@ bool check_lattice_applies(const KeyValues& kv, const typename Prefix::Index& id
                            const mech::LossSetNorms& norms, std::uint32_t coords, double delta, double max_abs,
                            Diagnostic& diag) {
     if (!Prefix::lattice_asked(kv, idx.noise) || !m.on() || m.lattice) return true;
+    // A given node_scale waives delta for the continuous Gaussian (PrefixKeys::check), not for the discrete one.
+    if (m.noise == mech::NodeNoise::Gaussian && !(delta > 0.0))
+        return diag.fail("delta", "noise = \"discrete-gaussian\" needs delta in (0, 1) (got %g), also with node_scale "
+                                  "given: its report is an (eps, delta) statement (docs/spec/model.md §1.11)",
+                         delta);
     const char* why = lattice_attempt(m, kv.given[idx.node_scale], norms, coords, delta, max_abs).why;
     return diag.fail("noise", "lattice noise %s (docs/spec/model.md %s)", why ? why : "does not apply",
                      m.noise == mech::NodeNoise::Gaussian ? "§1.11" : "§1.8");

@@ -297,6 +297,15 @@ TEST(LatticeGaussianLearners, SmoothAndBanditFwAskingWhereTheLatticeDoesNotApply
     const test::CliResult z = test::run_cli(dir, "run z.toml --out z --quiet");
     EXPECT_EQ(z.rc, 2) << z.err;
     EXPECT_NE(z.err.find("noise = \"discrete-gaussian\" needs delta in (0, 1)"), std::string::npos) << z.err;
+    // ... also when node_scale is given (which waives delta for the continuous Gaussian only).
+    dir.write("n.toml", "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"cube-coordinate\"\nd = 4\n"
+                        "[learner]\nalgorithm = \"dp-ftrl-cube\"\nnoise = \"discrete-gaussian\"\nepsilon = 1\n"
+                        "node_scale = 3\n");
+    const test::CliResult n = test::run_cli(dir, "run n.toml --out n --quiet");
+    EXPECT_EQ(n.rc, 2) << n.err;
+    EXPECT_NE(n.err.find("[learner] delta"), std::string::npos) << n.err;
+    EXPECT_NE(n.err.find("needs delta in (0, 1) (got 0), also with node_scale given"), std::string::npos) << n.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("n/run.json")));
     dir.write("f.toml", "[run]\ninstances = 4\nrounds = 64\nprecision = \"float\"\n[adversary]\n"
                         "kind = \"squared-realizable\"\nd = 4\n[learner]\nalgorithm = \"dp-ftrl-smooth\"\nepsilon = 1\n"
                         "delta = 1e-5\n");
