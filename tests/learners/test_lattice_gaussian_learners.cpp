@@ -56,6 +56,15 @@ void expect_same_bits_everywhere(const char* name, const std::string& adv, test:
         }
 }
 
+/// `dpregret run` of `toml` (written as NAME.toml into dir) is refused: exit 2, `message` on stderr, no NAME/run.json.
+void expect_refused(const test::TempDir& dir, const std::string& name, const std::string& toml, const char* message) {
+    dir.write(name + ".toml", toml);
+    const test::CliResult r = test::run_cli(dir, "run " + name + ".toml --out " + name + " --quiet");
+    EXPECT_EQ(r.rc, 2) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file(name + "/run.json")));
+}
+
 /// The float run with `lattice` keys (discrete Gaussian nodes) against the double run with `continuous` keys (the
 /// same sigma): two-sample KS of the final regret, and with `noise_column` (nullptr: none) of that diagnostic (the
 /// largest noise the plays were computed from), whose test must also see the double run with `power` keys (by default
@@ -181,13 +190,11 @@ TEST(LatticeGaussianLearners, FtplFloatDefaultsToDiscreteGaussianNodesAndReports
 
 TEST(LatticeGaussianLearners, FtplAskingWhereTheLatticeDoesNotApplyIsAnError) {
     test::TempDir dir;
-    dir.write("h.toml", "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"cube-coordinate\"\nd = 4\n[learner]\n"
-                        "algorithm = \"dp-ftpl-cube\"\nnoise = \"discrete-gaussian\"\nepsilon = 1\ndelta = 1e-5\n"
-                        "mechanism = \"honaker\"\n");
-    const test::CliResult h = test::run_cli(dir, "run h.toml --out h --quiet");
-    EXPECT_EQ(h.rc, 2) << h.err;
-    EXPECT_NE(h.err.find("needs mechanism = \"padded\" or \"binary\""), std::string::npos) << h.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("h/run.json")));
+    expect_refused(dir, "h",
+                   "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"cube-coordinate\"\nd = 4\n[learner]\n"
+                   "algorithm = \"dp-ftpl-cube\"\nnoise = \"discrete-gaussian\"\nepsilon = 1\ndelta = 1e-5\n"
+                   "mechanism = \"honaker\"\n",
+                   "needs mechanism = \"padded\" or \"binary\"");
 }
 
 TEST(LatticeGaussianLearners, FtplEveryCpuLaunchPolicyGivesTheSameBits) {
@@ -298,14 +305,11 @@ TEST(LatticeGaussianLearners, SmoothAndBanditFwAskingWhereTheLatticeDoesNotApply
     EXPECT_EQ(z.rc, 2) << z.err;
     EXPECT_NE(z.err.find("noise = \"discrete-gaussian\" needs delta in (0, 1)"), std::string::npos) << z.err;
     // ... also when node_scale is given (which waives delta for the continuous Gaussian only).
-    dir.write("n.toml", "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"cube-coordinate\"\nd = 4\n"
-                        "[learner]\nalgorithm = \"dp-ftrl-cube\"\nnoise = \"discrete-gaussian\"\nepsilon = 1\n"
-                        "node_scale = 3\n");
-    const test::CliResult n = test::run_cli(dir, "run n.toml --out n --quiet");
-    EXPECT_EQ(n.rc, 2) << n.err;
-    EXPECT_NE(n.err.find("[learner] delta"), std::string::npos) << n.err;
-    EXPECT_NE(n.err.find("needs delta in (0, 1) (got 0), also with node_scale given"), std::string::npos) << n.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("n/run.json")));
+    const std::string n = "[run]\ninstances = 4\nrounds = 64\n[adversary]\nkind = \"cube-coordinate\"\nd = 4\n"
+                          "[learner]\nalgorithm = \"dp-ftrl-cube\"\nnoise = \"discrete-gaussian\"\nepsilon = 1\n"
+                          "node_scale = 3\n";
+    expect_refused(dir, "n", n, "[learner] delta");
+    expect_refused(dir, "n", n, "needs delta in (0, 1) (got 0), also with node_scale given");
     dir.write("f.toml", "[run]\ninstances = 4\nrounds = 64\nprecision = \"float\"\n[adversary]\n"
                         "kind = \"squared-realizable\"\nd = 4\n[learner]\nalgorithm = \"dp-ftrl-smooth\"\nepsilon = 1\n"
                         "delta = 1e-5\n");
@@ -333,12 +337,10 @@ TEST(LatticeGaussianLearners, SmallEpsilonTargetsKeepTheContinuousSampler) {
     EXPECT_LE(g.privacy.epsilon, 1e-2);
     test::TempDir dir;
     // private-bandit-fw's default (conservative) scale at eps = 0.1, T = 4096 reports 3e-4 continuous.
-    dir.write("b.toml", "[run]\ninstances = 4\nrounds = 4096\n[adversary]\nkind = \"bco-linear\"\nd = 4\n[learner]\n"
-                        "algorithm = \"private-bandit-fw\"\nnoise = \"discrete-gaussian\"\nepsilon = 0.1\ndelta = 1e-5\n");
-    const test::CliResult r = test::run_cli(dir, "run b.toml --out b --quiet");
-    EXPECT_EQ(r.rc, 2) << r.err;
-    EXPECT_NE(r.err.find("accounting has a floor"), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("b/run.json")));
+    expect_refused(dir, "b",
+                   "[run]\ninstances = 4\nrounds = 4096\n[adversary]\nkind = \"bco-linear\"\nd = 4\n[learner]\n"
+                   "algorithm = \"private-bandit-fw\"\nnoise = \"discrete-gaussian\"\nepsilon = 0.1\ndelta = 1e-5\n",
+                   "accounting has a floor");
 }
 
 TEST(LatticeGaussianLearners, SmoothAndBanditFwEveryCpuLaunchPolicyGivesTheSameBits) {
