@@ -71,7 +71,10 @@ void NeighbourAdversary::fill(const adversaries::SequenceCtx& ctx, std::uint64_t
         return;
     }
     base_.fill(ctx, t, out);
-    if (t != spec_.round) return;
+    if (t == spec_.round) apply_rule(out);
+}
+
+void NeighbourAdversary::apply_rule(double* out) const {
     switch (spec_.rule) {
     case NeighbourRule::Flip:
         for (std::uint32_t j = 0; j < d_; ++j)
@@ -87,7 +90,7 @@ void NeighbourAdversary::fill(const adversaries::SequenceCtx& ctx, std::uint64_t
         out[family_width_ - 1] = -out[family_width_ - 1];
         break;
     case NeighbourRule::File:
-        break;
+        throw std::logic_error("NeighbourAdversary::apply_rule: a neighbour file replaces whole rows");
     }
 }
 

@@ -54,6 +54,9 @@ class NeighbourAdversary {
     std::vector<double> difference(const adversaries::SequenceCtx& ctx) const;
 
     void fill(const adversaries::SequenceCtx& ctx, std::uint64_t t, double* out) const;
+    /// The rule applied to one base row in place (any round; not for neighbour = "file"): what fill() does to the
+    /// row of round t0, and what a one-run audit's canaries do to theirs (host/audit/one_run.hpp).
+    void apply_rule(double* row) const;
 
   private:
     AdversaryRuntime base_, rt_;
