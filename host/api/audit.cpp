@@ -51,7 +51,26 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
                               audit::audit_extra_bytes(settings, M, false)};
     const MemoryTerm stat_term{"--save-statistic: 2 x " + std::to_string(M) + " trials x 8 bytes",
                                audit::audit_extra_bytes(settings, M, spec.keep_statistic) - sel_term.bytes};
-    for (const MemoryTerm& t : {sel_term, stat_term}) {
+    MemoryTerm canary_term{"", 0}, checkpoint_term{"", 0};
+    if (spec.one_run) {
+        const std::uint64_t m = spec.one_run_request.canaries;
+        canary_term = {"--one-run: " + std::to_string(M) + " trials x " + std::to_string(m) +
+                           " canaries x 13 bytes (each one's score, coin and rank)",
+                       audit::one_run_extra_bytes(M, m)};
+        // fitted: the selection share's 2 w charges around each canary until the direction is fitted, then split by
+        // coin and centred for the fit (three copies of 8 bytes each).
+        if (p.canaries.fitted)
+            canary_term.bytes = sat_add(
+                canary_term.bytes,
+                sat_mul(sat_mul(static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M))), m),
+                        48 * p.canaries.window));
+        const std::uint64_t nck = audit::one_run_checkpoints(p.canaries).size();
+        const std::uint64_t b = audit::one_run_batch(p.canaries, settings.batch, M);
+        checkpoint_term = {"--one-run: one batch of " + std::to_string(b) + " trials x " + std::to_string(nck) +
+                               " checkpoints x 4 sums x 8 bytes",
+                           sat_mul(sat_mul(b, nck), 32)};
+    }
+    for (const MemoryTerm& t : {sel_term, stat_term, canary_term, checkpoint_term}) {
         e.host_bytes = sat_add(e.host_bytes, t.bytes);
         e.terms.push_back(t);
     }
@@ -111,11 +130,27 @@ AuditPlan plan_audit(const AuditSpec& spec) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+    if (spec.one_run) {
+        if (spec.search) throw UsageError("--search chooses a two-sample audit's pair; a one-run audit (--one-run) has none");
+        if (spec.keep_statistic)
+            throw UsageError("--save-statistic keeps a two-sample audit's statistic; a one-run audit (--one-run) has "
+                             "per-canary scores instead and writes audit.json only");
+        if (backend == Backend::Cuda && spec.backend == Backend::Cuda)
+            throw UsageError("--backend cuda: a one-run audit draws each trial's canary rows on the host, which the "
+                             "CUDA executor cannot read; use --backend cpu or auto");
+        job.backend = Backend::Cpu;
+        p.device = "cpu: " + std::to_string(p.threads) + " threads";
+        try {
+            p.canaries = audit::check_one_run(job, spec.one_run_request);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+    }
     check_audit_memory(p, spec, settings);
     if (std::isinf(job.learner.privacy.epsilon))
         p.warnings.push_back("learner \"" + job.learner.name + "\" as configured claims no privacy (eps = inf); the "
                              "audit measures how distinguishable the neighbours are, and cannot find a violation");
-    p.work = 2 * cfg.run.instances * cfg.points[0].problem.T;
+    p.work = spec.one_run ? cfg.run.instances * p.canaries.rounds_run : 2 * cfg.run.instances * cfg.points[0].problem.T;
     return p;
 }
 

@@ -20,6 +20,7 @@
 
 #include "host/api/config_source.hpp"
 #include "host/audit/learner_audit.hpp"
+#include "host/audit/one_run.hpp"
 #include "host/config/config.hpp"
 #include "host/engine/loss_file.hpp"
 #include "host/engine/point_runner.hpp"
@@ -37,6 +38,9 @@ struct AuditSpec : ConfigSource {
     bool allow_planted = false;         ///< --allow-planted: [audit] planted may name a bug
     bool keep_statistic = false;        ///< --save-statistic: keep every trial's statistic (2 x trials doubles)
     bool search = false;                ///< --search: pair.toml and audit.json's "search" are written (disk estimate)
+    /// --one-run (host/api/audit_one_run.hpp): m canary rounds in one sequence per trial instead of two sides.
+    bool one_run = false;
+    audit::OneRunRequest one_run_request; ///< --canaries, --window, --score
     std::function<void(std::uint64_t instance_rounds)> on_progress;
     std::function<bool()> interrupted;  ///< polled between chunks; true stops the audit (completed false)
 };
@@ -50,6 +54,7 @@ struct AuditPlan {
     std::string device;                 ///< "cpu: N threads" or the GPU's name
     std::vector<std::string> warnings;  ///< the point's warnings, and a learner that claims no privacy
     std::uint64_t work = 0;             ///< instance-rounds of both sides (a progress bar's total)
+    audit::CanaryPlan canaries;         ///< --one-run: where the canaries are (check_one_run)
 
     AuditPlan() = default;
     AuditPlan(AuditPlan&&) = default;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/api/audit.hpp"
+#include "host/api/audit_one_run.hpp"
 #include "host/api/audit_search.hpp"
 #include "host/cli/args.hpp"
 #include "host/cli/errors.hpp"
@@ -29,6 +30,9 @@ struct AuditOptions {
     std::vector<std::string> sets;
     bool quiet = false, allow_planted = false, list_keys = false, save_statistic = false, search = false;
     std::uint64_t pilot = 0; ///< --pilot: trials per side of each candidate of --search; 0 = the default
+    bool one_run = false;
+    std::uint64_t canaries = 0, window = 0; ///< --canaries (0 = not given: 1000), --window (0 = the default)
+    std::string score;                       ///< --score ("" = not given: fitted)
 };
 
 
@@ -42,7 +46,9 @@ constexpr const char* kAbout =
     "eps_lb exceeds the eps the learner claims, else consistent; exit code 0 either way.\n"
     "For learners with Gaussian noise the bound is on mu of Gaussian DP instead ([audit] bound).\n"
     "audit.json also has the (eps, delta) curve: eps_lb at delta = 0, 1e-9 .. 1e-2 against the claim's own\n"
-    "curve, with its own verdict (docs/AUDITS.md).";
+    "curve, with its own verdict (docs/AUDITS.md).\n"
+    "With --one-run each trial is instead one run with --canaries canary rounds in it, and eps_lb comes\n"
+    "from how many canaries' coins the plays give away (Steinke, Nasr & Jagielski 2023).";
 
 void audit_command(const AuditOptions& o) {
     const InterruptScope interrupt_scope;
@@ -59,6 +65,13 @@ void audit_command(const AuditOptions& o) {
     spec.keep_statistic = o.save_statistic;
     spec.search = o.search;
     if (o.pilot && !o.search) throw UsageError("--pilot " + std::to_string(o.pilot) + ": only --search runs pilots");
+    if ((o.canaries || o.window || !o.score.empty()) && !o.one_run)
+        throw UsageError(std::string(o.canaries ? "--canaries" : o.window ? "--window" : "--score") +
+                         ": only a one-run audit (--one-run) has canaries");
+    spec.one_run = o.one_run;
+    if (o.canaries) spec.one_run_request.canaries = o.canaries;
+    spec.one_run_request.window = o.window;
+    spec.one_run_request.fitted = o.score != "difference";
     // The API's plan (host/api/audit.hpp): everything that can refuse the input, before the directory exists.
     api::AuditPlan plan = api::plan_audit(spec);
     for (const std::string& w : plan.warnings) std::cerr << "dpregret: warning: " << w << "\n";
@@ -78,6 +91,26 @@ void audit_command(const AuditOptions& o) {
         // Disk, like memory, before anything is simulated: --save-statistic at 1e8 trials writes 1.6 GB, and a
         // full disk found at the end would cost the whole audit.
         api::check_audit_disk(plan, spec, dir);
+        if (o.one_run) {
+            std::ostringstream sink;
+            ProgressReporter::Options popt;
+            popt.label = "one-run audit";
+            if (o.quiet) popt.out = &sink;
+            ProgressReporter bar(plan.work, "instance-rounds", popt);
+            spec.on_progress = [&](std::uint64_t n) { bar.advance(n); };
+            spec.interrupted = [] { return interrupted(); };
+            const audit::OneRunOutcome a = api::execute_one_run(plan, spec);
+            bar.finish();
+            if (!a.completed || interrupted()) {
+                std::cerr << "dpregret: interrupted; no results were written\n";
+                throw Interrupted(interrupt_signal());
+            }
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+            api::write_one_run_files(out.dir(), api::one_run_json(plan, a, spec, o.config, started, wall));
+            std::cout << api::one_run_verdict_line(a) << "\n";
+            if (!o.quiet) std::cout << "dpregret: audit in " << dir << "/ (audit.json)\n";
+            return;
+        }
         // --search (host/api/audit_search.hpp): every candidate pair audited on a pilot with its own seed, then the
         // best one audited as the file asks.
         std::optional<api::PairSearch> search;
@@ -166,6 +199,23 @@ void add_audit_command(CLI::App& app) {
     cmd->add_option("--pilot", opts->pilot,
                     "--search: trials per side of each candidate's pilot (default [run] instances / 50, at least 20000)")
         ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{4294967295}));
+    cmd->add_flag("--one-run", opts->one_run,
+                  "one-run audit (Steinke, Nasr & Jagielski 2023): each trial is one run of [run] rounds in which "
+                  "--canaries rounds, evenly spaced, keep the base loss or take the [audit] neighbour rule's by a coin "
+                  "of their own; each canary is scored by the charged losses of the --window rounds on each side of "
+                  "it (--score), the coins are guessed from the scores (the rule chosen on the [audit] selection share "
+                  "of the trials) and eps_lb comes from the right guesses (docs/AUDITS.md \"One-run audits\"). "
+                  "Writes audit.json only");
+    cmd->add_option("--canaries", opts->canaries, "--one-run: canary rounds per trial (default 1000; at most [run] "
+                                                  "rounds / 2 - 1)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{2147483647}));
+    cmd->add_option("--window", opts->window,
+                    "--one-run: w, the rounds on each side of a canary that score it (0 = the default: 8 for "
+                    "--score fitted, at most 32; the canaries' spacing - 1 for difference)");
+    cmd->add_option("--score", opts->score,
+                    "--one-run: how a canary's 2 w charges make its score: fitted (Fisher's direction fitted on the "
+                    "selection share, the default) or difference (the after window's sum minus the before window's)")
+        ->check(CLI::IsMember({"fitted", "difference"}));
     cmd->add_flag("--allow-planted", opts->allow_planted,
                   "allow [audit] planted: run a learner with a planted privacy bug that still claims the correct eps "
                   "(to check that the auditor catches it)");
@@ -177,7 +227,8 @@ void add_audit_command(CLI::App& app) {
         "Plot: /usr/bin/python3 experiments/scripts/plot_audit.py DIR.\n\n"
         "With --search also pair.toml (the chosen audit, paths absolute: dpregret audit pair.toml repeats it).\n\n"
         "Examples:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n"
-        "  dpregret audit experiments/audits/dp_mab.toml --search --out runs/audit2\n");
+        "  dpregret audit experiments/audits/dp_mab.toml --search --out runs/audit2\n"
+        "  dpregret audit experiments/audits/one_run_dp_ftrl_cube.toml --one-run --canaries 1000 --out runs/audit3\n");
     cmd->callback([opts] {
         if (opts->list_keys) return print_audit_keys();
         if (opts->config.empty()) throw UsageError("audit needs an audit file: dpregret audit CONFIG.toml (see --help)");
