@@ -27,16 +27,19 @@ namespace {
 
 nlohmann::json num(double v) { return number_json(v); }
 
-/// Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own.
+/// Memory before anything exists: one executor batch (as a run of that many instances) plus the audit's own: the
+/// selection shares (and --save-statistic's trials) of a two-sample audit, or a one-run audit's canaries and its batch's
+/// checkpoint sums.
 void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::AuditSettings& settings) {
     const config::Config& cfg = p.config;
     const bool cuda = p.job.backend == Backend::Cuda;
     const MemoryLimit limit = parse_memory_limit(spec.memory_limit);
     const std::uint64_t M = cfg.run.instances;
-    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda,
-                                           std::min<std::uint64_t>(settings.batch, M));
+    const std::uint64_t trials = spec.one_run ? audit::one_run_batch(p.canaries, settings.batch, M)
+                                              : std::min<std::uint64_t>(settings.batch, M);
+    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda, trials);
     // The run's estimate names its instance count; here that is one executor batch of trials.
-    const std::string batch = std::to_string(std::min<std::uint64_t>(settings.batch, M));
+    const std::string batch = std::to_string(trials);
     for (MemoryTerm& t : e.terms) {
         for (const auto& [from, to] : {std::pair<std::string, std::string>{"[run] instances = " + batch,
                                                                            "[audit] batch = " + batch + " trials"},
@@ -46,31 +49,32 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
         }
     }
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M)));
-    const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) + " trials x 8 bytes ([audit] selection = " +
-                                  io::format_double(settings.selection) + " of [run] instances)",
-                              audit::audit_extra_bytes(settings, M, false)};
-    const MemoryTerm stat_term{"--save-statistic: 2 x " + std::to_string(M) + " trials x 8 bytes",
-                               audit::audit_extra_bytes(settings, M, spec.keep_statistic) - sel_term.bytes};
-    MemoryTerm canary_term{"", 0}, checkpoint_term{"", 0};
-    if (spec.one_run) {
+    std::vector<MemoryTerm> own;
+    if (!spec.one_run) {
+        const MemoryTerm sel_term{"the selection shares: 2 x " + std::to_string(sel) +
+                                      " trials x 8 bytes ([audit] selection = " + io::format_double(settings.selection) +
+                                      " of [run] instances)",
+                                  audit::audit_extra_bytes(settings, M, false)};
+        own.push_back(sel_term);
+        own.push_back({"--save-statistic: 2 x " + std::to_string(M) + " trials x 8 bytes",
+                       audit::audit_extra_bytes(settings, M, spec.keep_statistic) - sel_term.bytes});
+    } else {
         const std::uint64_t m = spec.one_run_request.canaries;
-        canary_term = {"--one-run: " + std::to_string(M) + " trials x " + std::to_string(m) +
+        own.push_back({"--one-run: " + std::to_string(M) + " trials x " + std::to_string(m) +
                            " canaries x 13 bytes (each one's score, coin and rank)",
-                       audit::one_run_extra_bytes(M, m)};
+                       audit::one_run_extra_bytes(M, m)});
         // fitted: the selection share's 2 w charges around each canary until the direction is fitted, then split by
         // coin and centred for the fit (three copies of 8 bytes each).
         if (p.canaries.fitted)
-            canary_term.bytes = sat_add(
-                canary_term.bytes,
-                sat_mul(sat_mul(static_cast<std::uint64_t>(std::ceil(settings.selection * static_cast<double>(M))), m),
-                        48 * p.canaries.window));
+            own.push_back({"--score fitted: " + std::to_string(sel) + " selection trials x " + std::to_string(m) +
+                               " canaries x 2 x " + std::to_string(p.canaries.window) + " charges x 24 bytes",
+                           sat_mul(sat_mul(sel, m), 48 * p.canaries.window)});
         const std::uint64_t nck = audit::one_run_checkpoints(p.canaries).size();
-        const std::uint64_t b = audit::one_run_batch(p.canaries, settings.batch, M);
-        checkpoint_term = {"--one-run: one batch of " + std::to_string(b) + " trials x " + std::to_string(nck) +
-                               " checkpoints x 4 sums x 8 bytes",
-                           sat_mul(sat_mul(b, nck), 32)};
+        own.push_back({"--one-run: one batch of " + batch + " trials x " + std::to_string(nck) +
+                           " checkpoints x 4 sums x 8 bytes",
+                       sat_mul(sat_mul(trials, nck), 32)});
     }
-    for (const MemoryTerm& t : {sel_term, stat_term, canary_term, checkpoint_term}) {
+    for (const MemoryTerm& t : own) {
         e.host_bytes = sat_add(e.host_bytes, t.bytes);
         e.terms.push_back(t);
     }
@@ -78,8 +82,10 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     std::uint64_t device_bytes = 0;
     if (cuda) device_bytes = static_cast<std::uint64_t>(cuda_api::query_devices().memory_gib * 1073741824.0);
     check_memory(e, limit, device_bytes,
-                 "Reduce [audit] batch (the executor batch), [run] instances (the selection shares) or [adversary] d, "
-                 "leave out --save-statistic, or lift the limit with --memory-limit none.",
+                 spec.one_run ? "Reduce [run] instances or --canaries (every canary's score is kept), the --window of a "
+                                "fitted score, [audit] batch or [adversary] d, or lift the limit with --memory-limit none."
+                              : "Reduce [audit] batch (the executor batch), [run] instances (the selection shares) or "
+                                "[adversary] d, leave out --save-statistic, or lift the limit with --memory-limit none.",
                  "audit");
 }
 
