@@ -274,6 +274,19 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec) {
     }
 }
 
+void add_audit_context(nlohmann::json& j, const AuditPlan& plan, const AuditSpec& spec, const std::string& config_label,
+                       const std::string& backend_used, const std::string& launch_policy) {
+    const config::Config& cfg = plan.config;
+    nlohmann::json settings = nlohmann::json::object();
+    for (const auto& kv : cfg.points.at(0).settings) settings[kv.first] = kv.second;
+    for (const auto& x : cfg.extra)
+        for (const auto& kv : x.settings) settings[kv.first] = kv.second;
+    j["settings"] = settings;
+    j["config"] = {{"path", config_label}, {"overrides", spec.overrides}, {"resolved_toml", cfg.resolved_toml}};
+    j["backend"] = {{"requested", spec.backend_requested}, {"used", backend_used}, {"device", plan.device},
+                    {"threads", plan.threads}, {"launch_policy", launch_policy}, {"precision", cfg.run.precision}};
+}
+
 nlohmann::json number_json(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     if (std::isnan(v)) return nullptr;
@@ -394,14 +407,7 @@ nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, c
     if (s.fitted)
         j["statistic"]["fitted_weights"] =
             a.weights.size() <= 64 ? nlohmann::json(a.weights) : nlohmann::json(std::to_string(a.weights.size()) + " weights");
-    nlohmann::json settings = nlohmann::json::object();
-    for (const auto& kv : p.settings) settings[kv.first] = kv.second;
-    for (const auto& x : cfg.extra)
-        for (const auto& kv : x.settings) settings[kv.first] = kv.second;
-    j["settings"] = settings;
-    j["config"] = {{"path", config_label}, {"overrides", spec.overrides}, {"resolved_toml", cfg.resolved_toml}};
-    j["backend"] = {{"requested", spec.backend_requested}, {"used", a.backend}, {"device", plan.device},
-                    {"threads", plan.threads}, {"launch_policy", a.policy}, {"precision", cfg.run.precision}};
+    add_audit_context(j, plan, spec, config_label, a.backend, a.policy);
     j["timing"] = {{"started_at", started},
                    {"wall_seconds", wall},
                    {"simulate_seconds", a.simulate_seconds},

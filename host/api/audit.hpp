@@ -94,6 +94,11 @@ audit::AuditOutcome execute_audit(AuditPlan& plan, const AuditSpec& spec);
 nlohmann::json audit_json(const AuditPlan& plan, const audit::AuditOutcome& a, const AuditSpec& spec,
                           const std::string& config_label, const std::string& started, double wall_seconds);
 
+/// audit.json's "settings" (every resolved key), "config" (the file, the overrides, the resolved TOML) and "backend"
+/// objects, written alike by every kind of audit of a learner.
+void add_audit_context(nlohmann::json& j, const AuditPlan& plan, const AuditSpec& spec, const std::string& config_label,
+                       const std::string& backend_used, const std::string& launch_policy);
+
 /// A number for audit.json: +-inf as the text "inf"/"-inf", NaN as null.
 nlohmann::json number_json(double v);
 

@@ -83,14 +83,7 @@ nlohmann::json one_run_json(const AuditPlan& plan, const audit::OneRunOutcome& o
     j["trials"] = o.trials;
     j["seeds"] = {{"seed", p.problem.seed}, {"stream", p.stream}, {"instances", {0, o.trials - 1}}};
     j["learner"] = {{"algorithm", o.learner.name}, {"planted", s.planted_name}};
-    nlohmann::json settings = nlohmann::json::object();
-    for (const auto& kv : p.settings) settings[kv.first] = kv.second;
-    for (const auto& x : cfg.extra)
-        for (const auto& kv : x.settings) settings[kv.first] = kv.second;
-    j["settings"] = settings;
-    j["config"] = {{"path", config_label}, {"overrides", spec.overrides}, {"resolved_toml", cfg.resolved_toml}};
-    j["backend"] = {{"requested", spec.backend_requested}, {"used", o.backend}, {"device", plan.device},
-                    {"threads", plan.threads}, {"launch_policy", o.policy}, {"precision", cfg.run.precision}};
+    add_audit_context(j, plan, spec, config_label, o.backend, o.policy);
     const double ir = static_cast<double>(o.trials) * static_cast<double>(c.rounds_run);
     j["timing"] = {{"started_at", started},
                    {"wall_seconds", wall},

@@ -91,20 +91,26 @@ void audit_command(const AuditOptions& o) {
         // Disk, like memory, before anything is simulated: --save-statistic at 1e8 trials writes 1.6 GB, and a
         // full disk found at the end would cost the whole audit.
         api::check_audit_disk(plan, spec, dir);
-        if (o.one_run) {
+        // Runs `execute` (the API's execute_audit or execute_one_run) under a progress bar over the plan's work; an
+        // interrupted audit writes nothing.
+        const auto simulate = [&](const char* label, const auto& execute) {
             std::ostringstream sink;
             ProgressReporter::Options popt;
-            popt.label = "one-run audit";
+            popt.label = label;
             if (o.quiet) popt.out = &sink;
             ProgressReporter bar(plan.work, "instance-rounds", popt);
             spec.on_progress = [&](std::uint64_t n) { bar.advance(n); };
             spec.interrupted = [] { return interrupted(); };
-            const audit::OneRunOutcome a = api::execute_one_run(plan, spec);
+            auto outcome = execute();
             bar.finish();
-            if (!a.completed || interrupted()) {
+            if (!outcome.completed || interrupted()) {
                 std::cerr << "dpregret: interrupted; no results were written\n";
                 throw Interrupted(interrupt_signal());
             }
+            return outcome;
+        };
+        if (o.one_run) {
+            const audit::OneRunOutcome a = simulate("one-run audit", [&] { return api::execute_one_run(plan, spec); });
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
             api::write_one_run_files(out.dir(), api::one_run_json(plan, a, spec, o.config, started, wall));
             std::cout << api::one_run_verdict_line(a) << "\n";
@@ -140,19 +146,7 @@ void audit_command(const AuditOptions& o) {
                 std::cerr << "dpregret: search: chose " << search->candidates[search->chosen].describe << " (pilot score "
                           << search->candidates[search->chosen].score << " of the claim)\n";
         }
-        std::ostringstream sink;
-        ProgressReporter::Options popt;
-        popt.label = "audit";
-        if (o.quiet) popt.out = &sink;
-        ProgressReporter bar(plan.work, "instance-rounds", popt);
-        spec.on_progress = [&](std::uint64_t n) { bar.advance(n); };
-        spec.interrupted = [] { return interrupted(); };
-        const audit::AuditOutcome a = api::execute_audit(plan, spec);
-        bar.finish();
-        if (!a.completed || interrupted()) {
-            std::cerr << "dpregret: interrupted; no results were written\n";
-            throw Interrupted(interrupt_signal());
-        }
+        const audit::AuditOutcome a = simulate("audit", [&] { return api::execute_audit(plan, spec); });
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
         nlohmann::json j = api::audit_json(plan, a, spec, o.config, started, wall);
         if (search) j["search"] = api::search_json(*search);
@@ -228,7 +222,7 @@ void add_audit_command(CLI::App& app) {
         "With --search also pair.toml (the chosen audit, paths absolute: dpregret audit pair.toml repeats it).\n\n"
         "Examples:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n"
         "  dpregret audit experiments/audits/dp_mab.toml --search --out runs/audit2\n"
-        "  dpregret audit experiments/audits/one_run_dp_ftrl_cube.toml --one-run --canaries 1000 --out runs/audit3\n");
+        "  dpregret audit experiments/audits/one_run/dp_ftrl_cube.toml --one-run --canaries 1000 --out runs/audit3\n");
     cmd->callback([opts] {
         if (opts->list_keys) return print_audit_keys();
         if (opts->config.empty()) throw UsageError("audit needs an audit file: dpregret audit CONFIG.toml (see --help)");
