@@ -282,6 +282,9 @@ CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) {
     if (s.bound_requested == "gdp")
         throw std::invalid_argument("[audit] bound = \"gdp\": a one-run audit bounds eps at the claimed delta (SNJ23 "
                                     "Theorem 3); use bound = \"auto\" or \"eps-delta\"");
+    if (p.per_instance)
+        throw std::invalid_argument("[adversary] per_instance = true: a one-run audit's trials share one base sequence "
+                                    "(only their canaries' coins are their own); use per_instance = false");
     const CanaryPlan plan = canary_plan(p.problem.T, request);
     const CanaryAdversary adversary(job.adversary, static_cast<std::uint32_t>(p.problem.d), s.neighbour, plan);
     double l1 = 0.0, l2 = 0.0;

@@ -332,6 +332,7 @@ TEST(OneRunCli, BadInputExitsTwoNamingTheOptionOrKeyAndLeavesNoDirectory) {
         {"--one-run --set audit.weights='\"fitted\"'", "[audit] weights"},
         {"--one-run --set audit.bound='\"gdp\"'", "[audit] bound"},
         {"--one-run --set audit.planted='\"half-noise\"'", "--allow-planted"},
+        {"--one-run --set adversary.per_instance=true", "[adversary] per_instance = true"},
         {"--one-run --memory-limit 1K", "needs about"},
     };
     for (const auto& [args, needle] : cases) {
