@@ -514,7 +514,8 @@ class Result:
 def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, backend: str = "auto",
           threads: int | None = None, progress: bool | None = None, out: str | os.PathLike | None = None,
           memory_limit: str = "auto", allow_planted: bool = False, statistic: bool = False, search: bool = False,
-          pilot: int | None = None) -> "AuditResult":
+          pilot: int | None = None, one_run: bool = False, canaries: int | None = None, window: int | None = None,
+          score: str | None = None) -> "AuditResult":
     """Audits a learner empirically (`dpregret audit`, docs/AUDITS.md): runs it [run] instances times on a loss
     sequence and on its neighbour and bounds its epsilon from below at confidence 1 - [audit] alpha.
 
@@ -525,11 +526,17 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
     the pair"): each candidate is audited on a pilot of `pilot` trials per side (default [run] instances / 50, at
     least 20000) with its own seed, then the best one as the config asks; AuditResult.search has the table, and
     out= / save() also write pair.toml, which repeats the chosen audit.
+    one_run: `dpregret audit --one-run` (docs/AUDITS.md "One-run audits"): one run per trial with `canaries` canary
+    rounds (default 1000) that each keep the base loss or take the neighbour rule's by a coin of their own, scored by
+    the charges of the `window` rounds on each side ("fitted", the default score, or "difference"); eps_lb from
+    the right guesses of the coins. Its result has `canaries` and `guesses` and no event, curve, region or
+    statistic; save() writes audit.json only.
     Bad input raises ConfigError; Ctrl-C raises KeyboardInterrupt with nothing written.
     """
     out = None if out is None else _path("out", out)
     backend, memory_limit = _backend(backend), _memory_limit(memory_limit)
-    for name, flag in (("allow_planted", allow_planted), ("statistic", statistic), ("search", search)):
+    for name, flag in (("allow_planted", allow_planted), ("statistic", statistic), ("search", search),
+                       ("one_run", one_run)):
         if not isinstance(flag, (bool, np.bool_)):  # "no" would be truthy and plant the bug
             raise TypeError(f"audit: {name} must be True or False (got {flag!r})")
     if pilot is not None:
@@ -539,9 +546,26 @@ def audit(config: Any, *, set: Mapping[str, Any] | Sequence[str] | None = None, 
             raise ConfigError(f"audit: pilot={pilot}: only search=True runs pilots")
         if not 2 <= pilot <= 4294967295:
             raise ConfigError(f"audit: pilot={pilot}: must be in [2, 4294967295] trials per side")
+    for name, value, low in (("canaries", canaries, 1), ("window", window, 0)):
+        if value is None:
+            continue
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"audit: {name} must be a whole number (got {value!r})")
+        if not one_run:
+            raise ConfigError(f"audit: {name}={value}: only a one-run audit (one_run=True) has canaries")
+        if not low <= value <= 2147483647:
+            raise ConfigError(f"audit: {name}={value}: must be in [{low}, 2147483647]")
+    if score is not None:
+        if not isinstance(score, str):
+            raise TypeError(f"audit: score must be \"fitted\" or \"difference\" (got {score!r})")
+        if not one_run:
+            raise ConfigError(f"audit: score={score!r}: only a one-run audit (one_run=True) has canaries")
+        if score not in ("fitted", "difference"):
+            raise ConfigError(f"audit: score={score!r}: must be \"fitted\" or \"difference\"")
     job = _simulate(lambda path, text, name, overrides, arrays, threads: _core.Audit(
         path, text, name, overrides, arrays, backend, threads, memory_limit, bool(allow_planted),
-        bool(statistic), bool(search), int(pilot or 0)),
+        bool(statistic), bool(search), int(pilot or 0), bool(one_run), int(1000 if canaries is None else canaries),
+        int(window or 0), score != "difference"),
         config, set, threads, progress, "dpregret audit", out)
     return AuditResult(job)
 
@@ -636,10 +660,21 @@ class AuditResult:
         return self.info["claimed"]
 
     @property
-    def event(self) -> dict:
+    def event(self) -> dict | None:
         """The event (kind "threshold" or "set"): how it reads, its tail and threshold or its set's size, and its counts
-        on each side."""
-        return self.info["event"]
+        on each side (None for a one-run audit)."""
+        return self.info.get("event")
+
+    @property
+    def canaries(self) -> dict | None:
+        """A one-run audit's canaries (per trial, rounds, window, rule, distances, the coin's definition); else None."""
+        return self.info.get("canaries")
+
+    @property
+    def guesses(self) -> dict | None:
+        """A one-run audit's guesses: the rule, where it was chosen, the canaries counted, guessed and right; else
+        None."""
+        return self.info.get("guesses")
 
     @property
     def search(self) -> dict | None:
@@ -648,16 +683,17 @@ class AuditResult:
         return self.info.get("search")
 
     @property
-    def curve(self) -> dict:
+    def curve(self) -> dict | None:
         """The (eps, delta) curve (docs/AUDITS.md "The (eps, delta) curve"): its verdict, the claim's curve, and per
-        delta the bound, the claim's eps, the event and its counts."""
-        return self.info["curve"]
+        delta the bound, the claim's eps, the event and its counts (None for a one-run audit)."""
+        return self.info.get("curve")
 
     @property
-    def fdp(self) -> dict:
+    def fdp(self) -> dict | None:
         """The f-DP test (docs/AUDITS.md "The claimed trade-off curve"): its verdict, the claimed trade-off curve
-        (the noise's own where known), the DKW bands, and the threshold and test with the largest margin."""
-        return self.info["fdp"]
+        (the noise's own where known), the DKW bands, and the threshold and test with the largest margin (None for a
+        one-run audit)."""
+        return self.info.get("fdp")
 
     @property
     def confidence(self) -> float:
@@ -665,9 +701,11 @@ class AuditResult:
 
     @property
     def trials(self) -> int:
-        """Trials per side (audit_samples: the smaller sample's size)."""
+        """Trials per side (audit_samples: the smaller sample's size; a one-run audit: its runs)."""
         if "trials_per_side" in self.info:
             return self.info["trials_per_side"]
+        if "trials" in self.info:
+            return self.info["trials"]
         return min(self.info["samples"]["a"]["values"], self.info["samples"]["b"]["values"])
 
     @property

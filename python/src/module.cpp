@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/api/audit.hpp"
+#include "host/api/audit_one_run.hpp"
 #include "host/api/audit_search.hpp"
 #include "host/api/audit_samples.hpp"
 #include "host/api/errors.hpp"
@@ -497,7 +498,7 @@ public:
     Audit(const std::string& config_path, const std::string& toml_text, const std::string& source_name,
           const std::vector<std::string>& overrides, const LossMatrices& arrays, const std::string& backend,
           unsigned threads, const std::string& memory_limit, bool allow_planted, bool keep_statistic, bool search,
-          std::uint64_t pilot)
+          std::uint64_t pilot, bool one_run, std::uint64_t canaries, std::uint64_t window, bool fitted)
         : started_at_(utc_now()), t0_(std::chrono::steady_clock::now()), pilot_(pilot) {
         set_source(spec_, config_path, toml_text, source_name, overrides, arrays, backend, arrays_);
         spec_.backend_requested = backend;
@@ -506,6 +507,8 @@ public:
         spec_.allow_planted = allow_planted;
         spec_.keep_statistic = keep_statistic;
         spec_.search = search;
+        spec_.one_run = one_run; // audit(one_run=True): host/api/audit_one_run.hpp
+        spec_.one_run_request = audit::OneRunRequest{canaries, window, fitted};
         config_label_ = config_path.empty() ? source_name : config_path;
         check_memory_limit(memory_limit);
         plan_ = api::plan_audit(spec_);
@@ -524,11 +527,13 @@ public:
     }
     std::string verdict_line() const {
         check_done();
-        return api::audit_verdict_line(outcome_);
+        return spec_.one_run ? api::one_run_verdict_line(one_run_) : api::audit_verdict_line(outcome_);
     }
     /// (2, trials): every trial's statistic, the base side's row then the neighbour's (only when kept).
     Array statistic() const {
         check_done();
+        if (spec_.one_run) throw std::logic_error("a one-run audit keeps no per-trial statistic (its canaries' scores "
+                                                  "are ranked, not stored)");
         if (outcome_.base.empty()) throw std::logic_error("the statistic was not kept (audit(..., statistic=True))");
         std::vector<double> v(outcome_.base);
         v.insert(v.end(), outcome_.neighbour.begin(), outcome_.neighbour.end());
@@ -537,6 +542,7 @@ public:
     /// (thresholds, 9): privacy_region.csv's columns (region_array).
     Array region() const {
         check_done();
+        if (spec_.one_run) throw std::logic_error("a one-run audit has no privacy region (its bound counts guesses)");
         return region_array(outcome_.region);
     }
     /// Writes the command's files into `dir` (created if missing; refused if it already holds an audit) by the Save
@@ -574,6 +580,11 @@ private:
             plan_ = api::plan_audit(spec_);
         }
         spec_.on_progress = [this](std::uint64_t n) { add(n); };
+        if (spec_.one_run) {
+            one_run_ = api::execute_one_run(plan_, spec_);
+            wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+            return one_run_.completed;
+        }
         outcome_ = api::execute_audit(plan_, spec_);
         wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         return outcome_.completed;
@@ -594,12 +605,14 @@ private:
         const std::string pair = spec_.search ? api::pair_toml(plan_, config_label_) : std::string();
         return std::make_unique<Save>(std::move(out), [this, j, pair](const io::OutputDirectory& out,
                                                                       const std::function<bool()>&) {
-            api::write_audit_files(out.dir(), outcome_, j, pair);
+            if (spec_.one_run) api::write_one_run_files(out.dir(), j);
+            else api::write_audit_files(out.dir(), outcome_, j, pair);
             return true;
         });
     }
     /// audit.json's object, with "search" after a search.
     nlohmann::json audit_json() const {
+        if (spec_.one_run) return api::one_run_json(plan_, one_run_, spec_, config_label_, started_at_, wall_seconds_);
         nlohmann::json j = api::audit_json(plan_, outcome_, spec_, config_label_, started_at_, wall_seconds_);
         if (spec_.search) j["search"] = api::search_json(search_);
         return j;
@@ -609,6 +622,7 @@ private:
     api::AuditSpec spec_;
     api::AuditPlan plan_;
     audit::AuditOutcome outcome_;
+    audit::OneRunOutcome one_run_; ///< one_run=True
     api::PairSearch search_;  ///< search=True: the pilots and the chosen pair
     std::string started_at_, config_label_;
     std::chrono::steady_clock::time_point t0_;
@@ -819,9 +833,11 @@ NB_MODULE(_core, m) {
     nb::class_<Audit, Worker>(m, "Audit")
         .def(nb::init<const std::string&, const std::string&, const std::string&,
                       const std::vector<std::string>&, const dpr::python::LossMatrices&, const std::string&,
-                      unsigned, const std::string&, bool, bool, bool, std::uint64_t>(),
+                      unsigned, const std::string&, bool, bool, bool, std::uint64_t, bool, std::uint64_t,
+                      std::uint64_t, bool>(),
              "config_path"_a, "toml_text"_a, "source_name"_a, "overrides"_a, "arrays"_a, "backend"_a,
-             "threads"_a, "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a, "search"_a, "pilot"_a)
+             "threads"_a, "memory_limit"_a, "allow_planted"_a, "keep_statistic"_a, "search"_a, "pilot"_a,
+             "one_run"_a, "canaries"_a, "window"_a, "fitted"_a)
         .def("json", &Audit::json_text)
         .def("verdict_line", &Audit::verdict_line)
         .def("statistic", &Audit::statistic)

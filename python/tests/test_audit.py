@@ -148,3 +148,66 @@ def test_search_chooses_the_pair_as_the_command_does(tmp_path, monkeypatch, cli,
         dpregret.audit("z.toml", pilot=100, progress=False)
     with pytest.raises(TypeError, match="pilot"):
         dpregret.audit("z.toml", search=True, pilot=1.5, progress=False)
+
+
+ONE_RUN = """
+[run]
+instances = 100
+rounds = 8008
+[adversary]
+kind = "cube-drift"
+d = 1
+drift = 1
+[learner]
+algorithm = "dp-ftrl-cube"
+epsilon = 1
+mechanism = "binary"
+calibration = "strict"
+eta = 1e-6
+[audit]
+neighbour = "negate"
+"""
+BLT = {"learner.mechanism": "blt", "learner.noise": "gaussian", "learner.delta": 1e-6}
+
+
+def test_a_one_run_audit_is_the_commands(tmp_path, cli):
+    """audit(one_run=True) is `dpregret audit --one-run` (docs/AUDITS.md "One-run audits"): the same audit.json but
+    its timing, the same verdict line; a planted BLT bug is a VIOLATION with every guess right."""
+    (tmp_path / "o.toml").write_text(ONE_RUN)
+    done = cli("audit", "o.toml", "--one-run", "--window", "7", "--out", "cli", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    a = dpregret.audit(tmp_path / "o.toml", progress=False, one_run=True, window=7, out=tmp_path / "py")
+    mine, theirs = (json.loads((tmp_path / d / "audit.json").read_text()) for d in ("py", "cli"))
+    for j in (mine, theirs):
+        del j["timing"]
+        del j["config"]  # the path as given differs
+    assert mine == theirs
+    assert not (tmp_path / "py" / "privacy_region.csv").exists()
+    assert str(a).split(" trials in")[0] == done.stdout.split(" trials in")[0]
+    assert a.verdict == "consistent" and a.event is None and a.curve is None
+    assert a.canaries["per_trial"] == 1000 and a.canaries["window"] == 7 and a.trials == 100
+    assert a.guesses["canaries"] == 80 * 1000 and a.guesses["correct"] <= a.guesses["guessed"]
+    with pytest.raises(Exception, match="no privacy region"):
+        a.region
+    bad = dpregret.audit(tmp_path / "o.toml", progress=False, one_run=True, window=7, allow_planted=True,
+                         set={**BLT, "audit.planted": "leaf-without-noise"})
+    assert bad.verdict == "VIOLATION" and bad.guesses["correct"] == bad.guesses["guessed"]
+    assert bad.epsilon_lb > 5 > bad.claimed["epsilon"]
+
+
+def test_one_run_arguments_are_checked(tmp_path):
+    (tmp_path / "o.toml").write_text(ONE_RUN)
+    with pytest.raises(dpregret.ConfigError, match="only a one-run audit"):
+        dpregret.audit(tmp_path / "o.toml", canaries=10)
+    with pytest.raises(dpregret.ConfigError, match="only a one-run audit"):
+        dpregret.audit(tmp_path / "o.toml", score="difference")
+    with pytest.raises(TypeError, match="canaries must be a whole number"):
+        dpregret.audit(tmp_path / "o.toml", one_run=True, canaries=10.5)
+    with pytest.raises(TypeError, match="one_run must be True or False"):
+        dpregret.audit(tmp_path / "o.toml", one_run="yes")
+    with pytest.raises(dpregret.ConfigError, match="must be \"fitted\" or \"difference\""):
+        dpregret.audit(tmp_path / "o.toml", one_run=True, score="sum")
+    with pytest.raises(dpregret.ConfigError, match="--canaries 5000"):
+        dpregret.audit(tmp_path / "o.toml", one_run=True, canaries=5000)
+    with pytest.raises(dpregret.ConfigError, match="--search"):
+        dpregret.audit(tmp_path / "o.toml", one_run=True, search=True)

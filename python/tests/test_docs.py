@@ -28,6 +28,7 @@ def test_every_example_of_the_python_page_runs(repo, tmp_path, monkeypatch, caps
     assert "['final_regret.csv', 'run.json', 'summary.csv']" in out
     assert "epsilon" in out and "epsilom" in out
     assert "consistent True" in out and "VIOLATION" in out
+    assert "consistent 80000" in out  # the one-run audit (docs/AUDITS.md "One-run audits")
     assert "(200, 1024) blt 1024" in out
     assert "assert_private: VIOLATION: eps_lb = " in out  # the NumPy DP-FTRL's planted bug is caught
 
