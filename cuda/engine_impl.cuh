@@ -113,7 +113,7 @@ struct DevRun {
     sim::InstanceTotals<double, std::uint64_t>* totals;
     const std::uint64_t* checkpoints;
     std::uint32_t ncheck;
-    std::uint64_t uncharged; ///< EngineShape::uncharged_round
+    sim::UnchargedRounds uncharged; ///< EngineShape::uncharged
     double* out_expected;
     double* out_realized;
     const double* rows_exact;
@@ -542,7 +542,7 @@ class CudaEngine final : public InstanceEngine {
         r.totals = acc_.data();
         r.checkpoints = ck_.data();
         r.ncheck = nck_;
-        r.uncharged = s_.uncharged_round;
+        r.uncharged = s_.uncharged;
         r.out_expected = exp_.data();
         r.out_realized = real_out_.data();
         r.rows_exact = rows_exact_.data();

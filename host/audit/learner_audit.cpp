@@ -404,7 +404,7 @@ AuditOutcome run_learner_audit(const AuditJob& job) {
         pj.per_instance = false;
         pj.shape.T = o.rounds_run;
         pj.shape.checkpoints = cks;
-        pj.shape.uncharged_round = t0;
+        pj.shape.uncharged = sim::UnchargedRounds::one(t0);
         pj.backend = job.backend;
         pj.threads = job.threads;
         pj.on_progress = job.on_progress;

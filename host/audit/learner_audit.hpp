@@ -10,7 +10,7 @@
 // switch after round max R (functions of the switch times they release). l_t is common to both sides for t != t0, so any event on this statistic has
 // probability p under D and p' under D' with p <= e^eps p' + delta if the learner is (eps, delta)-DP in its
 // plays. The engine records the learners' cumulative charged losses at checkpoints (kernels/sim/
-// instance_loop.hpp) with round t0's charge left out of every sum (EngineShape::uncharged_round); the audit places
+// instance_loop.hpp) with round t0's charge left out of every sum (EngineShape::uncharged); the audit places
 // checkpoints at the ends of the runs of R and differences them. Every recorded sum is then the same floating-point
 // function of the plays on both sides, so S is too, bit for bit (docs/AUDITS.md "An exact statistic"); the round
 // loop carries no observer, and a run that is not an audit does exactly what it did before.

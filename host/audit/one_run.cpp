@@ -363,7 +363,10 @@ OneRunOutcome run_one_run_audit(const AuditJob& job, const OneRunRequest& reques
     pj.per_instance = true;
     pj.shape.T = plan.rounds_run;
     pj.shape.checkpoints = cks;
-    pj.shape.uncharged_round = 0;
+    // Every canary's own charge out of the sums: a canary's loss moves its round's charge directly, and a sum that
+    // held it would carry its coin in the rounding of every later checkpoint (a false VIOLATION otherwise:
+    // docs/AUDITS.md "An exact statistic").
+    pj.shape.uncharged = sim::UnchargedRounds{plan.spacing, plan.spacing, plan.round(plan.canaries - 1)};
     pj.backend = Backend::Cpu; // the canaries' rows come from this host object
     pj.threads = job.threads;
     pj.on_progress = job.on_progress;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/sim/uncharged.hpp"
+
 namespace dpr {
 
 /// The arithmetic of the noise, scores and weights (docs/RANDOMNESS.md): cumulative losses and regret sums
@@ -34,8 +36,9 @@ struct EngineShape {
     std::uint32_t seed = 0;
     std::uint32_t stream = 0;
     std::vector<std::uint64_t> checkpoints; ///< sorted, last = T
-    /// A round whose charge is left out of the cumulative sums (0 = none): the audit's t0, see sim::advance.
-    std::uint64_t uncharged_round = 0;
+    /// Rounds whose charge is left out of the cumulative sums (none by default): an audit's t0 or canaries, see
+    /// sim::advance.
+    sim::UnchargedRounds uncharged;
     Precision precision = Precision::Double;
     LaunchRequest launch;
 };

@@ -207,7 +207,9 @@ std::unique_ptr<InstanceEngine> make_cpu_engine(const EngineRequest& request) {
     a.stream = shape.stream;
     a.checkpoints = shape.checkpoints.data();
     a.ncheck = static_cast<std::uint32_t>(shape.checkpoints.size());
-    a.uncharged_round = shape.uncharged_round;
+    a.uncharged_first = shape.uncharged.first;
+    a.uncharged_period = shape.uncharged.period;
+    a.uncharged_last = shape.uncharged.last;
     a.float_precision = shape.precision == Precision::Float;
     a.lanes = shape.launch.lanes == "instances"     ? cpu::LanesRequest::Instances
               : shape.launch.lanes == "coordinates" ? cpu::LanesRequest::Coordinates

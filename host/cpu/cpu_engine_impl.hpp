@@ -111,7 +111,8 @@ template <class L>
 class EngineBase : public dpr_cpu_boundary::IsaEngine {
   public:
     EngineBase(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& a)
-        : p_(p), a_(a), nck_(a.ncheck), checkpoints_(a.ncheck), expected_(std::uint64_t{a.instances} * a.ncheck),
+        : p_(p), a_(a), nck_(a.ncheck), uncharged_{a.uncharged_first, a.uncharged_period, a.uncharged_last},
+          checkpoints_(a.ncheck), expected_(std::uint64_t{a.instances} * a.ncheck),
           realized_(std::uint64_t{a.instances} * a.ncheck) {
         for (std::uint32_t c = 0; c < nck_; ++c) checkpoints_[c] = a.checkpoints[c];
         a_.checkpoints = checkpoints_.data();
@@ -193,6 +194,7 @@ class EngineBase : public dpr_cpu_boundary::IsaEngine {
     typename L::Params p_;
     dpr_cpu_boundary::IsaEngineArgs a_;
     std::uint32_t nck_;
+    sim::UnchargedRounds uncharged_; ///< the IsaEngineArgs' uncharged rounds, as the kernels' type
     Buffer<std::uint64_t> checkpoints_;
     Buffer<double> expected_, realized_;
     Buffer<double> Lcmp_, cmp_;
@@ -223,7 +225,7 @@ class CoordEngine final : public EngineBase<L> {
     using Totals = sim::InstanceTotals<double, std::uint64_t>;
     using WS = Workspace<PackView<double>, PackView<R>, PackView<double>>;
     using Base = EngineBase<L>;
-    using Base::a_, Base::kCum, Base::nck_, Base::p_;
+    using Base::a_, Base::kCum, Base::nck_, Base::p_, Base::uncharged_;
 
   public:
     CoordEngine(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& args) : Base(p, args), spec_(L::workspace(p)) {
@@ -359,7 +361,7 @@ class CoordEngine final : public EngineBase<L> {
                 return PackLossRow<R>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
                                       cu ? cu + (t - t0) * pitch : nullptr, this->shared_cdf()};
             },
-            a_.checkpoints, nck_, a_.uncharged_round,
+            a_.checkpoints, nck_, uncharged_,
             [&](std::uint32_t c, double e, double r) {
                 if (team.rank() == 0) {
                     oe[c] = e;
@@ -405,7 +407,7 @@ class GroupEngine final : public EngineBase<L> {
     using Totals = sim::InstanceTotals<D, Q>;
     using WS = Workspace<GroupView<double, W>, GroupView<R, W>, GroupView<double, W>>;
     using Base = EngineBase<L>;
-    using Base::a_, Base::kCum, Base::nck_, Base::p_;
+    using Base::a_, Base::kCum, Base::nck_, Base::p_, Base::uncharged_;
 
   public:
     GroupEngine(const typename L::Params& p, const dpr_cpu_boundary::IsaEngineArgs& args) : Base(p, args), spec_(L::workspace(p)) {
@@ -500,7 +502,7 @@ class GroupEngine final : public EngineBase<L> {
                 return GroupLossRow<R, PerLane>{ex + (t - t0) * pitch, re + (t - t0) * pitch,
                                                 cu ? cu + (t - t0) * pitch : nullptr, this->shared_cdf()};
             },
-            a_.checkpoints, nck_, a_.uncharged_round,
+            a_.checkpoints, nck_, uncharged_,
             [&](std::uint32_t c, const D& e, const D& r) {
                 for (int l = 0; l < W; ++l) {
                     const std::uint64_t k = g * W + l;

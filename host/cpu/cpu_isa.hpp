@@ -28,7 +28,9 @@ struct IsaEngineArgs {
     std::uint32_t stream = 0;
     const std::uint64_t* checkpoints = nullptr;
     std::uint32_t ncheck = 0;
-    std::uint64_t uncharged_round = 0; ///< EngineShape::uncharged_round
+    /// EngineShape::uncharged (sim::UnchargedRounds) as plain numbers: this header is included outside the ISA
+    /// namespaces (host/cpu/cpu_isa_unit.cpp.in), and a kernel type included here would not be one inside them.
+    std::uint64_t uncharged_first = 0, uncharged_period = 1, uncharged_last = 0;
     bool float_precision = false;
     LanesRequest lanes = LanesRequest::Auto;
     unsigned threads = 1;

@@ -10,6 +10,7 @@
 #include "kernels/core/hd.hpp"
 #include "kernels/core/lanes.hpp"
 #include "kernels/core/team.hpp"
+#include "kernels/sim/uncharged.hpp"
 
 namespace dpr::sim {
 
@@ -38,20 +39,20 @@ struct InstanceTotals {
 
 /// Runs rounds t0..t1-1 (1-indexed, t0 >= 1) of learner L. `row(t)` gives the team's loss row of round t;
 /// at each checkpoint t (sorted ascending) `record(k, expected, realized)` receives the cumulative sums.
-/// Round `uncharged` (0 = none) runs as every other round but its charge is left out of both sums (still
-/// checked for finiteness): an audit sets it to the round where the neighbouring sequences differ, so that every
-/// recorded sum is the same floating-point function of the plays on both sides (docs/AUDITS.md "An exact
-/// statistic").
+/// The rounds of `uncharged` (none by default) run as every other round but their charge is left out of both sums
+/// (still checked for finiteness): an audit names the rounds whose loss differs between what it compares (the
+/// neighbouring sequences' t0, a one-run audit's canaries), so that every recorded sum is the same floating-point
+/// function of the plays (docs/AUDITS.md "An exact statistic").
 template <class L, class Team, class WS, class Rows, class Record>
 DPR_HD void advance(const typename L::Params& p, const Team& team, const WS& ws,
                     InstanceTotals<typename Team::template uni<double>, typename Team::template uni<std::uint64_t>>& acc,
                     std::uint64_t t0, std::uint64_t t1, Rows&& row, const std::uint64_t* checkpoints,
-                    std::uint32_t ncheck, std::uint64_t uncharged, Record&& record) {
+                    std::uint32_t ncheck, const UnchargedRounds& uncharged, Record&& record) {
     using U = typename Team::template uni<double>;
     using UI = typename Team::template uni<std::uint64_t>;
     for (std::uint64_t t = t0; t < t1; ++t) {
         const RoundCharge<U> r = L::round(p, team, ws, t, row(t));
-        if (t != uncharged) {
+        if (!uncharged.contains(t)) {
             acc.expected.add(r.expected);
             acc.realized.add(r.realized);
         }
