@@ -37,7 +37,10 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     const std::uint64_t M = cfg.run.instances;
     const std::uint64_t trials = spec.one_run ? audit::one_run_batch(p.canaries, settings.batch, M)
                                               : std::min<std::uint64_t>(settings.batch, M);
-    MemoryEstimate e = estimate_run_memory(cfg, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda, trials);
+    // A one-run audit runs its trials with per-instance rows (each thread's row scratch, per-instance comparators).
+    config::Config shaped = cfg;
+    if (spec.one_run) shaped.points.at(0).per_instance = true;
+    MemoryEstimate e = estimate_run_memory(shaped, p.records, p.threads, PointJob::kDefaultChunkBytes, cuda, trials);
     // The run's estimate names its instance count; here that is one executor batch of trials.
     const std::string batch = std::to_string(trials);
     for (MemoryTerm& t : e.terms) {
@@ -61,7 +64,7 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
     } else {
         const std::uint64_t m = spec.one_run_request.canaries;
         own.push_back({"--one-run: " + std::to_string(M) + " trials x " + std::to_string(m) +
-                           " canaries x 13 bytes (each one's score, coin and rank)",
+                           " canaries x 21 bytes (each one's score, coin and rank)",
                        audit::one_run_extra_bytes(M, m)});
         // fitted: the selection share's 2 w charges around each canary until the direction is fitted, then split by
         // coin and centred for the fit (three copies of 8 bytes each).
@@ -70,9 +73,13 @@ void check_audit_memory(const AuditPlan& p, const AuditSpec& spec, const audit::
                                " canaries x 2 x " + std::to_string(p.canaries.window) + " charges x 24 bytes",
                            sat_mul(sat_mul(sel, m), 48 * p.canaries.window)});
         const std::uint64_t nck = audit::one_run_checkpoints(p.canaries).size();
+        // The executor's sums and their copies in the batch's result: charged, realized, comparators and regrets,
+        // per-instance (about 11 doubles per trial and checkpoint).
         own.push_back({"--one-run: one batch of " + batch + " trials x " + std::to_string(nck) +
-                           " checkpoints x 4 sums x 8 bytes",
-                       sat_mul(sat_mul(trials, nck), 32)});
+                           " checkpoints x 11 sums x 8 bytes",
+                       sat_mul(sat_mul(trials, nck), 88)});
+        own.push_back({"--one-run: the canaries' feature columns and the checkpoints",
+                       sat_mul(m, (p.canaries.fitted ? 2 * p.canaries.window : 2) * 16 + 8 * 4)});
     }
     for (const MemoryTerm& t : own) {
         e.host_bytes = sat_add(e.host_bytes, t.bytes);
@@ -116,7 +123,7 @@ AuditPlan plan_audit(const AuditSpec& spec) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    check_launch(cfg, backend);
+    check_launch(cfg, spec.one_run ? Backend::Cpu : backend); // a one-run audit runs on the CPU executor
     p.device = "cpu: " + std::to_string(p.threads) + " threads";
     if (backend == Backend::Cuda) {
         const auto info = cuda_api::query_devices();
@@ -142,8 +149,8 @@ AuditPlan plan_audit(const AuditSpec& spec) {
             throw UsageError("--save-statistic keeps a two-sample audit's statistic; a one-run audit (--one-run) has "
                              "per-canary scores instead and writes audit.json only");
         if (backend == Backend::Cuda && spec.backend == Backend::Cuda)
-            throw UsageError("--backend cuda: a one-run audit draws each trial's canary rows on the host, which the "
-                             "CUDA executor cannot read; use --backend cpu or auto");
+            throw UsageError("--backend cuda: one-run audits run on the CPU executor only (their per-trial canary rows "
+                             "have not been run on a device); use --backend cpu or auto");
         job.backend = Backend::Cpu;
         p.device = "cpu: " + std::to_string(p.threads) + " threads";
         try {

@@ -75,7 +75,9 @@ nlohmann::json one_run_json(const AuditPlan& plan, const audit::OneRunOutcome& o
                     {"selection", {{"canaries", o.selection_trials * c.canaries},
                                    {"guesses", o.selection_guesses},
                                    {"correct", o.selection_correct},
-                                   {"epsilon_lb_at_delta_0", o.selection_epsilon_lb}}},
+                                   {"epsilon_lb", o.selection_epsilon_lb},
+                                   {"delta", "the claim's, times evaluation canaries / selection canaries (the same "
+                                             "2 m delta)"}}},
                     {"counted_on", "trials [" + std::to_string(o.selection_trials) + ", " + std::to_string(o.trials) + ")"},
                     {"canaries", o.evaluation_canaries},
                     {"guessed", o.guesses},

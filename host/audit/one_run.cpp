@@ -31,11 +31,12 @@ double binomial_sf(std::uint64_t r, std::uint64_t v, double q) {
     return boost::math::ibeta(static_cast<double>(v), static_cast<double>(r - v + 1), q);
 }
 
-/// max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i, the terms summed downward from k = v - 1 in log space (a first
-/// term that underflows must not hide the mass near the mode), stopped once P[Bin < v] / i cannot beat the best.
+/// max_{1 <= i <= v} P[v - i <= Bin(r, q) < v] / i: the terms P[Bin = k] from k = v - 1 downward, each from its
+/// logarithm (recursed from the last: a first term that underflows must not hide the mass near the mode), summed,
+/// and stopped once P[Bin < v] / i cannot beat the best.
 double delta_factor(std::uint64_t r, std::uint64_t v, double q) {
     if (v == 0) return 0.0;
-    const double below = 1.0 - binomial_sf(r, v, q); // P[Bin(r, q) < v]
+    const double below = v > r ? 1.0 : boost::math::ibetac(static_cast<double>(v), static_cast<double>(r - v + 1), q);
     if (!(below > 0.0)) return 0.0;
     const double rd = static_cast<double>(r), lq = std::log(q), l1q = std::log1p(-q);
     const auto log_pmf = [&](std::uint64_t k) {
@@ -65,13 +66,17 @@ double one_run_p_value(std::uint64_t m, std::uint64_t r, std::uint64_t v, double
 }
 
 double one_run_epsilon_lb(std::uint64_t m, std::uint64_t r, std::uint64_t v, double delta, double alpha) {
-    const auto rejected = [&](double eps) { return one_run_p_value(m, r, v, eps, delta) < alpha; };
+    // The binomial tail alone already at alpha: not rejected, without delta's sum (O(v - r q) terms).
+    const auto rejected = [&](double eps) {
+        const double q = 1.0 / (1.0 + std::exp(-eps));
+        return binomial_sf(r, v, q) < alpha && one_run_p_value(m, r, v, eps, delta) < alpha;
+    };
     if (r == 0 || !rejected(0.0)) return 0.0;
+    // Doubling ends: once q rounds to 1 (eps above about 37) the tail is 1 and nothing is rejected.
     double lo = 0.0, hi = 1.0;
     while (rejected(hi)) {
         lo = hi;
         hi *= 2.0;
-        if (hi > 1024.0) return lo; // q = 1 to double precision: every eps below is rejected
     }
     for (int it = 0; it < 64 && hi - lo > 1e-9 * hi; ++it) {
         const double mid = 0.5 * (lo + hi);
@@ -191,8 +196,10 @@ std::string GuessRule::describe() const {
 }
 
 std::uint64_t one_run_extra_bytes(std::uint64_t trials, std::uint64_t canaries) {
+    // Both shares' scores and coins (9 bytes), and the larger share's ranking (a 4-byte index, an 8-byte count).
+    if (trials == 0 || canaries == 0) return 0;
     const std::uint64_t n = trials * canaries;
-    return n / trials == canaries ? n * (sizeof(double) + 1 + sizeof(std::uint32_t)) : ~std::uint64_t{0};
+    return n / trials == canaries && n <= ~std::uint64_t{0} / 21 ? n * 21 : ~std::uint64_t{0};
 }
 
 std::vector<std::uint64_t> one_run_checkpoints(const CanaryPlan& plan) {
@@ -217,7 +224,7 @@ std::vector<std::uint64_t> one_run_checkpoints(const CanaryPlan& plan) {
 
 std::uint64_t one_run_batch(const CanaryPlan& plan, std::uint64_t batch_key, std::uint64_t trials) {
     const std::uint64_t nck = one_run_checkpoints(plan).size();
-    return std::max<std::uint64_t>(1, std::min({batch_key, trials, (std::uint64_t{1} << 23) / nck}));
+    return std::max<std::uint64_t>(1, std::min({batch_key, trials, (std::uint64_t{1} << 22) / nck}));
 }
 
 namespace {
@@ -306,6 +313,20 @@ CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) {
     }
     const std::uint64_t M = cfg.run.instances;
     const std::uint64_t sel = static_cast<std::uint64_t>(std::ceil(s.selection * static_cast<double>(M)));
+    // The fitted score needs 2 selection canaries of each coin. The coins are known before anything runs; with more
+    // than 64 selection canaries a shortfall has probability below 2^-58 and is not looked for.
+    if (plan.fitted && sel * request.canaries <= 64) {
+        std::uint64_t kept = 0;
+        for (std::uint64_t k = 0; k < sel; ++k)
+            for (std::uint64_t i = 0; i < request.canaries; ++i)
+                kept += canary_keeps_base(static_cast<std::uint32_t>(p.problem.seed), static_cast<std::uint32_t>(p.stream),
+                                          static_cast<std::uint32_t>(k), i);
+        if (kept < 2 || sel * request.canaries - kept < 2)
+            throw std::invalid_argument("--score fitted: the selection share's " + std::to_string(sel * request.canaries) +
+                                        " canaries hold " + std::to_string(kept) +
+                                        " that keep the base loss; the fit needs 2 of each coin. Give more "
+                                        "--canaries, [run] instances or [audit] selection, or --score difference");
+    }
     if ((M - sel) * request.canaries > 0xFFFFFFFFull || sel * request.canaries > 0xFFFFFFFFull)
         throw std::invalid_argument("[run] instances x --canaries = " + std::to_string(M) + " x " +
                                     std::to_string(request.canaries) + ": a one-run audit ranks at most 2^32 - 1 canaries per "
@@ -444,8 +465,10 @@ OneRunOutcome run_one_run_audit(const AuditJob& job, const OneRunRequest& reques
     if (plan.fitted && o.selection_trials == M) fit(); // no evaluation share (never with the key's range)
     o.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    // The rule: on the selection share (its coins read), the rule whose own bound is largest (delta = 0 there: the
-    // choice needs no p-value beyond the binomial tail; ties: the fewest guesses). Then counted once on the rest.
+    // The rule: on the selection share (its coins read), the rule whose own bound is largest, with the claimed delta
+    // scaled so that its term 2 m delta is the evaluation's (a rule of few guesses that only a delta-free bound
+    // favours would lose to that term there). Ties: at a bound of 0 the largest z of the right guesses, else the
+    // first rule tried (the fewest guesses). Then counted once on the rest.
     const double claim_delta = o.learner.privacy.delta;
     {
         const Ranked sel = rank(shares[0]);
@@ -462,7 +485,10 @@ OneRunOutcome run_one_run_audit(const AuditJob& job, const OneRunRequest& reques
                     rule.bottom = shape == 0 ? f / 2 : shape == 2 ? f : 0.0;
                     const Count c = count(rule, sel);
                     if (c.guesses == 0) continue;
-                    const double lb = one_run_epsilon_lb(n, c.guesses, c.correct, 0.0, s.alpha);
+                    const double lb = one_run_epsilon_lb(
+                        n, c.guesses, c.correct,
+                        n ? claim_delta * static_cast<double>(o.evaluation_canaries) / static_cast<double>(n) : 0.0,
+                        s.alpha);
                     const double r = static_cast<double>(c.guesses);
                     const double z = (static_cast<double>(c.correct) - r / 2) / std::sqrt(r);
                     if (lb > best || (lb == best && lb == 0.0 && z > best_z)) {

@@ -119,16 +119,18 @@ struct OneRunOutcome {
     std::uint64_t selection_guesses = 0, selection_correct = 0;
     std::uint64_t guesses = 0, correct = 0; ///< r and v on the evaluation share
     double epsilon_lb = 0.0;
-    double p_value_at_claim = 1.0;       ///< p(claimed eps): below alpha exactly when the verdict is VIOLATION
+    double p_value_at_claim = 1.0;       ///< p(claimed eps): below alpha when the verdict is VIOLATION (up to the
+                                         ///< bisection's 1e-9)
     std::string backend, policy;
     double simulate_seconds = 0.0;
     bool completed = false;
 };
 
-/// Bytes a one-run audit keeps besides the learners' states: every canary's score, coin and rank (13 bytes each).
+/// Bytes a one-run audit keeps besides the learners' states: every canary's score, coin and rank (21 bytes each).
 std::uint64_t one_run_extra_bytes(std::uint64_t trials, std::uint64_t canaries);
 /// The checkpoints a one-run audit records per trial (the difference: four per canary, shared where windows meet;
-/// fitted: every round of every window and the round before it) and the trials per executor call: [audit] batch, at most 2^23 / checkpoints (its checkpoint sums: 4 x 8 bytes each, <= 256 MiB).
+/// fitted: every round of every window and the round before it) and the trials per executor call: [audit] batch, at
+/// most 2^22 / checkpoints (about 11 sums of 8 bytes per trial and checkpoint).
 std::vector<std::uint64_t> one_run_checkpoints(const CanaryPlan& plan);
 std::uint64_t one_run_batch(const CanaryPlan& plan, std::uint64_t batch_key, std::uint64_t trials);
 
@@ -138,9 +140,9 @@ std::uint64_t one_run_batch(const CanaryPlan& plan, std::uint64_t batch_key, std
 CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request);
 
 /// Runs the trials and the bound. job.cfg's [audit] section is read as for a two-sample audit; keys that only a
-/// two-sample audit uses (round, rounds, neighbour_path, weights = "fitted", statistic = "switches" /
-/// "last_switch_round", bound = "gdp") are refused (std::invalid_argument naming the key). completed = false when
-/// interrupted.
+/// two-sample audit reads are refused where they would change what it means (round, rounds, weights = "fitted",
+/// statistic = "switches" / "last_switch_round", bound = "gdp", neighbour = "file") and ignored where they tune what a
+/// one-run audit does not do (candidates); std::invalid_argument names the key. completed = false when interrupted.
 OneRunOutcome run_one_run_audit(const AuditJob& job, const OneRunRequest& request);
 
 /// "VIOLATION" when epsilon_lb exceeds the claimed eps, else "consistent".

@@ -33,6 +33,7 @@ struct AuditOptions {
     bool one_run = false;
     std::uint64_t canaries = 0, window = 0; ///< --canaries (0 = not given: 1000), --window (0 = the default)
     std::string score;                       ///< --score ("" = not given: fitted)
+    bool window_given = false;               ///< --window given (0 included)
 };
 
 
@@ -65,8 +66,8 @@ void audit_command(const AuditOptions& o) {
     spec.keep_statistic = o.save_statistic;
     spec.search = o.search;
     if (o.pilot && !o.search) throw UsageError("--pilot " + std::to_string(o.pilot) + ": only --search runs pilots");
-    if ((o.canaries || o.window || !o.score.empty()) && !o.one_run)
-        throw UsageError(std::string(o.canaries ? "--canaries" : o.window ? "--window" : "--score") +
+    if ((o.canaries || o.window_given || !o.score.empty()) && !o.one_run)
+        throw UsageError(std::string(o.canaries ? "--canaries" : o.window_given ? "--window" : "--score") +
                          ": only a one-run audit (--one-run) has canaries");
     spec.one_run = o.one_run;
     if (o.canaries) spec.one_run_request.canaries = o.canaries;
@@ -204,8 +205,8 @@ void add_audit_command(CLI::App& app) {
                                                   "rounds / 2 - 1)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{2147483647}));
     cmd->add_option("--window", opts->window,
-                    "--one-run: w, the rounds on each side of a canary that score it (0 = the default: 8 for "
-                    "--score fitted, at most 32; the canaries' spacing - 1 for difference)");
+                    "--one-run: w, the rounds on each side of a canary that score it (0 = the default: min(spacing - 1, "
+                    "8) for --score fitted, at most 32; the canaries' spacing - 1 for difference)");
     cmd->add_option("--score", opts->score,
                     "--one-run: how a canary's 2 w charges make its score: fitted (Fisher's direction fitted on the "
                     "selection share, the default) or difference (the after window's sum minus the before window's)")
@@ -223,7 +224,8 @@ void add_audit_command(CLI::App& app) {
         "Examples:\n  dpregret audit experiments/audits/dp_ftrl_experts.toml --out runs/audit1 --set run.instances=100000\n"
         "  dpregret audit experiments/audits/dp_mab.toml --search --out runs/audit2\n"
         "  dpregret audit experiments/audits/one_run/dp_ftrl_cube.toml --one-run --canaries 1000 --out runs/audit3\n");
-    cmd->callback([opts] {
+    cmd->callback([opts, cmd] {
+        opts->window_given = cmd->count("--window") > 0;
         if (opts->list_keys) return print_audit_keys();
         if (opts->config.empty()) throw UsageError("audit needs an audit file: dpregret audit CONFIG.toml (see --help)");
         audit_command(*opts);

@@ -724,7 +724,8 @@ class AuditResult:
         return self._job.statistic()
 
     def save(self, directory: str | os.PathLike) -> None:
-        """Writes audit.json, privacy_region.csv (and statistic.npy when kept) into `directory`: the command's files.
+        """Writes audit.json, privacy_region.csv (and statistic.npy when kept; a one-run audit: audit.json only) into
+        `directory`: the command's files.
         A Ctrl-C during the writing lets it end; the KeyboardInterrupt then says that the files were written."""
         directory = _path("directory", directory)
         _write(self._job.save(directory), directory, "AuditResult.save")

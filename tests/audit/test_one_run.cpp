@@ -346,6 +346,7 @@ TEST(OneRunCli, BadInputExitsTwoNamingTheOptionOrKeyAndLeavesNoDirectory) {
         {"--one-run --window 40 --canaries 100", "--window 40: a fitted score weighs at most 2 x 32"},
         {"--canaries 10", "--canaries: only a one-run audit"},
         {"--window 3", "--window: only a one-run audit"},
+        {"--window 0", "--window: only a one-run audit"},
         {"--score difference", "--score: only a one-run audit"},
         {"--one-run --search", "--search"},
         {"--one-run --save-statistic", "--save-statistic"},
