@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_refusals.hpp"
 #include "cli/run_cli.hpp"
 #include "host/audit/learner_audit.hpp"
 #include "host/api/pipeline.hpp"
@@ -643,12 +644,7 @@ TEST(AuditCli, BadInputExitsTwoNamingTheKeyAndLeavesNoDirectory) {
         {"--memory-limit 1K", "needs about"},
         {"--save-statistic --memory-limit 1M --set run.instances=2000000", "--save-statistic: 2 x 2000000 trials"},
     };
-    for (const auto& [args, needle] : cases) {
-        const test::CliResult r = test::run_cli(dir, std::string("audit a.toml --out o --quiet ") + args);
-        EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
-        EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
-        EXPECT_FALSE(std::filesystem::exists(dir.file("o"))) << args;
-    }
+    test::expect_audit_refusals(dir, cases);
     // `dpregret run` does not know [audit].
     const test::CliResult run = test::run_cli(dir, "run a.toml --out r --quiet");
     EXPECT_EQ(run.rc, 2);

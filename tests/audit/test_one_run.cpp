@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_refusals.hpp"
 #include "cli/run_cli.hpp"
 #include "host/api/pipeline.hpp"
 #include "host/audit/one_run.hpp"
@@ -359,12 +360,7 @@ TEST(OneRunCli, BadInputExitsTwoNamingTheOptionOrKeyAndLeavesNoDirectory) {
         {"--one-run --set adversary.per_instance=true", "[adversary] per_instance = true"},
         {"--one-run --memory-limit 1K", "needs about"},
     };
-    for (const auto& [args, needle] : cases) {
-        const test::CliResult r = test::run_cli(dir, std::string("audit a.toml --out o --quiet ") + args);
-        EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
-        EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
-        EXPECT_FALSE(std::filesystem::exists(dir.file("o"))) << args;
-    }
+    test::expect_audit_refusals(dir, cases);
 }
 
 }  // namespace
