@@ -271,12 +271,19 @@ Count count(const GuessRule& rule, const Ranked& r) {
     return c;
 }
 
-} // namespace
+/// What check_one_run finds, kept for the run: the settings, the plan and the largest canary distances.
+struct Checked {
+    AuditSettings settings;
+    CanaryPlan plan;
+    double l1 = 0.0, l2 = 0.0;
+};
 
-CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) {
+Checked check(const AuditJob& job, const OneRunRequest& request) {
     const config::Config& cfg = *job.cfg;
     const config::Point& p = cfg.points.at(0);
-    const AuditSettings s = read_audit_settings(cfg, job.adversary, job.learner);
+    Checked out;
+    out.settings = read_audit_settings(cfg, job.adversary, job.learner);
+    const AuditSettings& s = out.settings;
     const auto refuse = [](const std::string& what) {
         throw std::invalid_argument(what + ": a two-sample audit's key; a one-run audit (--one-run) places its own "
                                            "canary rounds and scores each by the windows around it (docs/AUDITS.md "
@@ -292,11 +299,12 @@ CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) {
     if (p.per_instance)
         throw std::invalid_argument("[adversary] per_instance = true: a one-run audit's trials share one base sequence "
                                     "(only their canaries' coins are their own); use per_instance = false");
-    const CanaryPlan plan = canary_plan(p.problem.T, request);
+    out.plan = canary_plan(p.problem.T, request);
+    const CanaryPlan& plan = out.plan;
     const CanaryAdversary adversary(job.adversary, static_cast<std::uint32_t>(p.problem.d), s.neighbour, plan);
-    double l1 = 0.0, l2 = 0.0;
-    adversary.distance(static_cast<std::uint32_t>(p.problem.seed), static_cast<std::uint32_t>(p.stream), &l1, &l2);
-    if (!(l1 > 0.0))
+    adversary.distance(static_cast<std::uint32_t>(p.problem.seed), static_cast<std::uint32_t>(p.stream), &out.l1,
+                       &out.l2);
+    if (!(out.l1 > 0.0))
         throw std::invalid_argument(std::string("[audit] neighbour = \"") + neighbour_rule_name(s.neighbour.rule) +
                                     "\" leaves every canary round of [adversary] kind = \"" + job.adversary.name +
                                     "\" as it is (its losses there are zero or fixed by the rule): no canary can be "
@@ -331,23 +339,29 @@ CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) {
         throw std::invalid_argument("[run] instances x --canaries = " + std::to_string(M) + " x " +
                                     std::to_string(request.canaries) + ": a one-run audit ranks at most 2^32 - 1 canaries per "
                                     "share; give fewer");
-    return plan;
+    return out;
 }
+
+} // namespace
+
+CanaryPlan check_one_run(const AuditJob& job, const OneRunRequest& request) { return check(job, request).plan; }
 
 OneRunOutcome run_one_run_audit(const AuditJob& job, const OneRunRequest& request) {
     const config::Config& cfg = *job.cfg;
     const config::Point& p = cfg.points.at(0);
     OneRunOutcome o;
-    o.plan = check_one_run(job, request);
+    Checked checked = check(job, request);
+    o.plan = checked.plan;
+    o.settings = std::move(checked.settings);
+    o.l1 = checked.l1;
+    o.l2 = checked.l2;
     o.learner = job.learner;
     o.adversary = job.adversary;
-    o.settings = read_audit_settings(cfg, job.adversary, job.learner);
     const AuditSettings& s = o.settings;
     const CanaryPlan& plan = o.plan;
     const CanaryAdversary adversary(job.adversary, static_cast<std::uint32_t>(p.problem.d), s.neighbour, plan);
     const std::uint32_t seed = static_cast<std::uint32_t>(p.problem.seed);
     const std::uint32_t stream = static_cast<std::uint32_t>(p.stream);
-    adversary.distance(seed, stream, &o.l1, &o.l2);
     if (s.planted != learners::Planted::None) plant_learner(o.learner, s.planted);
 
     const std::uint64_t M = cfg.run.instances;
